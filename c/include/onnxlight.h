@@ -1,0 +1,229 @@
+/* onnx-light public C API.
+ *
+ * Conventions (see ../../README.md and DESIGN.md):
+ *  - every fallible call returns ol_status; ol_last_error() gives the message
+ *    of the last failure on the calling thread;
+ *  - handles are opaque; whoever creates a handle destroys it; destroying NULL
+ *    is a no-op;
+ *  - functions that take ownership of an argument end in _take or say so.
+ */
+#ifndef ONNXLIGHT_H
+#define ONNXLIGHT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OL_VERSION "0.1.0"
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum ol_status {
+  OL_OK = 0,
+  OL_INVALID_ARGUMENT = 1,
+  OL_INVALID_MODEL = 2,
+  OL_NOT_IMPLEMENTED = 3,
+  OL_OUT_OF_MEMORY = 4,
+  OL_CANCELLED = 5,
+  OL_FAILED_PRECONDITION = 6,
+  OL_NOT_FOUND = 7,
+  OL_INTERNAL = 8,
+  OL_STATUS_COUNT
+} ol_status;
+
+/* Message of the last failure on this thread ("" if none). */
+const char *ol_last_error(void);
+/* "OL_INVALID_ARGUMENT" etc. */
+const char *ol_status_name(ol_status status);
+const char *ol_version(void);
+
+/* ---------------------------------------------------------------- dtypes */
+
+/* Values equal TensorProto.DataType. */
+typedef enum ol_dtype {
+  OL_DTYPE_UNDEFINED = 0,
+  OL_DTYPE_FLOAT = 1,
+  OL_DTYPE_UINT8 = 2,
+  OL_DTYPE_INT8 = 3,
+  OL_DTYPE_UINT16 = 4,
+  OL_DTYPE_INT16 = 5,
+  OL_DTYPE_INT32 = 6,
+  OL_DTYPE_INT64 = 7,
+  OL_DTYPE_STRING = 8,
+  OL_DTYPE_BOOL = 9,
+  OL_DTYPE_FLOAT16 = 10,
+  OL_DTYPE_DOUBLE = 11,
+  OL_DTYPE_UINT32 = 12,
+  OL_DTYPE_UINT64 = 13,
+  OL_DTYPE_COMPLEX64 = 14,
+  OL_DTYPE_COMPLEX128 = 15,
+  OL_DTYPE_BFLOAT16 = 16,
+  OL_DTYPE_FLOAT8E4M3FN = 17,
+  OL_DTYPE_FLOAT8E4M3FNUZ = 18,
+  OL_DTYPE_FLOAT8E5M2 = 19,
+  OL_DTYPE_FLOAT8E5M2FNUZ = 20,
+  OL_DTYPE_UINT4 = 21,
+  OL_DTYPE_INT4 = 22,
+  OL_DTYPE_FLOAT4E2M1 = 23,
+  OL_DTYPE_FLOAT8E8M0 = 24,
+  OL_DTYPE_UINT2 = 25,
+  OL_DTYPE_INT2 = 26,
+  OL_DTYPE_COUNT
+} ol_dtype;
+
+/* "float32"-style name used by the JS package ("float32", "int64", ...). */
+const char *ol_dtype_name(ol_dtype dtype);
+/* Bits per element (4 for INT4, 8 for INT8, 0 for STRING/UNDEFINED). */
+int ol_dtype_bits(ol_dtype dtype);
+
+/* ---------------------------------------------------------------- allocator */
+
+typedef struct ol_allocator ol_allocator;
+
+typedef struct ol_allocator_stats {
+  uint64_t live_bytes;
+  uint64_t peak_bytes;
+  uint64_t total_allocations;
+  uint64_t live_allocations;
+} ol_allocator_stats;
+
+/* Process-wide default allocator (malloc/free with statistics). */
+ol_allocator *ol_allocator_default(void);
+/* A counting allocator on top of caller functions. fail_after >= 0 makes the
+ * allocator fail after that many successful allocations (fault injection). */
+ol_status ol_allocator_create(void *(*alloc_fn)(void *user, size_t size),
+                              void (*free_fn)(void *user, void *ptr),
+                              void *user, ol_allocator **out);
+void ol_allocator_destroy(ol_allocator *allocator);
+void ol_allocator_get_stats(const ol_allocator *allocator, ol_allocator_stats *out);
+void ol_allocator_reset_peak(ol_allocator *allocator);
+void ol_allocator_fail_after(ol_allocator *allocator, int64_t count);
+
+/* ---------------------------------------------------------------- values */
+
+typedef struct ol_value ol_value;
+
+typedef enum ol_value_kind {
+  OL_VALUE_TENSOR = 0,
+  OL_VALUE_SEQUENCE = 1,
+  OL_VALUE_MAP = 2,
+  OL_VALUE_OPTIONAL = 3,
+} ol_value_kind;
+
+/* A new tensor with zeroed storage from allocator (NULL = default). */
+ol_status ol_tensor_create(ol_allocator *allocator, ol_dtype dtype, const int64_t *dims,
+                           size_t rank, ol_value **out);
+/* A tensor viewing caller memory; release(user) runs when the last reference
+ * goes (release may be NULL when the caller outlives the tensor). */
+ol_status ol_tensor_wrap(ol_dtype dtype, const int64_t *dims, size_t rank, void *data,
+                         size_t byte_size, void (*release)(void *user), void *user,
+                         ol_value **out);
+/* Sets element i of a STRING tensor (copies the bytes). */
+ol_status ol_tensor_set_string(ol_value *tensor, size_t index, const char *bytes, size_t length);
+ol_status ol_tensor_get_string(const ol_value *tensor, size_t index, const char **bytes,
+                               size_t *length);
+
+ol_value *ol_value_retain(ol_value *value);
+void ol_value_release(ol_value *value);
+ol_value_kind ol_value_get_kind(const ol_value *value);
+
+ol_dtype ol_tensor_dtype(const ol_value *tensor);
+size_t ol_tensor_rank(const ol_value *tensor);
+const int64_t *ol_tensor_dims(const ol_value *tensor);
+int64_t ol_tensor_element_count(const ol_value *tensor);
+size_t ol_tensor_byte_size(const ol_value *tensor);
+void *ol_tensor_data(const ol_value *tensor);
+
+/* Sequences and optionals (elements retained by the container). */
+ol_status ol_sequence_create(ol_dtype element_dtype, ol_value *const *items, size_t count,
+                             ol_value **out);
+size_t ol_sequence_length(const ol_value *sequence);
+ol_value *ol_sequence_at(const ol_value *sequence, size_t index);
+ol_dtype ol_sequence_element_dtype(const ol_value *sequence);
+/* contained may be NULL (an empty optional). */
+ol_status ol_optional_create(ol_value *contained, ol_value **out);
+ol_value *ol_optional_get(const ol_value *optional);
+
+/* ---------------------------------------------------------------- models */
+
+typedef struct ol_model ol_model;
+
+typedef struct ol_model_load_options {
+  /* Folder for external data files (native). NULL: no external files. */
+  const char *external_data_dir;
+  /* Caller-supplied external data: entries matched by location name. */
+  size_t external_count;
+  const char *const *external_names;
+  const void *const *external_data;
+  const size_t *external_sizes;
+} ol_model_load_options;
+
+/* Parses ModelProto bytes. The bytes may be freed after the call. */
+ol_status ol_model_load(const void *bytes, size_t size, const ol_model_load_options *options,
+                        ol_model **out);
+ol_status ol_model_load_file(const char *path, ol_model **out);
+/* ONNX text syntax. */
+ol_status ol_model_parse_text(const char *text, ol_model **out);
+/* Text form of a model; free with ol_free. */
+ol_status ol_model_print_text(const ol_model *model, char **out_text);
+/* Serialized ModelProto; free with ol_free. */
+ol_status ol_model_serialize(const ol_model *model, void **out_bytes, size_t *out_size);
+ol_status ol_model_check(const ol_model *model);
+void ol_model_destroy(ol_model *model);
+void ol_free(void *ptr);
+
+/* ---------------------------------------------------------------- sessions */
+
+typedef struct ol_session ol_session;
+typedef struct ol_completion ol_completion;
+
+typedef struct ol_session_options {
+  ol_allocator *allocator; /* NULL: default */
+  int64_t persistent_tensor_initial_capacity; /* reserved for the state issue */
+} ol_session_options;
+
+/* The session keeps a reference to the model; destroy the model afterwards. */
+ol_status ol_session_create(ol_model *model, const ol_session_options *options,
+                            ol_session **out);
+void ol_session_destroy(ol_session *session);
+
+size_t ol_session_input_count(const ol_session *session);
+size_t ol_session_output_count(const ol_session *session);
+const char *ol_session_input_name(const ol_session *session, size_t index);
+const char *ol_session_output_name(const ol_session *session, size_t index);
+
+/* Declared metadata of a graph input/output: element dtype (UNDEFINED for
+ * non-tensors), rank (-1 unknown), dims (-1 for symbolic) and symbolic names. */
+typedef struct ol_value_info {
+  ol_value_kind kind;
+  ol_dtype dtype;
+  int rank;
+  const int64_t *dims;
+  const char *const *dim_params; /* NULL entries where the dim is numeric */
+} ol_value_info;
+ol_status ol_session_input_info(const ol_session *session, size_t index, ol_value_info *out);
+ol_status ol_session_output_info(const ol_session *session, size_t index, ol_value_info *out);
+
+/* Runs the graph. input_names[i] names inputs[i] (not taken). output_names may
+ * be NULL (all outputs in declaration order, n_outputs must equal the count).
+ * outputs[i] receive new references. completion may be NULL. */
+ol_status ol_session_run(ol_session *session, const char *const *input_names,
+                         ol_value *const *inputs, size_t n_inputs,
+                         const char *const *output_names, ol_value **outputs,
+                         size_t n_outputs, ol_completion *completion);
+
+/* ---------------------------------------------------------------- cancellation */
+
+ol_status ol_completion_create(ol_completion **out);
+void ol_completion_destroy(ol_completion *completion);
+/* Safe from another thread while a run is in progress. */
+ol_status ol_completion_cancel(ol_completion *completion, const char *reason);
+int ol_completion_is_cancelled(const ol_completion *completion);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,288 @@
+#include "value.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "status.h"
+
+/* ------------------------------------------------------------ buffers */
+
+ol_buffer *ol_buffer_new(ol_allocator *allocator, size_t size) {
+  ol_buffer *b = ol_xcalloc(1, sizeof *b);
+  if (!b) return NULL;
+  b->data = ol_alloc(allocator, size ? size : 1);
+  if (!b->data) {
+    free(b);
+    return NULL;
+  }
+  memset(b->data, 0, size);
+  b->size = size;
+  b->refcount = 1;
+  b->allocator = allocator ? allocator : ol_allocator_default();
+  return b;
+}
+
+ol_buffer *ol_buffer_wrap(void *data, size_t size, void (*release)(void *user), void *user) {
+  ol_buffer *b = ol_xcalloc(1, sizeof *b);
+  if (!b) return NULL;
+  b->data = data;
+  b->size = size;
+  b->refcount = 1;
+  b->release = release;
+  b->user = user;
+  return b;
+}
+
+ol_buffer *ol_buffer_retain(ol_buffer *b) {
+  if (b) b->refcount++;
+  return b;
+}
+
+void ol_buffer_release(ol_buffer *b) {
+  if (!b || --b->refcount > 0) return;
+  if (b->string_count) {
+    ol_string *s = b->data;
+    for (size_t i = 0; i < b->string_count; i++) free(s[i].data);
+  }
+  if (b->allocator)
+    ol_dealloc(b->allocator, b->data);
+  else if (b->release)
+    b->release(b->user);
+  free(b);
+}
+
+/* ------------------------------------------------------------ shapes */
+
+int64_t ol_shape_count(int rank, const int64_t *dims) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) n *= dims[i];
+  return n;
+}
+
+bool ol_shape_valid(int rank, const int64_t *dims) {
+  if (rank < 0 || rank > OL_MAX_RANK) return false;
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) {
+    if (dims[i] < 0) return false;
+    if (dims[i] && n > INT64_MAX / 16 / dims[i]) return false;
+    n *= dims[i];
+  }
+  return true;
+}
+
+static ol_value *value_alloc(ol_value_kind kind) {
+  ol_value *v = ol_xcalloc(1, sizeof *v);
+  if (v) {
+    v->refcount = 1;
+    v->kind = kind;
+  }
+  return v;
+}
+
+static ol_status check_shape(ol_dtype dtype, int rank, const int64_t *dims) {
+  if (!ol_dtype_valid(dtype))
+    return ol_error(OL_INVALID_ARGUMENT, "invalid tensor element type %d", (int)dtype);
+  if (rank < 0 || rank > OL_MAX_RANK)
+    return ol_error(OL_INVALID_ARGUMENT, "tensor rank %d is outside 0..%d", rank, OL_MAX_RANK);
+  if (rank && !dims) return ol_error(OL_INVALID_ARGUMENT, "tensor dims are NULL");
+  if (!ol_shape_valid(rank, dims))
+    return ol_error(OL_INVALID_ARGUMENT, "tensor shape has a negative or overflowing dimension");
+  return OL_OK;
+}
+
+ol_status ol_value_new_view(ol_buffer *buffer, size_t offset, ol_dtype dtype, int rank,
+                            const int64_t *dims, ol_value **out) {
+  OL_TRY(check_shape(dtype, rank, dims));
+  size_t need = ol_dtype_storage_bytes(dtype, ol_shape_count(rank, dims));
+  if (need && (!buffer || offset > buffer->size || buffer->size - offset < need))
+    return ol_error(OL_INVALID_ARGUMENT, "tensor of %zu bytes does not fit its buffer", need);
+  ol_value *v = value_alloc(OL_VALUE_TENSOR);
+  if (!v) return OL_OUT_OF_MEMORY;
+  v->tensor.dtype = dtype;
+  v->tensor.rank = rank;
+  if (rank) memcpy(v->tensor.dims, dims, sizeof(int64_t) * (size_t)rank);
+  v->tensor.buffer = ol_buffer_retain(buffer);
+  v->tensor.offset = offset;
+  *out = v;
+  return OL_OK;
+}
+
+ol_status ol_value_new_tensor(ol_allocator *allocator, ol_dtype dtype, int rank,
+                              const int64_t *dims, ol_value **out) {
+  *out = NULL;
+  OL_TRY(check_shape(dtype, rank, dims));
+  int64_t count = ol_shape_count(rank, dims);
+  ol_buffer *b = ol_buffer_new(allocator, ol_dtype_storage_bytes(dtype, count));
+  if (!b) return OL_OUT_OF_MEMORY;
+  if (dtype == OL_DTYPE_STRING) b->string_count = (size_t)count;
+  ol_status s = ol_value_new_view(b, 0, dtype, rank, dims, out);
+  ol_buffer_release(b);
+  return s;
+}
+
+ol_status ol_value_reshape_view(const ol_value *src, int rank, const int64_t *dims,
+                                ol_value **out) {
+  const ol_tensor *t = &src->tensor;
+  OL_TRY(check_shape(t->dtype, rank, dims));
+  if (ol_shape_count(rank, dims) != ol_tcount(t))
+    return ol_error(OL_INVALID_ARGUMENT, "cannot view %lld elements as %lld",
+                    (long long)ol_tcount(t), (long long)ol_shape_count(rank, dims));
+  return ol_value_new_view(t->buffer, t->offset, t->dtype, rank, dims, out);
+}
+
+ol_status ol_tensor_clone(ol_allocator *allocator, const ol_tensor *src, ol_value **out) {
+  OL_TRY(ol_value_new_tensor(allocator, src->dtype, src->rank, src->dims, out));
+  ol_tensor *dst = &(*out)->tensor;
+  int64_t n = ol_tcount(src);
+  if (src->dtype == OL_DTYPE_STRING) {
+    const ol_string *from = ol_tdata(src);
+    ol_string *to = ol_tdata(dst);
+    for (int64_t i = 0; i < n; i++) {
+      to[i].data = ol_xmalloc(from[i].length + 1);
+      if (!to[i].data) {
+        ol_value_release(*out);
+        *out = NULL;
+        return OL_OUT_OF_MEMORY;
+      }
+      memcpy(to[i].data, from[i].data ? from[i].data : "", from[i].length);
+      to[i].data[from[i].length] = 0;
+      to[i].length = from[i].length;
+    }
+  } else if (n) {
+    memcpy(ol_tdata(dst), ol_tdata(src), ol_dtype_storage_bytes(src->dtype, n));
+  }
+  return OL_OK;
+}
+
+const char *ol_tensor_describe(const ol_tensor *t, char *buf, size_t size) {
+  int w = snprintf(buf, size, "%s[", ol_dtype_name(t->dtype));
+  for (int i = 0; i < t->rank && w > 0 && (size_t)w < size; i++)
+    w += snprintf(buf + w, size - (size_t)w, i ? ",%lld" : "%lld", (long long)t->dims[i]);
+  if (w > 0 && (size_t)w < size) snprintf(buf + w, size - (size_t)w, "]");
+  return buf;
+}
+
+/* ------------------------------------------------------------ public values */
+
+ol_value *ol_value_retain(ol_value *v) {
+  if (v) v->refcount++;
+  return v;
+}
+
+void ol_value_release(ol_value *v) {
+  if (!v || --v->refcount > 0) return;
+  ol_buffer_release(v->tensor.buffer);
+  for (size_t i = 0; i < v->count; i++) ol_value_release(v->items[i]);
+  free(v->items);
+  ol_value_release(v->contained);
+  free(v);
+}
+
+ol_value_kind ol_value_get_kind(const ol_value *v) { return v->kind; }
+
+ol_status ol_tensor_create(ol_allocator *allocator, ol_dtype dtype, const int64_t *dims,
+                           size_t rank, ol_value **out) {
+  if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_tensor_create: out is NULL");
+  return ol_value_new_tensor(allocator, dtype, (int)rank, dims, out);
+}
+
+ol_status ol_tensor_wrap(ol_dtype dtype, const int64_t *dims, size_t rank, void *data,
+                         size_t byte_size, void (*release)(void *user), void *user,
+                         ol_value **out) {
+  if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_tensor_wrap: out is NULL");
+  *out = NULL;
+  if (dtype == OL_DTYPE_STRING)
+    return ol_error(OL_INVALID_ARGUMENT, "ol_tensor_wrap: string tensors cannot wrap memory");
+  OL_TRY(check_shape(dtype, (int)rank, dims));
+  size_t need = ol_dtype_storage_bytes(dtype, ol_shape_count((int)rank, dims));
+  if (byte_size < need)
+    return ol_error(OL_INVALID_ARGUMENT, "ol_tensor_wrap: %zu bytes given, shape needs %zu",
+                    byte_size, need);
+  ol_buffer *b = ol_buffer_wrap(data, byte_size, release, user);
+  if (!b) return OL_OUT_OF_MEMORY;
+  ol_status s = ol_value_new_view(b, 0, dtype, (int)rank, dims, out);
+  ol_buffer_release(b);
+  return s;
+}
+
+static ol_status string_slot(const ol_value *t, size_t index, ol_string **slot) {
+  *slot = NULL;
+  if (!t || t->kind != OL_VALUE_TENSOR || t->tensor.dtype != OL_DTYPE_STRING)
+    return ol_error(OL_INVALID_ARGUMENT, "not a string tensor");
+  if ((int64_t)index >= ol_tcount(&t->tensor))
+    return ol_error(OL_INVALID_ARGUMENT, "string index %zu out of range", index);
+  *slot = (ol_string *)ol_tdata(&t->tensor) + index;
+  return OL_OK;
+}
+
+ol_status ol_tensor_set_string(ol_value *t, size_t index, const char *bytes, size_t length) {
+  ol_string *s;
+  OL_TRY(string_slot(t, index, &s));
+  char *copy = ol_xmalloc(length + 1);
+  if (!copy) return OL_OUT_OF_MEMORY;
+  if (length) memcpy(copy, bytes, length);
+  copy[length] = 0;
+  free(s->data);
+  s->data = copy;
+  s->length = length;
+  return OL_OK;
+}
+
+ol_status ol_tensor_get_string(const ol_value *t, size_t index, const char **bytes,
+                               size_t *length) {
+  ol_string *s;
+  OL_TRY(string_slot(t, index, &s));
+  *bytes = s->data ? s->data : "";
+  *length = s->length;
+  return OL_OK;
+}
+
+ol_dtype ol_tensor_dtype(const ol_value *t) { return t->tensor.dtype; }
+size_t ol_tensor_rank(const ol_value *t) { return (size_t)t->tensor.rank; }
+const int64_t *ol_tensor_dims(const ol_value *t) { return t->tensor.dims; }
+int64_t ol_tensor_element_count(const ol_value *t) { return ol_tcount(&t->tensor); }
+size_t ol_tensor_byte_size(const ol_value *t) {
+  return ol_dtype_storage_bytes(t->tensor.dtype, ol_tcount(&t->tensor));
+}
+void *ol_tensor_data(const ol_value *t) { return ol_tdata(&t->tensor); }
+
+ol_status ol_sequence_create(ol_dtype element_dtype, ol_value *const *items, size_t count,
+                             ol_value **out) {
+  *out = NULL;
+  for (size_t i = 0; i < count; i++)
+    if (!items[i] || items[i]->kind != OL_VALUE_TENSOR ||
+        (element_dtype && items[i]->tensor.dtype != element_dtype))
+      return ol_error(OL_INVALID_ARGUMENT, "sequence item %zu is not a %s tensor", i,
+                      ol_dtype_name(element_dtype));
+  ol_value *v = value_alloc(OL_VALUE_SEQUENCE);
+  if (!v) return OL_OUT_OF_MEMORY;
+  v->items = ol_xcalloc(count, sizeof *v->items);
+  if (!v->items) {
+    free(v);
+    return OL_OUT_OF_MEMORY;
+  }
+  for (size_t i = 0; i < count; i++) v->items[i] = ol_value_retain(items[i]);
+  v->count = count;
+  v->element_dtype = element_dtype;
+  *out = v;
+  return OL_OK;
+}
+
+size_t ol_sequence_length(const ol_value *s) { return s->kind == OL_VALUE_SEQUENCE ? s->count : 0; }
+ol_value *ol_sequence_at(const ol_value *s, size_t i) {
+  return s->kind == OL_VALUE_SEQUENCE && i < s->count ? s->items[i] : NULL;
+}
+ol_dtype ol_sequence_element_dtype(const ol_value *s) { return s->element_dtype; }
+
+ol_status ol_optional_create(ol_value *contained, ol_value **out) {
+  ol_value *v = value_alloc(OL_VALUE_OPTIONAL);
+  if (!v) return OL_OUT_OF_MEMORY;
+  v->contained = ol_value_retain(contained);
+  if (contained && contained->kind == OL_VALUE_TENSOR) v->element_dtype = contained->tensor.dtype;
+  *out = v;
+  return OL_OK;
+}
+
+ol_value *ol_optional_get(const ol_value *o) { return o->kind == OL_VALUE_OPTIONAL ? o->contained : NULL; }

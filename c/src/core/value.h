@@ -1,0 +1,78 @@
+/* Ref-counted buffers and values (tensors, sequences, maps, optionals).
+ * A tensor is a view: dtype + shape + (buffer, byte offset). Sharing a payload
+ * is retaining its buffer; nothing here copies payload bytes implicitly. */
+#ifndef OL_CORE_VALUE_H
+#define OL_CORE_VALUE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloc.h"
+#include "onnxlight.h"
+
+#define OL_MAX_RANK 16
+
+/* One element of a STRING tensor. */
+typedef struct ol_string {
+  char *data; /* NUL-terminated, owned by the buffer */
+  size_t length;
+} ol_string;
+
+typedef struct ol_buffer {
+  void *data;
+  size_t size;
+  int refcount;
+  ol_allocator *allocator;      /* owner of data when release is NULL */
+  void (*release)(void *user);  /* caller-supplied release for wrapped memory */
+  void *user;
+  size_t string_count;          /* > 0: data is ol_string[string_count] */
+} ol_buffer;
+
+ol_buffer *ol_buffer_new(ol_allocator *allocator, size_t size);
+ol_buffer *ol_buffer_wrap(void *data, size_t size, void (*release)(void *user), void *user);
+ol_buffer *ol_buffer_retain(ol_buffer *buffer);
+void ol_buffer_release(ol_buffer *buffer);
+
+typedef struct ol_tensor {
+  ol_dtype dtype;
+  int rank;
+  int64_t dims[OL_MAX_RANK];
+  ol_buffer *buffer; /* NULL for zero-element tensors is allowed */
+  size_t offset;
+} ol_tensor;
+
+struct ol_value {
+  int refcount;
+  ol_value_kind kind;
+  ol_tensor tensor;       /* OL_VALUE_TENSOR */
+  ol_value **items;       /* SEQUENCE items; MAP: items[0]=keys, items[1]=values */
+  size_t count;
+  ol_dtype element_dtype; /* SEQUENCE/OPTIONAL element dtype (UNDEFINED: unknown) */
+  ol_value *contained;    /* OPTIONAL (NULL: none) */
+};
+
+/* New tensor value; storage zeroed. rank may be 0 (scalar). */
+ol_status ol_value_new_tensor(ol_allocator *allocator, ol_dtype dtype, int rank,
+                              const int64_t *dims, ol_value **out);
+/* New tensor value viewing buffer at offset (retains buffer). */
+ol_status ol_value_new_view(ol_buffer *buffer, size_t offset, ol_dtype dtype, int rank,
+                            const int64_t *dims, ol_value **out);
+/* Same payload, new shape (element count must match). */
+ol_status ol_value_reshape_view(const ol_value *src, int rank, const int64_t *dims,
+                                ol_value **out);
+
+int64_t ol_shape_count(int rank, const int64_t *dims);
+bool ol_shape_valid(int rank, const int64_t *dims);
+
+static inline void *ol_tdata(const ol_tensor *t) {
+  return t->buffer ? (char *)t->buffer->data + t->offset : NULL;
+}
+static inline int64_t ol_tcount(const ol_tensor *t) { return ol_shape_count(t->rank, t->dims); }
+static inline const ol_tensor *ol_vt(const ol_value *v) { return v ? &v->tensor : NULL; }
+
+/* Deep copy of a tensor's payload into a new value (strings duplicated). */
+ol_status ol_tensor_clone(ol_allocator *allocator, const ol_tensor *src, ol_value **out);
+/* Formats "float32[2,3]" into buf. */
+const char *ol_tensor_describe(const ol_tensor *t, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,57 @@
+/* Attribute lookup on decoded nodes. */
+#include <string.h>
+
+#include "ir/graph.h"
+
+const ol_attr *ol_node_attr(const ol_node *node, const char *name) {
+  for (size_t i = 0; i < node->num_attrs; i++)
+    if (strcmp(node->attrs[i].name, name) == 0) return &node->attrs[i];
+  return NULL;
+}
+
+int64_t ol_attr_int(const ol_node *node, const char *name, int64_t default_value) {
+  const ol_attr *a = ol_node_attr(node, name);
+  return a && a->type == OL_ATTR_INT ? a->i : default_value;
+}
+
+float ol_attr_float(const ol_node *node, const char *name, float default_value) {
+  const ol_attr *a = ol_node_attr(node, name);
+  if (a && a->type == OL_ATTR_FLOAT) return a->f;
+  if (a && a->type == OL_ATTR_INT) return (float)a->i;
+  return default_value;
+}
+
+const char *ol_attr_string(const ol_node *node, const char *name, const char *default_value) {
+  const ol_attr *a = ol_node_attr(node, name);
+  return a && a->type == OL_ATTR_STRING ? a->s : default_value;
+}
+
+int64_t ol_attr_ints(const ol_node *node, const char *name, const int64_t **values) {
+  const ol_attr *a = ol_node_attr(node, name);
+  if (!a || a->type != OL_ATTR_INTS) return -1;
+  *values = a->ints;
+  return (int64_t)a->count;
+}
+
+int64_t ol_attr_floats(const ol_node *node, const char *name, const float **values) {
+  const ol_attr *a = ol_node_attr(node, name);
+  if (!a || a->type != OL_ATTR_FLOATS) return -1;
+  *values = a->floats;
+  return (int64_t)a->count;
+}
+
+ol_value *ol_attr_tensor(const ol_node *node, const char *name) {
+  const ol_attr *a = ol_node_attr(node, name);
+  return a && a->type == OL_ATTR_TENSOR ? a->tensor : NULL;
+}
+
+const ol_graph *ol_attr_graph(const ol_node *node, const char *name) {
+  const ol_attr *a = ol_node_attr(node, name);
+  return a && a->type == OL_ATTR_GRAPH ? a->graph : NULL;
+}
+
+const ol_initializer *ol_graph_find_initializer(const ol_graph *graph, const char *name) {
+  for (size_t i = 0; i < graph->num_initializers; i++)
+    if (strcmp(graph->initializers[i].name, name) == 0) return &graph->initializers[i];
+  return NULL;
+}

@@ -1,0 +1,349 @@
+/* Model loading: protobuf bytes -> protobuf-c message -> decoded graphs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "ir/model.h"
+
+#define S(x) ((x) ? (x) : "")
+
+/* ------------------------------------------------------------ freeing */
+
+static void graph_free(ol_graph *g);
+
+static void attr_free(ol_attr *a) {
+  free(a->s);
+  if (a->strings)
+    for (size_t i = 0; i < a->count; i++) free(a->strings[i]);
+  free(a->strings);
+  ol_value_release(a->tensor);
+  if (a->tensors)
+    for (size_t i = 0; i < a->count; i++) ol_value_release(a->tensors[i]);
+  free(a->tensors);
+  graph_free(a->graph);
+  if (a->graphs)
+    for (size_t i = 0; i < a->count; i++) graph_free(a->graphs[i]);
+  free(a->graphs);
+}
+
+static void graph_free(ol_graph *g) {
+  if (!g) return;
+  for (size_t n = 0; n < g->num_nodes; n++) {
+    ol_node *node = &g->nodes[n];
+    for (size_t a = 0; a < node->num_attrs; a++) attr_free(&node->attrs[a]);
+    free(node->attrs);
+    free(node->inputs);
+    free(node->outputs);
+  }
+  free(g->nodes);
+  for (size_t i = 0; i < g->num_initializers; i++) ol_value_release(g->initializers[i].value);
+  free(g->initializers);
+  free(g->inputs);
+  free(g->outputs);
+  free(g->value_infos);
+  free(g);
+}
+
+ol_proto_owner *ol_proto_owner_retain(ol_proto_owner *o) {
+  if (o) o->refcount++;
+  return o;
+}
+
+void ol_proto_owner_release(ol_proto_owner *o) {
+  if (!o || --o->refcount > 0) return;
+  onnx__model_proto__free_unpacked(o->proto, NULL);
+  free(o);
+}
+
+ol_model_data *ol_model_data_retain(ol_model_data *d) {
+  if (d) d->refcount++;
+  return d;
+}
+
+void ol_model_data_release(ol_model_data *d) {
+  if (!d || --d->refcount > 0) return;
+  graph_free(d->graph);
+  free(d->opsets);
+  ol_proto_owner_release(d->owner);
+  free(d);
+}
+
+/* ------------------------------------------------------------ decoding */
+
+typedef struct decode_ctx {
+  ol_model_data *model;
+  const ol_model_load_options *options;
+} decode_ctx;
+
+static ol_status decode_graph(decode_ctx *dc, const Onnx__GraphProto *gp, const ol_graph *parent,
+                              ol_graph **out);
+
+static int opset_for(const ol_model_data *m, const char *domain) {
+  if (strcmp(domain, "ai.onnx") == 0) domain = "";
+  for (size_t i = 0; i < m->num_opsets; i++)
+    if (strcmp(m->opsets[i].domain, domain) == 0) return m->opsets[i].version;
+  return -1;
+}
+
+static char *binary_to_cstring(const ProtobufCBinaryData *b) {
+  char *s = ol_xmalloc(b->len + 1);
+  if (!s) return NULL;
+  if (b->len) memcpy(s, b->data, b->len);
+  s[b->len] = 0;
+  return s;
+}
+
+static ol_status decode_attr(decode_ctx *dc, const ol_node *node, const Onnx__AttributeProto *ap,
+                             const ol_graph *graph, ol_attr *a) {
+  ol_tensor_source src = {dc->options, dc->model->owner};
+  a->name = S(ap->name);
+  a->proto = ap;
+  if (ap->ref_attr_name && ap->ref_attr_name[0])
+    return ol_error(OL_INVALID_MODEL, "node '%s': attribute '%s' refers to a function attribute outside a function",
+                    node->name, a->name);
+  a->type = ap->has_type ? (ol_attr_type)ap->type : OL_ATTR_UNDEFINED;
+  if (a->type == OL_ATTR_UNDEFINED) {
+    /* IR < 3 models may omit the type: infer it from the field set. */
+    if (ap->has_f) a->type = OL_ATTR_FLOAT;
+    else if (ap->has_i) a->type = OL_ATTR_INT;
+    else if (ap->has_s) a->type = OL_ATTR_STRING;
+    else if (ap->t) a->type = OL_ATTR_TENSOR;
+    else if (ap->g) a->type = OL_ATTR_GRAPH;
+    else if (ap->n_floats) a->type = OL_ATTR_FLOATS;
+    else if (ap->n_ints) a->type = OL_ATTR_INTS;
+    else if (ap->n_strings) a->type = OL_ATTR_STRINGS;
+  }
+  switch (a->type) {
+    case OL_ATTR_FLOAT: a->f = ap->f; break;
+    case OL_ATTR_INT: a->i = ap->i; break;
+    case OL_ATTR_STRING:
+      a->s = binary_to_cstring(&ap->s);
+      a->s_length = ap->s.len;
+      if (!a->s) return OL_OUT_OF_MEMORY;
+      break;
+    case OL_ATTR_FLOATS: a->floats = ap->floats; a->count = ap->n_floats; break;
+    case OL_ATTR_INTS: a->ints = ap->ints; a->count = ap->n_ints; break;
+    case OL_ATTR_STRINGS:
+      a->strings = ol_xcalloc(ap->n_strings, sizeof(char *));
+      if (!a->strings) return OL_OUT_OF_MEMORY;
+      a->count = ap->n_strings;
+      for (size_t i = 0; i < ap->n_strings; i++)
+        if (!(a->strings[i] = binary_to_cstring(&ap->strings[i]))) return OL_OUT_OF_MEMORY;
+      break;
+    case OL_ATTR_TENSOR:
+      if (!ap->t) return ol_error(OL_INVALID_MODEL, "node '%s': tensor attribute '%s' is empty", node->name, a->name);
+      OL_TRY(ol_tensor_from_proto(ap->t, &src, &a->tensor));
+      break;
+    case OL_ATTR_TENSORS:
+      a->tensors = ol_xcalloc(ap->n_tensors, sizeof(ol_value *));
+      if (!a->tensors) return OL_OUT_OF_MEMORY;
+      a->count = ap->n_tensors;
+      for (size_t i = 0; i < ap->n_tensors; i++)
+        OL_TRY(ol_tensor_from_proto(ap->tensors[i], &src, &a->tensors[i]));
+      break;
+    case OL_ATTR_GRAPH:
+      if (!ap->g) return ol_error(OL_INVALID_MODEL, "node '%s': graph attribute '%s' is empty", node->name, a->name);
+      OL_TRY(decode_graph(dc, ap->g, graph, &a->graph));
+      break;
+    case OL_ATTR_GRAPHS:
+      a->graphs = ol_xcalloc(ap->n_graphs, sizeof(ol_graph *));
+      if (!a->graphs) return OL_OUT_OF_MEMORY;
+      a->count = ap->n_graphs;
+      for (size_t i = 0; i < ap->n_graphs; i++) OL_TRY(decode_graph(dc, ap->graphs[i], graph, &a->graphs[i]));
+      break;
+    default:
+      break; /* sparse tensors, type protos: kernels read a->proto */
+  }
+  return OL_OK;
+}
+
+static ol_status decode_node(decode_ctx *dc, const Onnx__NodeProto *np, size_t index,
+                             const ol_graph *graph, ol_node *n) {
+  n->proto = np;
+  n->index = index;
+  n->name = S(np->name);
+  n->op_type = S(np->op_type);
+  n->domain = S(np->domain);
+  if (!n->op_type[0]) return ol_error(OL_INVALID_MODEL, "node %zu ('%s') has no op_type", index, n->name);
+  n->opset = opset_for(dc->model, n->domain);
+  n->num_inputs = np->n_input;
+  n->inputs = ol_xcalloc(np->n_input, sizeof(char *));
+  n->num_outputs = np->n_output;
+  n->outputs = ol_xcalloc(np->n_output, sizeof(char *));
+  n->attrs = ol_xcalloc(np->n_attribute, sizeof(ol_attr));
+  if (!n->inputs || !n->outputs || !n->attrs) return OL_OUT_OF_MEMORY;
+  for (size_t i = 0; i < np->n_input; i++) n->inputs[i] = S(np->input[i]);
+  for (size_t i = 0; i < np->n_output; i++) n->outputs[i] = S(np->output[i]);
+  n->num_attrs = np->n_attribute;
+  for (size_t i = 0; i < np->n_attribute; i++) {
+    ol_status s = decode_attr(dc, n, np->attribute[i], graph, &n->attrs[i]);
+    if (s != OL_OK) {
+      n->num_attrs = i + 1;
+      return s;
+    }
+  }
+  return OL_OK;
+}
+
+static ol_status decode_values(Onnx__ValueInfoProto **vi, size_t count, ol_graph_value **out) {
+  *out = ol_xcalloc(count, sizeof(ol_graph_value));
+  if (!*out) return OL_OUT_OF_MEMORY;
+  for (size_t i = 0; i < count; i++) {
+    (*out)[i].name = S(vi[i]->name);
+    (*out)[i].has_type = vi[i]->type != NULL;
+    ol_type_info_from_proto(vi[i]->type, &(*out)[i].type);
+  }
+  return OL_OK;
+}
+
+static ol_status decode_graph(decode_ctx *dc, const Onnx__GraphProto *gp, const ol_graph *parent,
+                              ol_graph **out) {
+  ol_graph *g = ol_xcalloc(1, sizeof *g);
+  if (!g) return OL_OUT_OF_MEMORY;
+  *out = g;
+  g->proto = gp;
+  g->name = S(gp->name);
+  g->parent = parent;
+  g->model = dc->model;
+  OL_TRY(decode_values(gp->input, gp->n_input, &g->inputs));
+  g->num_inputs = gp->n_input;
+  OL_TRY(decode_values(gp->output, gp->n_output, &g->outputs));
+  g->num_outputs = gp->n_output;
+  OL_TRY(decode_values(gp->value_info, gp->n_value_info, &g->value_infos));
+  g->num_value_infos = gp->n_value_info;
+
+  if (gp->n_sparse_initializer)
+    return ol_error(OL_NOT_IMPLEMENTED, "graph '%s': sparse initializers are not supported yet", g->name);
+  g->initializers = ol_xcalloc(gp->n_initializer, sizeof(ol_initializer));
+  if (!g->initializers) return OL_OUT_OF_MEMORY;
+  ol_tensor_source src = {dc->options, dc->model->owner};
+  for (size_t i = 0; i < gp->n_initializer; i++) {
+    g->initializers[i].name = S(gp->initializer[i]->name);
+    ol_status s = ol_tensor_from_proto(gp->initializer[i], &src, &g->initializers[i].value);
+    g->num_initializers = i + 1;
+    if (s != OL_OK) return ol_error_wrap(s, "graph '%s' initializer %zu", g->name, i);
+  }
+  g->nodes = ol_xcalloc(gp->n_node, sizeof(ol_node));
+  if (!g->nodes) return OL_OUT_OF_MEMORY;
+  for (size_t i = 0; i < gp->n_node; i++) {
+    g->num_nodes = i + 1;
+    OL_TRY(decode_node(dc, gp->node[i], i, g, &g->nodes[i]));
+  }
+  return OL_OK;
+}
+
+/* ------------------------------------------------------------ public */
+
+ol_status ol_model_from_proto(Onnx__ModelProto *proto, const ol_model_load_options *options,
+                              ol_model **out) {
+  *out = NULL;
+  ol_model_data *d = ol_xcalloc(1, sizeof *d);
+  ol_model *m = ol_xcalloc(1, sizeof *m);
+  ol_proto_owner *owner = ol_xcalloc(1, sizeof *owner);
+  if (!d || !m || !owner) {
+    free(d);
+    free(m);
+    free(owner);
+    onnx__model_proto__free_unpacked(proto, NULL);
+    return OL_OUT_OF_MEMORY;
+  }
+  owner->refcount = 1;
+  owner->proto = proto;
+  d->refcount = 1;
+  d->owner = owner;
+  d->proto = proto;
+  m->data = d;
+  ol_status s = OL_OK;
+  d->ir_version = proto->has_ir_version ? proto->ir_version : 0;
+  if (!proto->graph) {
+    s = ol_error(OL_INVALID_MODEL, "model has no graph");
+    goto fail;
+  }
+  d->opsets = ol_xcalloc(proto->n_opset_import + 1, sizeof(ol_opset));
+  if (!d->opsets) {
+    s = OL_OUT_OF_MEMORY;
+    goto fail;
+  }
+  for (size_t i = 0; i < proto->n_opset_import; i++) {
+    const char *domain = S(proto->opset_import[i]->domain);
+    d->opsets[d->num_opsets].domain = strcmp(domain, "ai.onnx") == 0 ? "" : domain;
+    d->opsets[d->num_opsets].version = (int)proto->opset_import[i]->version;
+    d->num_opsets++;
+  }
+  if (proto->n_opset_import == 0 && d->ir_version < 3) {
+    /* Very old models imply opset 1 of the default domain. */
+    d->opsets[0].domain = "";
+    d->opsets[0].version = 1;
+    d->num_opsets = 1;
+  }
+  decode_ctx dc = {d, options};
+  s = decode_graph(&dc, proto->graph, NULL, &d->graph);
+  if (s != OL_OK) goto fail;
+  *out = m;
+  return OL_OK;
+fail:
+  ol_model_data_release(d);
+  free(m);
+  return s;
+}
+
+ol_status ol_model_load(const void *bytes, size_t size, const ol_model_load_options *options,
+                        ol_model **out) {
+  if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_model_load: out is NULL");
+  *out = NULL;
+  if (!bytes && size) return ol_error(OL_INVALID_ARGUMENT, "ol_model_load: bytes is NULL");
+  if (size == 0) return ol_error(OL_INVALID_MODEL, "model bytes are empty");
+  Onnx__ModelProto *proto = onnx__model_proto__unpack(NULL, size, bytes);
+  if (!proto)
+    return ol_error(OL_INVALID_MODEL,
+                    "cannot parse %zu bytes as an ONNX ModelProto (truncated or not a model)", size);
+  return ol_model_from_proto(proto, options, out);
+}
+
+ol_status ol_model_load_file(const char *path, ol_model **out) {
+  if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_model_load_file: out is NULL");
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) return ol_error(OL_NOT_FOUND, "cannot open model file '%s'", path);
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  void *bytes = size > 0 ? malloc((size_t)size) : NULL;
+  if (size > 0 && !bytes) {
+    fclose(f);
+    return ol_error(OL_OUT_OF_MEMORY, "cannot read model file '%s' (%ld bytes)", path, size);
+  }
+  size_t got = size > 0 ? fread(bytes, 1, (size_t)size, f) : 0;
+  fclose(f);
+  if (size <= 0 || got != (size_t)size) {
+    free(bytes);
+    return ol_error(OL_INVALID_MODEL, "cannot read model file '%s'", path);
+  }
+  /* external data files live beside the model */
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
+  ol_model_load_options options = {0};
+  options.external_data_dir = dir;
+  ol_status s = ol_model_load(bytes, (size_t)size, &options, out);
+  free(bytes);
+  return s;
+}
+
+ol_status ol_model_serialize(const ol_model *model, void **out_bytes, size_t *out_size) {
+  size_t n = onnx__model_proto__get_packed_size(model->data->proto);
+  void *bytes = ol_xmalloc(n);
+  if (!bytes) return OL_OUT_OF_MEMORY;
+  onnx__model_proto__pack(model->data->proto, bytes);
+  *out_bytes = bytes;
+  *out_size = n;
+  return OL_OK;
+}
+
+void ol_model_destroy(ol_model *model) {
+  if (!model) return;
+  ol_model_data_release(model->data);
+  free(model);
+}

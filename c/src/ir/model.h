@@ -1,0 +1,61 @@
+/* A loaded model: the unpacked protobuf message plus the decoded graph.
+ * Shared (ref-counted) by sessions and by tensors viewing its weights. */
+#ifndef OL_IR_MODEL_H
+#define OL_IR_MODEL_H
+#include "ir/graph.h"
+#include "onnx_light.pb-c.h"
+
+typedef struct ol_opset {
+  const char *domain;
+  int version;
+} ol_opset;
+
+/* Owns the unpacked protobuf message. Weight views retain it, so a tensor
+ * viewing an initializer stays valid after the model is destroyed. */
+typedef struct ol_proto_owner {
+  int refcount;
+  Onnx__ModelProto *proto;
+} ol_proto_owner;
+
+/* The decoded model, shared by the model handle and its sessions. */
+struct ol_model_data {
+  int refcount;
+  ol_proto_owner *owner;
+  Onnx__ModelProto *proto; /* == owner->proto */
+  ol_graph *graph;
+  size_t num_opsets;
+  ol_opset *opsets;
+  int64_t ir_version;
+};
+
+struct ol_model {
+  ol_model_data *data;
+};
+
+ol_proto_owner *ol_proto_owner_retain(ol_proto_owner *owner);
+void ol_proto_owner_release(ol_proto_owner *owner);
+ol_model_data *ol_model_data_retain(ol_model_data *data);
+void ol_model_data_release(ol_model_data *data);
+
+/* Decodes a model proto (takes ownership of proto, also on failure). */
+ol_status ol_model_from_proto(Onnx__ModelProto *proto, const ol_model_load_options *options,
+                              ol_model **out);
+
+/* Context for decoding tensors: external data sources and the owning model. */
+typedef struct ol_tensor_source {
+  const ol_model_load_options *options;
+  ol_proto_owner *owner; /* NULL: copy payloads instead of viewing them */
+} ol_tensor_source;
+
+/* TensorProto -> tensor value. raw_data is viewed in place when src->model is
+ * set (the view keeps the protobuf message alive). */
+ol_status ol_tensor_from_proto(const Onnx__TensorProto *tp, const ol_tensor_source *src,
+                               ol_value **out);
+/* Tensor value -> newly allocated TensorProto (free with onnx__tensor_proto__free_unpacked
+ * and NULL allocator). */
+ol_status ol_tensor_to_proto(const ol_tensor *t, const char *name, Onnx__TensorProto **out);
+
+/* Decodes a TypeProto into the flat type description. */
+void ol_type_info_from_proto(const Onnx__TypeProto *tp, ol_type_info *out);
+
+#endif

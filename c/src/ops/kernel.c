@@ -1,0 +1,180 @@
+/* Helpers shared by all kernels. */
+#include "ops/kernel.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+ol_status ol_kernel_alloc(const ol_node *node, size_t size, ol_kernel_compute_fn fn,
+                          ol_kernel **out) {
+  ol_kernel *k = ol_xcalloc(1, size < sizeof *k ? sizeof *k : size);
+  if (!k) return OL_OUT_OF_MEMORY;
+  k->compute = fn;
+  k->node = node;
+  *out = k;
+  return OL_OK;
+}
+
+ol_status ol_kernel_simple(const ol_node *node, ol_kernel_compute_fn fn, ol_kernel **out) {
+  return ol_kernel_alloc(node, sizeof(ol_kernel), fn, out);
+}
+
+ol_status ol_kernel_error(const ol_node *node, ol_status status, const char *fmt, ...) {
+  char message[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(message, sizeof message, fmt, ap);
+  va_end(ap);
+  return ol_error(status, "%s node '%s': %s", node->op_type, node->name, message);
+}
+
+ol_status ol_kernel_bad_dtype(const ol_node *node, const char *what, ol_dtype dtype) {
+  return ol_kernel_error(node, OL_NOT_IMPLEMENTED, "%s of type %s is not supported (opset %d)",
+                         what, ol_dtype_name(dtype), node->opset);
+}
+
+const ol_tensor *ol_ctx_input(const ol_kernel_ctx *ctx, size_t i) {
+  if (i >= ctx->num_inputs || !ctx->inputs[i] || ctx->inputs[i]->kind != OL_VALUE_TENSOR)
+    return NULL;
+  return &ctx->inputs[i]->tensor;
+}
+
+ol_status ol_ctx_require(const ol_kernel_ctx *ctx, size_t i, const ol_tensor **out) {
+  *out = ol_ctx_input(ctx, i);
+  if (*out) return OL_OK;
+  if (i < ctx->num_inputs && ctx->inputs[i])
+    return ol_kernel_error(ctx->node, OL_INVALID_ARGUMENT, "input %zu must be a tensor", i);
+  return ol_kernel_error(ctx->node, OL_INVALID_ARGUMENT, "required input %zu is missing", i);
+}
+
+bool ol_ctx_wants_output(const ol_kernel_ctx *ctx, size_t i) {
+  return i < ctx->num_outputs && ol_node_has_output(ctx->node, i);
+}
+
+ol_status ol_ctx_set_output(ol_kernel_ctx *ctx, size_t i, ol_value *value) {
+  if (i >= ctx->num_outputs) {
+    ol_value_release(value);
+    return ol_kernel_error(ctx->node, OL_INTERNAL, "output %zu out of range", i);
+  }
+  ol_value_release(ctx->outputs[i]);
+  ctx->outputs[i] = value;
+  return OL_OK;
+}
+
+ol_status ol_ctx_output(ol_kernel_ctx *ctx, size_t i, ol_dtype dtype, int rank,
+                        const int64_t *dims, ol_tensor **out) {
+  ol_value *v;
+  ol_status s = ol_value_new_tensor(ctx->allocator, dtype, rank, dims, &v);
+  if (s != OL_OK) return ol_error_wrap(s, "%s node '%s' output %zu", ctx->node->op_type,
+                                       ctx->node->name, i);
+  OL_TRY(ol_ctx_set_output(ctx, i, v));
+  *out = &v->tensor;
+  return OL_OK;
+}
+
+ol_status ol_ctx_output_view(ol_kernel_ctx *ctx, size_t i, const ol_tensor *src, int rank,
+                             const int64_t *dims) {
+  ol_value *v;
+  ol_status s;
+  if (src->buffer)
+    s = ol_value_new_view(src->buffer, src->offset, src->dtype, rank, dims, &v);
+  else
+    s = ol_value_new_tensor(ctx->allocator, src->dtype, rank, dims, &v);
+  if (s != OL_OK) return ol_error_wrap(s, "%s node '%s'", ctx->node->op_type, ctx->node->name);
+  return ol_ctx_set_output(ctx, i, v);
+}
+
+ol_status ol_tensor_to_int64s(const ol_tensor *t, int64_t *values, size_t cap, size_t *count) {
+  int64_t n = ol_tcount(t);
+  if (t->rank > 1) return ol_error(OL_INVALID_ARGUMENT, "expected a 1-D tensor, got rank %d", t->rank);
+  if ((size_t)n > cap) return ol_error(OL_INVALID_ARGUMENT, "too many values (%lld > %zu)", (long long)n, cap);
+  if (t->dtype == OL_DTYPE_INT64)
+    memcpy(values, ol_tdata(t), sizeof(int64_t) * (size_t)n);
+  else if (t->dtype == OL_DTYPE_INT32)
+    for (int64_t i = 0; i < n; i++) values[i] = ((const int32_t *)ol_tdata(t))[i];
+  else
+    return ol_error(OL_INVALID_ARGUMENT, "expected an int64 or int32 tensor, got %s",
+                    ol_dtype_name(t->dtype));
+  *count = (size_t)n;
+  return OL_OK;
+}
+
+double ol_tensor_get_double(const ol_tensor *t, int64_t i) {
+  const void *p = ol_tdata(t);
+  switch (t->dtype) {
+    case OL_DTYPE_FLOAT: return ((const float *)p)[i];
+    case OL_DTYPE_DOUBLE: return ((const double *)p)[i];
+    case OL_DTYPE_FLOAT16: return ol_f16_to_f32(((const uint16_t *)p)[i]);
+    case OL_DTYPE_BFLOAT16: return ol_bf16_to_f32(((const uint16_t *)p)[i]);
+    case OL_DTYPE_INT8: return ((const int8_t *)p)[i];
+    case OL_DTYPE_UINT8: return ((const uint8_t *)p)[i];
+    case OL_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
+    case OL_DTYPE_INT16: return ((const int16_t *)p)[i];
+    case OL_DTYPE_UINT16: return ((const uint16_t *)p)[i];
+    case OL_DTYPE_INT32: return ((const int32_t *)p)[i];
+    case OL_DTYPE_UINT32: return ((const uint32_t *)p)[i];
+    case OL_DTYPE_INT64: return (double)((const int64_t *)p)[i];
+    case OL_DTYPE_UINT64: return (double)((const uint64_t *)p)[i];
+    case OL_DTYPE_FLOAT8E4M3FN:
+    case OL_DTYPE_FLOAT8E4M3FNUZ:
+    case OL_DTYPE_FLOAT8E5M2:
+    case OL_DTYPE_FLOAT8E5M2FNUZ:
+    case OL_DTYPE_FLOAT8E8M0: return ol_minifloat_to_f32(t->dtype, ((const uint8_t *)p)[i]);
+    case OL_DTYPE_FLOAT4E2M1: return ol_minifloat_to_f32(t->dtype, (uint8_t)ol_packed_get(OL_DTYPE_UINT4, p, i));
+    case OL_DTYPE_INT4:
+    case OL_DTYPE_UINT4:
+    case OL_DTYPE_INT2:
+    case OL_DTYPE_UINT2: return ol_packed_get(t->dtype, p, i);
+    default: return 0.0;
+  }
+}
+
+double ol_tensor_scalar_double(const ol_tensor *t, int64_t index) {
+  return ol_tensor_get_double(t, index);
+}
+
+void ol_tensor_set_double(ol_tensor *t, int64_t i, double v) {
+  void *p = ol_tdata(t);
+  switch (t->dtype) {
+    case OL_DTYPE_FLOAT: ((float *)p)[i] = (float)v; break;
+    case OL_DTYPE_DOUBLE: ((double *)p)[i] = v; break;
+    case OL_DTYPE_FLOAT16: ((uint16_t *)p)[i] = ol_f32_to_f16((float)v); break;
+    case OL_DTYPE_BFLOAT16: ((uint16_t *)p)[i] = ol_f32_to_bf16((float)v); break;
+    case OL_DTYPE_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case OL_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case OL_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0.0; break;
+    case OL_DTYPE_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
+    case OL_DTYPE_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case OL_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case OL_DTYPE_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case OL_DTYPE_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
+    case OL_DTYPE_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+    default: break;
+  }
+}
+
+ol_status ol_normalize_axis(const ol_node *node, int64_t axis, int rank, int *out) {
+  int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= (rank ? rank : 1))
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
+                           (long long)axis, rank);
+  *out = (int)a;
+  return OL_OK;
+}
+
+ol_status ol_broadcast_shapes(const ol_node *node, int ra, const int64_t *a, int rb,
+                              const int64_t *b, int *rank_out, int64_t *out) {
+  int r = ra > rb ? ra : rb;
+  for (int i = 0; i < r; i++) {
+    int64_t da = i < r - ra ? 1 : a[i - (r - ra)];
+    int64_t db = i < r - rb ? 1 : b[i - (r - rb)];
+    if (da != db && da != 1 && db != 1)
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT,
+                             "shapes cannot broadcast: dimension %d is %lld vs %lld", i,
+                             (long long)da, (long long)db);
+    out[i] = da == 1 ? db : da;
+  }
+  *rank_out = r;
+  return OL_OK;
+}

@@ -1,0 +1,86 @@
+/* The kernel interface. Kernels see nodes (decoded attributes) at creation
+ * and an ol_kernel_ctx at compute time; they never see the runtime. */
+#ifndef OL_OPS_KERNEL_H
+#define OL_OPS_KERNEL_H
+#include <stdbool.h>
+
+#include "core/dtype.h"
+#include "core/status.h"
+#include "core/value.h"
+#include "ir/graph.h"
+
+typedef struct ol_kernel ol_kernel;
+typedef struct ol_kernel_ctx ol_kernel_ctx;
+
+typedef ol_status (*ol_kernel_compute_fn)(ol_kernel *kernel, ol_kernel_ctx *ctx);
+
+/* A kernel instance. Kernels with state embed this as their first member. */
+struct ol_kernel {
+  ol_kernel_compute_fn compute;
+  void (*destroy)(ol_kernel *kernel); /* NULL: free(kernel) */
+  const ol_node *node;
+};
+
+/* What a kernel may use while computing. Filled by the runtime. */
+struct ol_kernel_ctx {
+  const ol_node *node;
+  ol_value *const *inputs; /* inputs[i] NULL: optional input absent */
+  size_t num_inputs;
+  ol_value **outputs;      /* the kernel sets outputs[i] (owned references) */
+  size_t num_outputs;
+  ol_allocator *allocator;
+  const volatile int *cancelled; /* nonzero: stop and return OL_CANCELLED */
+  /* Runs a subgraph attribute (If/Loop/Scan bodies) with the given inputs;
+   * outer-scope names resolve in the calling context. outputs get owned refs. */
+  void *runtime;
+  ol_status (*run_subgraph)(void *runtime, const ol_graph *graph, ol_value *const *inputs,
+                            size_t num_inputs, ol_value **outputs, size_t num_outputs);
+};
+
+typedef ol_status (*ol_kernel_create_fn)(const ol_node *node, ol_kernel **out);
+
+/* ------------------------------------------------------------ helpers */
+
+/* Allocates a plain kernel (no state) computing with fn. */
+ol_status ol_kernel_simple(const ol_node *node, ol_kernel_compute_fn fn, ol_kernel **out);
+/* Allocates size bytes (>= sizeof(ol_kernel)), zeroed, with compute fn set. */
+ol_status ol_kernel_alloc(const ol_node *node, size_t size, ol_kernel_compute_fn fn,
+                          ol_kernel **out);
+
+/* Input i as a tensor; NULL when absent. */
+const ol_tensor *ol_ctx_input(const ol_kernel_ctx *ctx, size_t i);
+/* Input i must be present and a tensor; error names the node otherwise. */
+ol_status ol_ctx_require(const ol_kernel_ctx *ctx, size_t i, const ol_tensor **out);
+/* Allocates output i with the given type and shape (zeroed). */
+ol_status ol_ctx_output(ol_kernel_ctx *ctx, size_t i, ol_dtype dtype, int rank,
+                        const int64_t *dims, ol_tensor **out);
+/* Sets output i to value (takes ownership of the reference). */
+ol_status ol_ctx_set_output(ol_kernel_ctx *ctx, size_t i, ol_value *value);
+/* Output i shares input tensor's payload with a new shape (no copy). */
+ol_status ol_ctx_output_view(ol_kernel_ctx *ctx, size_t i, const ol_tensor *src, int rank,
+                             const int64_t *dims);
+bool ol_ctx_wants_output(const ol_kernel_ctx *ctx, size_t i);
+
+/* Error helpers naming the node: "Add node 'n1': ..." */
+ol_status ol_kernel_error(const ol_node *node, ol_status status, const char *fmt, ...)
+    OL_PRINTF(3, 4);
+/* Standard error for an element type the kernel does not implement. */
+ol_status ol_kernel_bad_dtype(const ol_node *node, const char *what, ol_dtype dtype);
+
+/* Reads a 1-D integer tensor (int32/int64) into values (at most cap). */
+ol_status ol_tensor_to_int64s(const ol_tensor *t, int64_t *values, size_t cap, size_t *count);
+/* Reads a scalar (any numeric dtype) as double. */
+double ol_tensor_scalar_double(const ol_tensor *t, int64_t index);
+/* Element i of a tensor converted to double (numeric and bool types). */
+double ol_tensor_get_double(const ol_tensor *t, int64_t index);
+/* Stores a double into element i (rounding/saturation as C conversion). */
+void ol_tensor_set_double(ol_tensor *t, int64_t index, double value);
+
+/* Normalizes a possibly negative axis against rank; error when out of range. */
+ol_status ol_normalize_axis(const ol_node *node, int64_t axis, int rank, int *out);
+
+/* Numpy-style broadcast of two shapes. */
+ol_status ol_broadcast_shapes(const ol_node *node, int rank_a, const int64_t *a, int rank_b,
+                              const int64_t *b, int *rank_out, int64_t *out);
+
+#endif

@@ -1,0 +1,46 @@
+#include "ops/registry.h"
+
+#include <string.h>
+
+static const ol_op_registration *const families[] = {
+    ol_ops_elementwise, ol_ops_shape, ol_ops_tensor, ol_ops_reduce, ol_ops_matmul, ol_ops_nn,
+};
+#define FAMILY_COUNT (sizeof families / sizeof families[0])
+
+const ol_op_registration *ol_registry_at(size_t index) {
+  for (size_t f = 0; f < FAMILY_COUNT; f++) {
+    size_t n = 0;
+    while (families[f][n].op_type) n++;
+    if (index < n) return &families[f][index];
+    index -= n;
+  }
+  return NULL;
+}
+
+static bool same_domain(const char *a, const char *b) {
+  /* "ai.onnx" and "" name the same default domain. */
+  if (strcmp(a, "ai.onnx") == 0) a = "";
+  if (strcmp(b, "ai.onnx") == 0) b = "";
+  return strcmp(a, b) == 0;
+}
+
+ol_status ol_registry_find(const ol_node *node, const ol_op_registration **out) {
+  const ol_op_registration *reg;
+  bool known = false;
+  for (size_t i = 0; (reg = ol_registry_at(i)) != NULL; i++) {
+    if (strcmp(reg->op_type, node->op_type) != 0 || !same_domain(reg->domain, node->domain))
+      continue;
+    known = true;
+    if (node->opset >= reg->since_version && node->opset <= reg->until_version) {
+      *out = reg;
+      return OL_OK;
+    }
+  }
+  const char *domain = node->domain[0] ? node->domain : "ai.onnx";
+  if (known)
+    return ol_error(OL_NOT_IMPLEMENTED,
+                    "operator %s::%s version %d (node '%s') is not supported in this version",
+                    domain, node->op_type, node->opset, node->name);
+  return ol_error(OL_NOT_IMPLEMENTED, "operator %s::%s version %d (node '%s') is not supported",
+                  domain, node->op_type, node->opset, node->name);
+}

@@ -1,0 +1,448 @@
+/* Plan construction (slots, topological order, kernels, release schedule)
+ * and plan execution. */
+#include "runtime/plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ building */
+
+typedef struct plan_builder {
+  ol_plan *plan;
+  size_t cap_slots;
+  int32_t *producer;    /* slot -> producing node index, -1 otherwise */
+  size_t cap_captures;
+} plan_builder;
+
+static ol_status add_slot(plan_builder *b, const char *name, int32_t *out) {
+  ol_plan *p = b->plan;
+  if (p->num_slots == b->cap_slots) {
+    size_t cap = b->cap_slots ? b->cap_slots * 2 : 64;
+    const char **names = realloc(p->slot_names, cap * sizeof *names);
+    if (names) p->slot_names = names;
+    int32_t *producer = realloc(b->producer, cap * sizeof *producer);
+    if (producer) b->producer = producer;
+    if (!names || !producer) return ol_error(OL_OUT_OF_MEMORY, "out of memory while planning");
+    b->cap_slots = cap;
+  }
+  int32_t slot = (int32_t)p->num_slots++;
+  p->slot_names[slot] = name;
+  b->producer[slot] = -1;
+  OL_TRY(ol_strmap_put(&p->slot_of, name, slot));
+  *out = slot;
+  return OL_OK;
+}
+
+/* Slot for a name used in this graph: defined here, or an outer-scope capture. */
+static ol_status use_name(plan_builder *b, const ol_node *node, const char *name, int32_t *out) {
+  ol_plan *p = b->plan;
+  int32_t slot = ol_strmap_get(&p->slot_of, name);
+  if (slot >= 0) {
+    *out = slot;
+    return OL_OK;
+  }
+  if (!p->graph->parent)
+    return ol_error(OL_INVALID_MODEL, "node '%s' (%s): input '%s' is not a graph input, initializer or node output",
+                    node->name, node->op_type, name);
+  OL_TRY(add_slot(b, name, &slot));
+  if (p->num_captures == b->cap_captures) {
+    size_t cap = b->cap_captures ? b->cap_captures * 2 : 8;
+    int32_t *slots = realloc(p->capture_slots, cap * sizeof *slots);
+    if (slots) p->capture_slots = slots;
+    const char **names = realloc(p->capture_names, cap * sizeof *names);
+    if (names) p->capture_names = names;
+    if (!slots || !names) return ol_error(OL_OUT_OF_MEMORY, "out of memory while planning");
+    b->cap_captures = cap;
+  }
+  p->capture_slots[p->num_captures] = slot;
+  p->capture_names[p->num_captures++] = name;
+  *out = slot;
+  return OL_OK;
+}
+
+static size_t count_subgraphs(const ol_node *n) {
+  size_t count = 0;
+  for (size_t a = 0; a < n->num_attrs; a++) {
+    if (n->attrs[a].type == OL_ATTR_GRAPH) count++;
+    if (n->attrs[a].type == OL_ATTR_GRAPHS) count += n->attrs[a].count;
+  }
+  return count;
+}
+
+static ol_status build_children(plan_builder *b) {
+  ol_plan *p = b->plan;
+  const ol_graph *g = p->graph;
+  size_t total = 0;
+  for (size_t i = 0; i < g->num_nodes; i++) total += count_subgraphs(&g->nodes[i]);
+  if (!total) return OL_OK;
+  p->child_graphs = ol_xcalloc(total, sizeof *p->child_graphs);
+  p->children = ol_xcalloc(total, sizeof *p->children);
+  if (!p->child_graphs || !p->children) return OL_OUT_OF_MEMORY;
+  for (size_t i = 0; i < g->num_nodes; i++) {
+    const ol_node *n = &g->nodes[i];
+    for (size_t a = 0; a < n->num_attrs; a++) {
+      const ol_attr *attr = &n->attrs[a];
+      size_t count = attr->type == OL_ATTR_GRAPH ? 1 : attr->type == OL_ATTR_GRAPHS ? attr->count : 0;
+      for (size_t k = 0; k < count; k++) {
+        const ol_graph *sub = attr->type == OL_ATTR_GRAPH ? attr->graph : attr->graphs[k];
+        p->child_graphs[p->num_children] = sub;
+        ol_status s = ol_plan_create(sub, p, &p->children[p->num_children]);
+        if (s != OL_OK) return ol_error_wrap(s, "subgraph '%s' of node '%s' (%s)", attr->name, n->name, n->op_type);
+        p->num_children++;
+      }
+    }
+  }
+  return OL_OK;
+}
+
+/* Children of node n are the plans whose graphs hang off n's attributes. */
+static bool child_belongs_to(const ol_graph *child, const ol_node *n) {
+  for (size_t a = 0; a < n->num_attrs; a++) {
+    const ol_attr *attr = &n->attrs[a];
+    if (attr->type == OL_ATTR_GRAPH && attr->graph == child) return true;
+    if (attr->type == OL_ATTR_GRAPHS)
+      for (size_t k = 0; k < attr->count; k++)
+        if (attr->graphs[k] == child) return true;
+  }
+  return false;
+}
+
+/* Every slot node n reads: its inputs and the captures of its subgraphs. */
+typedef struct node_uses {
+  int32_t *slots;
+  size_t count;
+} node_uses;
+
+static ol_status collect_uses(plan_builder *b, const ol_node *n, node_uses *u) {
+  ol_plan *p = b->plan;
+  size_t cap = n->num_inputs;
+  for (size_t c = 0; c < p->num_children; c++)
+    if (child_belongs_to(p->child_graphs[c], n)) cap += p->children[c]->num_captures;
+  u->slots = ol_xcalloc(cap, sizeof(int32_t));
+  if (!u->slots) return OL_OUT_OF_MEMORY;
+  u->count = 0;
+  for (size_t i = 0; i < n->num_inputs; i++)
+    if (n->inputs[i][0]) OL_TRY(use_name(b, n, n->inputs[i], &u->slots[u->count++]));
+  for (size_t c = 0; c < p->num_children; c++) {
+    if (!child_belongs_to(p->child_graphs[c], n)) continue;
+    const ol_plan *child = p->children[c];
+    for (size_t k = 0; k < child->num_captures; k++)
+      OL_TRY(use_name(b, n, child->capture_names[k], &u->slots[u->count++]));
+  }
+  return OL_OK;
+}
+
+/* Kahn's algorithm, keeping the file order among ready nodes. */
+static ol_status topological_order(plan_builder *b, node_uses *uses, size_t *order) {
+  const ol_graph *g = b->plan->graph;
+  size_t n = g->num_nodes;
+  int32_t *pending = ol_xcalloc(n, sizeof(int32_t));
+  size_t *queue = ol_xcalloc(n, sizeof(size_t));
+  if (!pending || !queue) {
+    free(pending);
+    free(queue);
+    return OL_OUT_OF_MEMORY;
+  }
+  for (size_t i = 0; i < n; i++)
+    for (size_t k = 0; k < uses[i].count; k++)
+      if (b->producer[uses[i].slots[k]] >= 0) pending[i]++;
+  size_t head = 0, tail = 0, done = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!pending[i]) queue[tail++] = i;
+  while (head < tail) {
+    size_t i = queue[head++];
+    order[done++] = i;
+    const ol_node *node = &g->nodes[i];
+    for (size_t o = 0; o < node->num_outputs; o++) {
+      if (!node->outputs[o][0]) continue;
+      int32_t slot = ol_strmap_get(&b->plan->slot_of, node->outputs[o]);
+      for (size_t j = 0; j < n; j++)
+        for (size_t k = 0; k < uses[j].count; k++)
+          if (uses[j].slots[k] == slot && --pending[j] == 0) queue[tail++] = j;
+    }
+  }
+  ol_status s = OL_OK;
+  if (done != n) {
+    for (size_t i = 0; i < n; i++)
+      if (pending[i]) {
+        s = ol_error(OL_INVALID_MODEL, "graph '%s' has a cycle through node '%s' (%s)", g->name,
+                     g->nodes[i].name, g->nodes[i].op_type);
+        break;
+      }
+  }
+  free(pending);
+  free(queue);
+  return s;
+}
+
+static ol_status build(plan_builder *b) {
+  ol_plan *p = b->plan;
+  const ol_graph *g = p->graph;
+  /* graph inputs, then initializers (an input may carry an initializer default) */
+  p->input_slots = ol_xcalloc(g->num_inputs, sizeof(int32_t));
+  p->output_slots = ol_xcalloc(g->num_outputs, sizeof(int32_t));
+  p->const_slots = ol_xcalloc(g->num_initializers, sizeof(int32_t));
+  p->const_values = ol_xcalloc(g->num_initializers, sizeof(ol_value *));
+  if (!p->input_slots || !p->output_slots || !p->const_slots || !p->const_values) return OL_OUT_OF_MEMORY;
+  for (size_t i = 0; i < g->num_inputs; i++) {
+    if (ol_strmap_get(&p->slot_of, g->inputs[i].name) >= 0)
+      return ol_error(OL_INVALID_MODEL, "graph '%s': input '%s' is declared twice", g->name, g->inputs[i].name);
+    OL_TRY(add_slot(b, g->inputs[i].name, &p->input_slots[i]));
+  }
+  for (size_t i = 0; i < g->num_initializers; i++) {
+    int32_t slot = ol_strmap_get(&p->slot_of, g->initializers[i].name);
+    if (slot < 0) OL_TRY(add_slot(b, g->initializers[i].name, &slot));
+    p->const_slots[p->num_consts] = slot;
+    p->const_values[p->num_consts++] = g->initializers[i].value;
+  }
+  for (size_t i = 0; i < g->num_nodes; i++) {
+    const ol_node *n = &g->nodes[i];
+    for (size_t o = 0; o < n->num_outputs; o++) {
+      if (!n->outputs[o][0]) continue;
+      if (ol_strmap_get(&p->slot_of, n->outputs[o]) >= 0)
+        return ol_error(OL_INVALID_MODEL, "node '%s' (%s): output '%s' is already defined in graph '%s'",
+                        n->name, n->op_type, n->outputs[o], g->name);
+      int32_t slot;
+      OL_TRY(add_slot(b, n->outputs[o], &slot));
+      b->producer[slot] = (int32_t)i;
+    }
+  }
+  OL_TRY(build_children(b));
+
+  node_uses *uses = ol_xcalloc(g->num_nodes, sizeof *uses);
+  size_t *order = ol_xcalloc(g->num_nodes, sizeof *order);
+  ol_status s = (!uses || !order) ? OL_OUT_OF_MEMORY : OL_OK;
+  for (size_t i = 0; s == OL_OK && i < g->num_nodes; i++) s = collect_uses(b, &g->nodes[i], &uses[i]);
+  if (s == OL_OK) s = topological_order(b, uses, order);
+
+  int32_t *last_use = NULL;
+  if (s == OL_OK) {
+    for (size_t i = 0; i < g->num_outputs && s == OL_OK; i++) {
+      int32_t slot = ol_strmap_get(&p->slot_of, g->outputs[i].name);
+      if (slot < 0 && g->parent) s = use_name(b, &(ol_node){.name = "", .op_type = "graph output"}, g->outputs[i].name, &slot);
+      if (slot < 0 && s == OL_OK)
+        s = ol_error(OL_INVALID_MODEL, "graph '%s': output '%s' is not produced by any node, input or initializer",
+                     g->name, g->outputs[i].name);
+      if (s == OL_OK) p->output_slots[i] = slot;
+    }
+  }
+  if (s == OL_OK) {
+    p->steps = ol_xcalloc(g->num_nodes, sizeof *p->steps);
+    p->keep = ol_xcalloc(p->num_slots, sizeof(bool));
+    last_use = malloc(p->num_slots * sizeof(int32_t) + 1);
+    if (!p->steps || !p->keep || !last_use) s = OL_OUT_OF_MEMORY;
+  }
+  if (s == OL_OK) {
+    for (size_t i = 0; i < p->num_slots; i++) last_use[i] = -1;
+    for (size_t i = 0; i < g->num_outputs; i++) p->keep[p->output_slots[i]] = true;
+    p->num_steps = g->num_nodes;
+    for (size_t k = 0; k < g->num_nodes && s == OL_OK; k++) {
+      size_t i = order[k];
+      const ol_node *n = &g->nodes[i];
+      ol_plan_step *step = &p->steps[k];
+      step->node = n;
+      step->in_slots = ol_xcalloc(n->num_inputs, sizeof(int32_t));
+      step->out_slots = ol_xcalloc(n->num_outputs, sizeof(int32_t));
+      if (!step->in_slots || !step->out_slots) {
+        s = OL_OUT_OF_MEMORY;
+        break;
+      }
+      for (size_t j = 0; j < n->num_inputs; j++)
+        step->in_slots[j] = n->inputs[j][0] ? ol_strmap_get(&p->slot_of, n->inputs[j]) : -1;
+      for (size_t j = 0; j < n->num_outputs; j++) {
+        step->out_slots[j] = n->outputs[j][0] ? ol_strmap_get(&p->slot_of, n->outputs[j]) : -1;
+        if (step->out_slots[j] >= 0) last_use[step->out_slots[j]] = (int32_t)k;
+      }
+      for (size_t u = 0; u < uses[i].count; u++) last_use[uses[i].slots[u]] = (int32_t)k;
+      const ol_op_registration *reg;
+      s = ol_registry_find(n, &reg);
+      if (s == OL_OK) {
+        s = reg->create(n, &step->kernel);
+        if (s != OL_OK) s = ol_error_wrap(s, "creating kernel for node '%s' (%s)", n->name, n->op_type);
+      }
+    }
+  }
+  if (s == OL_OK) {
+    /* release schedule: each slot dropped after its last use (outputs kept) */
+    for (size_t slot = 0; slot < p->num_slots; slot++)
+      if (last_use[slot] >= 0 && !p->keep[slot]) p->steps[last_use[slot]].num_release++;
+    for (size_t k = 0; k < p->num_steps && s == OL_OK; k++) {
+      p->steps[k].release = ol_xcalloc(p->steps[k].num_release, sizeof(int32_t));
+      if (!p->steps[k].release) s = OL_OUT_OF_MEMORY;
+      p->steps[k].num_release = 0;
+    }
+    for (size_t slot = 0; slot < p->num_slots && s == OL_OK; slot++)
+      if (last_use[slot] >= 0 && !p->keep[slot]) {
+        ol_plan_step *step = &p->steps[last_use[slot]];
+        step->release[step->num_release++] = (int32_t)slot;
+      }
+  }
+  free(last_use);
+  if (uses)
+    for (size_t i = 0; i < g->num_nodes; i++) free(uses[i].slots);
+  free(uses);
+  free(order);
+  return s;
+}
+
+ol_status ol_plan_create(const ol_graph *graph, const ol_plan *parent, ol_plan **out) {
+  (void)parent;
+  *out = NULL;
+  ol_plan *p = ol_xcalloc(1, sizeof *p);
+  if (!p) return OL_OUT_OF_MEMORY;
+  p->graph = graph;
+  ol_strmap_init(&p->slot_of);
+  plan_builder b = {p, 0, NULL, 0};
+  ol_status s = build(&b);
+  free(b.producer);
+  if (s != OL_OK) {
+    ol_plan_destroy(p);
+    return s;
+  }
+  *out = p;
+  return OL_OK;
+}
+
+void ol_plan_destroy(ol_plan *p) {
+  if (!p) return;
+  for (size_t k = 0; k < p->num_steps; k++) {
+    ol_plan_step *step = &p->steps[k];
+    if (step->kernel) {
+      if (step->kernel->destroy) step->kernel->destroy(step->kernel);
+      else free(step->kernel);
+    }
+    free(step->in_slots);
+    free(step->out_slots);
+    free(step->release);
+  }
+  free(p->steps);
+  for (size_t c = 0; c < p->num_children; c++) ol_plan_destroy(p->children[c]);
+  free(p->children);
+  free(p->child_graphs);
+  ol_strmap_free(&p->slot_of);
+  free(p->slot_names);
+  free(p->input_slots);
+  free(p->output_slots);
+  free(p->keep);
+  free(p->const_slots);
+  free(p->const_values);
+  free(p->capture_slots);
+  free(p->capture_names);
+  free(p);
+}
+
+/* ------------------------------------------------------------ running */
+
+typedef struct run_scope {
+  const ol_frame *frame;
+  const ol_run_env *env;
+} run_scope;
+
+static ol_status run_subgraph(void *runtime, const ol_graph *graph, ol_value *const *inputs,
+                              size_t num_inputs, ol_value **outputs, size_t num_outputs) {
+  const run_scope *scope = runtime;
+  const ol_plan *p = scope->frame->plan;
+  for (size_t c = 0; c < p->num_children; c++)
+    if (p->child_graphs[c] == graph)
+      return ol_plan_run(p->children[c], scope->frame, scope->env, inputs, num_inputs, outputs,
+                         num_outputs);
+  return ol_error(OL_INTERNAL, "subgraph '%s' has no plan", graph->name);
+}
+
+static ol_value *lookup_outer(const ol_frame *frame, const char *name) {
+  for (; frame; frame = frame->parent) {
+    int32_t slot = ol_strmap_get(&frame->plan->slot_of, name);
+    if (slot >= 0 && frame->slots[slot]) return frame->slots[slot];
+  }
+  return NULL;
+}
+
+static size_t max_arity(const ol_plan *p) {
+  size_t m = 1;
+  for (size_t k = 0; k < p->num_steps; k++) {
+    if (p->steps[k].node->num_inputs > m) m = p->steps[k].node->num_inputs;
+    if (p->steps[k].node->num_outputs > m) m = p->steps[k].node->num_outputs;
+  }
+  return m;
+}
+
+ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env *env,
+                      ol_value *const *inputs, size_t num_inputs, ol_value **outputs,
+                      size_t num_outputs) {
+  const ol_graph *g = p->graph;
+  if (num_inputs > g->num_inputs)
+    return ol_error(OL_INVALID_ARGUMENT, "graph '%s' takes %zu inputs, %zu given", g->name,
+                    g->num_inputs, num_inputs);
+  if (num_outputs != g->num_outputs)
+    return ol_error(OL_INVALID_ARGUMENT, "graph '%s' has %zu outputs, %zu requested", g->name,
+                    g->num_outputs, num_outputs);
+  for (size_t i = 0; i < num_outputs; i++) outputs[i] = NULL;
+  size_t arity = max_arity(p);
+  ol_value **slots = ol_xcalloc(p->num_slots, sizeof *slots);
+  ol_value **step_in = ol_xcalloc(arity, sizeof *step_in);
+  ol_value **step_out = ol_xcalloc(arity, sizeof *step_out);
+  ol_status s = (!slots || !step_in || !step_out) ? OL_OUT_OF_MEMORY : OL_OK;
+  ol_frame frame = {p, slots, parent};
+  run_scope scope = {&frame, env};
+
+  for (size_t i = 0; s == OL_OK && i < p->num_consts; i++)
+    slots[p->const_slots[i]] = ol_value_retain(p->const_values[i]);
+  for (size_t i = 0; s == OL_OK && i < num_inputs; i++)
+    if (inputs[i]) {
+      ol_value_release(slots[p->input_slots[i]]);
+      slots[p->input_slots[i]] = ol_value_retain(inputs[i]);
+    }
+  for (size_t i = 0; s == OL_OK && i < g->num_inputs; i++)
+    if (!slots[p->input_slots[i]])
+      s = ol_error(OL_INVALID_ARGUMENT, "graph '%s': input '%s' was not given", g->name, g->inputs[i].name);
+  for (size_t i = 0; s == OL_OK && i < p->num_captures; i++) {
+    ol_value *v = lookup_outer(parent, p->capture_names[i]);
+    if (!v) s = ol_error(OL_INVALID_MODEL, "graph '%s': outer-scope value '%s' is not available", g->name, p->capture_names[i]);
+    else slots[p->capture_slots[i]] = ol_value_retain(v);
+  }
+
+  for (size_t k = 0; s == OL_OK && k < p->num_steps; k++) {
+    const ol_plan_step *step = &p->steps[k];
+    const ol_node *n = step->node;
+    if (env->cancelled && *env->cancelled) {
+      s = ol_error(OL_CANCELLED, "run cancelled before node '%s' (%s)", n->name, n->op_type);
+      break;
+    }
+    for (size_t j = 0; j < n->num_inputs; j++) step_in[j] = step->in_slots[j] >= 0 ? slots[step->in_slots[j]] : NULL;
+    for (size_t j = 0; j < n->num_outputs; j++) step_out[j] = NULL;
+    ol_kernel_ctx ctx = {n, step_in, n->num_inputs, step_out, n->num_outputs, env->allocator,
+                         env->cancelled, &scope, run_subgraph};
+    s = step->kernel->compute(step->kernel, &ctx);
+    for (size_t j = 0; s == OL_OK && j < n->num_outputs; j++)
+      if (step->out_slots[j] >= 0 && !step_out[j])
+        s = ol_error(OL_INTERNAL, "node '%s' (%s) did not produce output %zu", n->name, n->op_type, j);
+    for (size_t j = 0; j < n->num_outputs; j++) {
+      if (s == OL_OK && step->out_slots[j] >= 0) {
+        slots[step->out_slots[j]] = step_out[j];
+      } else {
+        ol_value_release(step_out[j]);
+      }
+      step_out[j] = NULL;
+    }
+    for (size_t r = 0; r < step->num_release; r++) {
+      ol_value_release(slots[step->release[r]]);
+      slots[step->release[r]] = NULL;
+    }
+  }
+
+  for (size_t i = 0; s == OL_OK && i < num_outputs; i++) {
+    outputs[i] = ol_value_retain(slots[p->output_slots[i]]);
+    if (!outputs[i]) s = ol_error(OL_INTERNAL, "graph '%s': output '%s' was not produced", g->name, g->outputs[i].name);
+  }
+  if (s != OL_OK)
+    for (size_t i = 0; i < num_outputs; i++) {
+      ol_value_release(outputs[i]);
+      outputs[i] = NULL;
+    }
+  if (slots)
+    for (size_t i = 0; i < p->num_slots; i++) ol_value_release(slots[i]);
+  free(slots);
+  free(step_in);
+  free(step_out);
+  return s;
+}

@@ -1,0 +1,63 @@
+/* Execution plans: a graph resolved once into kernels, value slots and a
+ * release schedule, then run many times. */
+#ifndef OL_RUNTIME_PLAN_H
+#define OL_RUNTIME_PLAN_H
+#include "core/strmap.h"
+#include "ops/registry.h"
+
+typedef struct ol_plan ol_plan;
+
+typedef struct ol_plan_step {
+  const ol_node *node;
+  ol_kernel *kernel;
+  int32_t *in_slots;  /* node->num_inputs entries, -1 for omitted inputs */
+  int32_t *out_slots; /* node->num_outputs entries, -1 for omitted outputs */
+  int32_t *release;   /* slots whose last use is this step */
+  size_t num_release;
+} ol_plan_step;
+
+struct ol_plan {
+  const ol_graph *graph;
+  ol_strmap slot_of;        /* value name -> slot */
+  size_t num_slots;
+  const char **slot_names;
+  int32_t *input_slots;     /* per graph input */
+  int32_t *output_slots;    /* per graph output */
+  bool *keep;               /* slots never released early (graph outputs) */
+  size_t num_steps;
+  ol_plan_step *steps;
+  size_t num_consts;        /* initializers not overridden by an input */
+  int32_t *const_slots;
+  ol_value **const_values;  /* borrowed from the graph */
+  size_t num_captures;      /* outer-scope names used by this graph */
+  int32_t *capture_slots;
+  const char **capture_names;
+  size_t num_children;      /* plans of subgraph attributes */
+  const ol_graph **child_graphs;
+  ol_plan **children;
+};
+
+typedef struct ol_frame ol_frame;
+struct ol_frame {
+  const ol_plan *plan;
+  ol_value **slots;
+  const ol_frame *parent;
+};
+
+typedef struct ol_run_env {
+  ol_allocator *allocator;
+  const volatile int *cancelled;
+} ol_run_env;
+
+/* Builds the plan for graph (and, recursively, its subgraphs). parent_names
+ * resolves outer-scope names for subgraphs (NULL for the root graph). */
+ol_status ol_plan_create(const ol_graph *graph, const ol_plan *parent, ol_plan **out);
+void ol_plan_destroy(ol_plan *plan);
+
+/* Runs a plan. inputs[i] feeds graph input i (NULL: use its initializer).
+ * outputs[i] receive owned references to graph output i. */
+ol_status ol_plan_run(const ol_plan *plan, const ol_frame *parent, const ol_run_env *env,
+                      ol_value *const *inputs, size_t num_inputs, ol_value **outputs,
+                      size_t num_outputs);
+
+#endif

@@ -1,0 +1,85 @@
+#include "kernel_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+ol_value *tk_tensor(ol_dtype dtype, int rank, const int64_t *dims, const void *data) {
+  ol_value *v = NULL;
+  if (ol_value_new_tensor(NULL, dtype, rank, dims, &v) != OL_OK) return NULL;
+  size_t n = ol_dtype_storage_bytes(dtype, ol_shape_count(rank, dims));
+  if (n && data) memcpy(ol_tdata(&v->tensor), data, n);
+  return v;
+}
+ol_value *tk_f32(int rank, const int64_t *dims, const float *data) {
+  return tk_tensor(OL_DTYPE_FLOAT, rank, dims, data);
+}
+ol_value *tk_i64(int rank, const int64_t *dims, const int64_t *data) {
+  return tk_tensor(OL_DTYPE_INT64, rank, dims, data);
+}
+
+ol_attr tk_attr_int(const char *name, int64_t v) {
+  ol_attr a = {0};
+  a.name = name;
+  a.type = OL_ATTR_INT;
+  a.i = v;
+  return a;
+}
+ol_attr tk_attr_float(const char *name, float v) {
+  ol_attr a = {0};
+  a.name = name;
+  a.type = OL_ATTR_FLOAT;
+  a.f = v;
+  return a;
+}
+ol_attr tk_attr_ints(const char *name, int64_t *v, size_t n) {
+  ol_attr a = {0};
+  a.name = name;
+  a.type = OL_ATTR_INTS;
+  a.ints = v;
+  a.count = n;
+  return a;
+}
+ol_attr tk_attr_string(const char *name, char *s) {
+  ol_attr a = {0};
+  a.name = name;
+  a.type = OL_ATTR_STRING;
+  a.s = s;
+  a.s_length = strlen(s);
+  return a;
+}
+
+ol_status tk_run(const char *op_type, int opset, ol_attr *attrs, size_t num_attrs,
+                 ol_value *const *inputs, size_t num_inputs, ol_value **outputs,
+                 size_t num_outputs) {
+  static const char *names[] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7", "i8", "i9"};
+  static const char *out_names[] = {"o0", "o1", "o2", "o3", "o4", "o5", "o6", "o7"};
+  const char *in_list[10];
+  for (size_t i = 0; i < num_inputs && i < 10; i++) in_list[i] = inputs[i] ? names[i] : "";
+  ol_node node = {0};
+  node.name = "test";
+  node.op_type = op_type;
+  node.domain = "";
+  node.opset = opset;
+  node.num_inputs = num_inputs;
+  node.inputs = in_list;
+  node.num_outputs = num_outputs;
+  node.outputs = out_names;
+  node.num_attrs = num_attrs;
+  node.attrs = attrs;
+  const ol_op_registration *reg;
+  OL_TRY(ol_registry_find(&node, &reg));
+  ol_kernel *k;
+  OL_TRY(reg->create(&node, &k));
+  for (size_t i = 0; i < num_outputs; i++) outputs[i] = NULL;
+  int cancelled = 0;
+  ol_kernel_ctx ctx = {0};
+  ctx.node = &node;
+  ctx.inputs = inputs;
+  ctx.num_inputs = num_inputs;
+  ctx.outputs = outputs;
+  ctx.num_outputs = num_outputs;
+  ctx.cancelled = &cancelled;
+  ol_status s = k->compute(k, &ctx);
+  if (k->destroy) k->destroy(k); else free(k);
+  return s;
+}

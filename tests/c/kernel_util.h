@@ -1,0 +1,23 @@
+/* Runs one kernel on hand-made tensors, without a model or session. */
+#ifndef OL_TEST_KERNEL_UTIL_H
+#define OL_TEST_KERNEL_UTIL_H
+#include "ops/registry.h"
+
+/* A float/int64 tensor from literal data (copied). */
+ol_value *tk_f32(int rank, const int64_t *dims, const float *data);
+ol_value *tk_i64(int rank, const int64_t *dims, const int64_t *data);
+ol_value *tk_tensor(ol_dtype dtype, int rank, const int64_t *dims, const void *data);
+
+/* Runs op_type (domain "", given opset) with attrs on inputs (NULL = absent).
+ * outputs receive new references. Returns the kernel's status. */
+ol_status tk_run(const char *op_type, int opset, ol_attr *attrs, size_t num_attrs,
+                 ol_value *const *inputs, size_t num_inputs, ol_value **outputs,
+                 size_t num_outputs);
+
+/* Attribute builders (the arrays must outlive tk_run). */
+ol_attr tk_attr_int(const char *name, int64_t v);
+ol_attr tk_attr_float(const char *name, float v);
+ol_attr tk_attr_ints(const char *name, int64_t *v, size_t n);
+ol_attr tk_attr_string(const char *name, char *s);
+
+#endif
