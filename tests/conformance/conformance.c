@@ -13,6 +13,7 @@
 #include "core/dtype.h"
 #include "ir/model.h"
 #include "onnxlight.h"
+#include "ops/registry.h"
 #include "runtime/session.h"
 
 #define MAX_IO 64
@@ -119,9 +120,29 @@ static int compare(const ol_tensor *got, const ol_tensor *want, char *why, size_
   return 1;
 }
 
+static const ol_graph *current_graph; /* for listing the operators a case uses */
+
+static void print_ops(const ol_graph *g, int *first) {
+  for (size_t i = 0; g && i < g->num_nodes; i++) {
+    const ol_node *n = &g->nodes[i];
+    if (!*first) putchar(',');
+    *first = 0;
+    printf("\"%s%s%s\"", n->domain, n->domain[0] ? "::" : "", n->op_type);
+    for (size_t a = 0; a < n->num_attrs; a++) {
+      if (n->attrs[a].type == OL_ATTR_GRAPH) print_ops(n->attrs[a].graph, first);
+      for (size_t k = 0; n->attrs[a].type == OL_ATTR_GRAPHS && k < n->attrs[a].count; k++)
+        print_ops(n->attrs[a].graphs[k], first);
+    }
+  }
+}
+
 static void report(const char *name, const char *result, const char *reason, uint64_t hash) {
   printf("{\"name\":");
   json_string(name);
+  printf(",\"ops\":[");
+  int first = 1;
+  print_ops(current_graph, &first);
+  printf("]");
   printf(",\"result\":\"%s\",\"reason\":", result);
   json_string(reason ? reason : "");
   printf(",\"hash\":\"%016llx\"}\n", (unsigned long long)hash);
@@ -134,6 +155,7 @@ static void run_case(const char *dir, const char *name) {
   ol_model *model = NULL;
   ol_session *session = NULL;
   ol_status s = ol_model_load_file(path, &model);
+  current_graph = model ? model->data->graph : NULL;
   if (s == OL_OK) s = ol_session_create(model, NULL, &session);
   if (s != OL_OK) {
     report(name, s == OL_NOT_IMPLEMENTED ? "unsupported" : "fail", ol_last_error(), 0);
@@ -204,7 +226,17 @@ static void run_case(const char *dir, const char *name) {
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+/* --registry: the registered kernels as JSON lines, for docs/operators.md. */
+static int print_registry(void) {
+  const ol_op_registration *r;
+  for (size_t i = 0; (r = ol_registry_at(i)) != NULL; i++)
+    printf("{\"domain\":\"%s\",\"op\":\"%s\",\"since\":%d,\"until\":%d,\"dtypes\":\"%s\"}\n",
+           r->domain, r->op_type, r->since_version, r->until_version, r->dtypes ? r->dtypes : "");
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], "--registry") == 0) return print_registry();
   if (argc < 2) {
     fprintf(stderr, "usage: %s DIR [DIR...]  (a folder of test_* cases, or one case)\n", argv[0]);
     return 2;

@@ -213,6 +213,15 @@ static ol_status decode_graph(decode_ctx *dc, const Onnx__GraphProto *gp, const 
   OL_TRY(decode_values(gp->value_info, gp->n_value_info, &g->value_infos));
   g->num_value_infos = gp->n_value_info;
 
+  for (size_t i = 0; i < gp->n_persistent_bindings; i++) {
+    const ProtobufCMessage *b = &gp->persistent_bindings[i]->base;
+    for (unsigned k = 0; k < b->n_unknown_fields; k++)
+      if (b->unknown_fields[k].tag == 3 || b->unknown_fields[k].tag == 4)
+        return ol_error(OL_INVALID_MODEL,
+                        "graph '%s': persistent binding %zu uses the removed field-path field %u; "
+                        "bindings are whole-value input_name/output_name pairs",
+                        g->name, i, b->unknown_fields[k].tag);
+  }
   if (gp->n_sparse_initializer)
     return ol_error(OL_NOT_IMPLEMENTED, "graph '%s': sparse initializers are not supported yet", g->name);
   g->initializers = ol_xcalloc(gp->n_initializer, sizeof(ol_initializer));

@@ -10,6 +10,7 @@ ol_status ol_session_create(ol_model *model, const ol_session_options *options, 
   if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_session_create: out is NULL");
   *out = NULL;
   if (!model) return ol_error(OL_INVALID_ARGUMENT, "ol_session_create: model is NULL");
+  OL_TRY(ol_model_check(model));
   ol_session *s = ol_xcalloc(1, sizeof *s);
   if (!s) return OL_OUT_OF_MEMORY;
   s->model = ol_model_data_retain(model->data);

@@ -1,0 +1,123 @@
+/* Greedy decoding of a Llama-style decoder export with its KV cache fed back
+ * (present.* -> past_key_values.*), through the public C API. Prints JSON:
+ *   {"tokens":[...], "hash":"<digest of every step's logits bytes>"}
+ * Built natively and to wasm; tests/parity compares both and onnxruntime-node.
+ * Usage: decode MODEL STEPS TOKEN...   (the prompt as token ids) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnxlight.h"
+
+#define MAX_NAMES 128
+
+static int fail(const char *what) {
+  fprintf(stderr, "decode: %s: %s\n", what, ol_last_error());
+  return 1;
+}
+
+static uint64_t fnv(uint64_t h, const void *data, size_t n) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 4) {
+    fprintf(stderr, "usage: decode MODEL STEPS TOKEN...\n");
+    return 2;
+  }
+  int steps = atoi(argv[2]);
+  int64_t prompt_len = argc - 3;
+  int64_t *tokens = calloc((size_t)(prompt_len + steps), sizeof(int64_t));
+  for (int64_t i = 0; i < prompt_len; i++) tokens[i] = atoll(argv[3 + i]);
+  int64_t total = prompt_len;
+
+  ol_model *model;
+  ol_session *session;
+  if (ol_model_load_file(argv[1], &model) != OL_OK) return fail("load");
+  if (ol_session_create(model, NULL, &session) != OL_OK) return fail("session");
+  size_t n_in = ol_session_input_count(session), n_out = ol_session_output_count(session);
+  if (n_in > MAX_NAMES || n_out > MAX_NAMES) return fail("too many inputs");
+
+  /* past[i] holds the cache fed as input i (NULL for non-cache inputs). */
+  ol_value *past[MAX_NAMES] = {0};
+  int present_of[MAX_NAMES]; /* output index feeding input i, or -1 */
+  for (size_t i = 0; i < n_in; i++) {
+    const char *name = ol_session_input_name(session, i);
+    present_of[i] = -1;
+    if (strncmp(name, "past_key_values.", 16) != 0) continue;
+    for (size_t o = 0; o < n_out; o++) {
+      const char *out = ol_session_output_name(session, o);
+      if (strncmp(out, "present.", 8) == 0 && strcmp(out + 8, name + 16) == 0) present_of[i] = (int)o;
+    }
+    ol_value_info info;
+    ol_session_input_info(session, i, &info);
+    int64_t dims[4] = {1, info.dims[1], 0, info.dims[3]};
+    if (ol_tensor_create(NULL, OL_DTYPE_FLOAT, dims, 4, &past[i]) != OL_OK) return fail("cache");
+  }
+  size_t logits_index = 0;
+  for (size_t o = 0; o < n_out; o++)
+    if (strcmp(ol_session_output_name(session, o), "logits") == 0) logits_index = o;
+
+  uint64_t hash = 1469598103934665603ull;
+  int64_t past_len = 0;
+  for (int step = 0; step < steps; step++) {
+    int64_t seq = step == 0 ? prompt_len : 1;
+    int64_t ids_dims[2] = {1, seq}, mask_dims[2] = {1, past_len + seq};
+    ol_value *ids, *mask, *pos;
+    ol_tensor_create(NULL, OL_DTYPE_INT64, ids_dims, 2, &ids);
+    ol_tensor_create(NULL, OL_DTYPE_INT64, mask_dims, 2, &mask);
+    ol_tensor_create(NULL, OL_DTYPE_INT64, ids_dims, 2, &pos);
+    for (int64_t j = 0; j < seq; j++) {
+      ((int64_t *)ol_tensor_data(ids))[j] = tokens[total - seq + j];
+      ((int64_t *)ol_tensor_data(pos))[j] = past_len + j;
+    }
+    for (int64_t j = 0; j < past_len + seq; j++) ((int64_t *)ol_tensor_data(mask))[j] = 1;
+
+    const char *names[MAX_NAMES];
+    ol_value *feeds[MAX_NAMES];
+    for (size_t i = 0; i < n_in; i++) {
+      const char *name = ol_session_input_name(session, i);
+      names[i] = name;
+      if (past[i]) feeds[i] = past[i];
+      else if (strcmp(name, "input_ids") == 0) feeds[i] = ids;
+      else if (strcmp(name, "attention_mask") == 0) feeds[i] = mask;
+      else if (strcmp(name, "position_ids") == 0) feeds[i] = pos;
+      else {
+        fprintf(stderr, "decode: unexpected input '%s'\n", name);
+        return 1;
+      }
+    }
+    ol_value *outs[MAX_NAMES];
+    if (ol_session_run(session, names, feeds, n_in, NULL, outs, n_out, NULL) != OL_OK)
+      return fail("run");
+    ol_value *logits = outs[logits_index];
+    hash = fnv(hash, ol_tensor_data(logits), ol_tensor_byte_size(logits));
+    const int64_t *ld = ol_tensor_dims(logits);
+    int64_t vocab = ld[2];
+    const float *last = (const float *)ol_tensor_data(logits) + (ld[1] - 1) * vocab;
+    int64_t best = 0;
+    for (int64_t v = 1; v < vocab; v++)
+      if (last[v] > last[best]) best = v;
+    tokens[total++] = best;
+    for (size_t i = 0; i < n_in; i++)
+      if (past[i]) {
+        ol_value_release(past[i]);
+        past[i] = ol_value_retain(outs[present_of[i]]);
+      }
+    for (size_t o = 0; o < n_out; o++) ol_value_release(outs[o]);
+    ol_value_release(ids);
+    ol_value_release(mask);
+    ol_value_release(pos);
+    past_len += seq;
+  }
+  printf("{\"tokens\":[");
+  for (int64_t i = prompt_len; i < total; i++) printf(i > prompt_len ? ",%lld" : "%lld", (long long)tokens[i]);
+  printf("],\"hash\":\"%016llx\"}\n", (unsigned long long)hash);
+  for (size_t i = 0; i < n_in; i++) ol_value_release(past[i]);
+  ol_session_destroy(session);
+  ol_model_destroy(model);
+  free(tokens);
+  return 0;
+}

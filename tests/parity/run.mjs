@@ -1,0 +1,42 @@
+// Parity of the fortunes decoder: 64 greedy tokens with the KV cache fed back,
+// (1) native vs wasm build of tests/parity/decode.c: same tokens, same logits bits;
+// (2) onnx-light vs onnxruntime-node (the oracle): same tokens.
+// Prints "N passed, M failed" and exits nonzero on failure.
+import { execFileSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { greedyWithOrt } from './ort_greedy.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const model = process.env.PARITY_MODEL ?? join(root, 'models', 'fortunes-byte-0.8M.onnx');
+const steps = 64;
+const prompt = [...Buffer.from('The ', 'utf8')];
+
+let passed = 0;
+let failed = 0;
+function check(name, ok, detail) {
+  if (ok) passed += 1;
+  else failed += 1;
+  console.log(`${ok ? 'ok' : 'FAIL'} ${name}${ok ? '' : `: ${detail}`}`);
+}
+
+const decodeArgs = [model, String(steps), ...prompt.map(String)];
+const native = JSON.parse(execFileSync(join(root, 'build-native', 'decode'), decodeArgs, { encoding: 'utf8' }));
+const wasm = JSON.parse(
+  execFileSync(process.execPath, ['--no-experimental-fetch', join(root, 'build-wasm', 'decode.cjs'), ...decodeArgs], {
+    encoding: 'utf8',
+  }),
+);
+const text = Buffer.from(native.tokens).toString('latin1');
+console.log(`native: ${JSON.stringify(text)}`);
+check('native and wasm produce the same tokens', JSON.stringify(native.tokens) === JSON.stringify(wasm.tokens),
+  `${native.tokens} vs ${wasm.tokens}`);
+check('native and wasm logits are bit-identical at every step', native.hash === wasm.hash,
+  `${native.hash} vs ${wasm.hash}`);
+
+const ort = await greedyWithOrt(model, prompt, steps);
+check('greedy tokens equal onnxruntime-node over 64 steps', JSON.stringify(native.tokens) === JSON.stringify(ort),
+  `onnx-light ${native.tokens}\n onnxruntime ${ort}`);
+
+console.log(`parity: ${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
