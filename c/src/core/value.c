@@ -156,6 +156,32 @@ ol_status ol_tensor_clone(ol_allocator *allocator, const ol_tensor *src, ol_valu
   return OL_OK;
 }
 
+ol_status ol_elements_copy(ol_dtype dtype, void *dst, int64_t di, const void *src, int64_t si,
+                           int64_t n) {
+  if (n <= 0) return OL_OK;
+  if (dtype == OL_DTYPE_STRING) {
+    ol_string *d = (ol_string *)dst + di;
+    const ol_string *s = (const ol_string *)src + si;
+    for (int64_t i = 0; i < n; i++) {
+      char *copy = ol_xmalloc(s[i].length + 1);
+      if (!copy) return OL_OUT_OF_MEMORY;
+      if (s[i].length) memcpy(copy, s[i].data, s[i].length);
+      copy[s[i].length] = 0;
+      free(d[i].data);
+      d[i].data = copy;
+      d[i].length = s[i].length;
+    }
+    return OL_OK;
+  }
+  size_t es = ol_dtype_size(dtype);
+  if (es) {
+    memmove((char *)dst + (size_t)di * es, (const char *)src + (size_t)si * es, (size_t)n * es);
+    return OL_OK;
+  }
+  for (int64_t i = 0; i < n; i++) ol_packed_set(dtype, dst, di + i, ol_packed_get(dtype, src, si + i));
+  return OL_OK;
+}
+
 const char *ol_tensor_describe(const ol_tensor *t, char *buf, size_t size) {
   int w = snprintf(buf, size, "%s[", ol_dtype_name(t->dtype));
   for (int i = 0; i < t->rank && w > 0 && (size_t)w < size; i++)

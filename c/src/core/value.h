@@ -72,6 +72,10 @@ static inline const ol_tensor *ol_vt(const ol_value *v) { return v ? &v->tensor 
 
 /* Deep copy of a tensor's payload into a new value (strings duplicated). */
 ol_status ol_tensor_clone(ol_allocator *allocator, const ol_tensor *src, ol_value **out);
+/* Copies n elements src[si..] to dst[di..] for any dtype (strings duplicated,
+ * sub-byte types element by element). */
+ol_status ol_elements_copy(ol_dtype dtype, void *dst, int64_t di, const void *src, int64_t si,
+                           int64_t n);
 /* Formats "float32[2,3]" into buf. */
 const char *ol_tensor_describe(const ol_tensor *t, char *buf, size_t size);
 

@@ -21,6 +21,7 @@ extern const ol_op_registration ol_ops_tensor[];
 extern const ol_op_registration ol_ops_reduce[];
 extern const ol_op_registration ol_ops_matmul[];
 extern const ol_op_registration ol_ops_nn[];
+extern const ol_op_registration ol_ops_control[];
 
 /* Finds the kernel for node's (domain, op_type, opset); a clear error names
  * the domain, op type, version and node when none is registered. */

@@ -1,0 +1,312 @@
+/* Control flow (ai.onnx): If 1-23, Loop 1-23, Scan 9-23.
+ * Bodies run through ctx->run_subgraph, which resolves outer-scope names in
+ * the calling frame. Cancellation is checked before every body iteration. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/registry.h"
+
+/* ------------------------------------------------------------ helpers */
+
+static bool truthy(const ol_tensor *t) { return ol_tcount(t) > 0 && ol_tensor_get_double(t, 0) != 0.0; }
+
+static void release_all(ol_value **values, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    ol_value_release(values[i]);
+    values[i] = NULL;
+  }
+}
+
+static ol_status check_cancel(const ol_kernel_ctx *ctx) {
+  if (ctx->cancelled && *ctx->cancelled)
+    return ol_kernel_error(ctx->node, OL_CANCELLED, "cancelled between iterations");
+  return OL_OK;
+}
+
+/* Slice t of tensor src along axis (the axis removed). Axis 0 is a view. */
+static ol_status take_slice(ol_allocator *alloc, const ol_tensor *src, int axis, int64_t t, ol_value **out) {
+  int64_t dims[OL_MAX_RANK];
+  int rank = 0;
+  for (int d = 0; d < src->rank; d++)
+    if (d != axis) dims[rank++] = src->dims[d];
+  int64_t inner = ol_shape_count(rank - axis, dims + axis);
+  int64_t outer = ol_shape_count(axis, src->dims);
+  int64_t len = src->dims[axis];
+  size_t es = ol_dtype_size(src->dtype);
+  if (axis == 0 && es && src->dtype != OL_DTYPE_STRING && src->buffer)
+    return ol_value_new_view(src->buffer, src->offset + (size_t)(t * inner) * es, src->dtype, rank, dims, out);
+  OL_TRY(ol_value_new_tensor(alloc, src->dtype, rank, dims, out));
+  for (int64_t o = 0; o < outer; o++) {
+    ol_status s = ol_elements_copy(src->dtype, ol_tdata(&(*out)->tensor), o * inner, ol_tdata(src),
+                                   (o * len + t) * inner, inner);
+    if (s != OL_OK) return s;
+  }
+  return OL_OK;
+}
+
+/* Stacks count equal-shaped tensors along a new axis; order[i] gives the
+ * position of items[i]. elem describes the shape when count == 0. */
+static ol_status stack(ol_kernel_ctx *ctx, size_t out_index, ol_value **items, size_t count,
+                       const int64_t *positions, int axis, const ol_type_info *declared) {
+  const ol_node *node = ctx->node;
+  int64_t dims[OL_MAX_RANK];
+  int rank;
+  ol_dtype dtype;
+  if (count == 0) {
+    dtype = declared && declared->dtype ? declared->dtype : OL_DTYPE_FLOAT;
+    rank = 1;
+    dims[0] = 0;
+    if (declared && declared->rank >= 0 && declared->rank < OL_MAX_RANK) {
+      bool known = true;
+      for (int d = 0; d < declared->rank; d++) known &= declared->dims[d] >= 0;
+      if (known) {
+        rank = declared->rank + 1;
+        for (int d = 0; d < declared->rank; d++) dims[d + 1] = declared->dims[d];
+      }
+    }
+    ol_tensor *t;
+    return ol_ctx_output(ctx, out_index, dtype, rank, dims, &t);
+  }
+  const ol_tensor *first = ol_vt(items[0]);
+  if (items[0]->kind != OL_VALUE_TENSOR)
+    return ol_kernel_error(node, OL_NOT_IMPLEMENTED, "scan output %zu is not a tensor", out_index);
+  if (first->rank + 1 > OL_MAX_RANK) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "scan output rank too large");
+  if (axis < 0) axis += first->rank + 1;
+  if (axis < 0 || axis > first->rank)
+    return ol_kernel_error(node, OL_INVALID_MODEL, "scan output axis out of range");
+  dtype = first->dtype;
+  rank = first->rank + 1;
+  for (int d = 0, k = 0; d < rank; d++) dims[d] = d == axis ? (int64_t)count : first->dims[k++];
+  for (size_t i = 1; i < count; i++) {
+    const ol_tensor *t = ol_vt(items[i]);
+    if (items[i]->kind != OL_VALUE_TENSOR || t->dtype != dtype || t->rank != first->rank ||
+        memcmp(t->dims, first->dims, sizeof(int64_t) * (size_t)t->rank) != 0)
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT,
+                             "scan output %zu changes type or shape between iterations", out_index);
+  }
+  ol_tensor *out;
+  OL_TRY(ol_ctx_output(ctx, out_index, dtype, rank, dims, &out));
+  int64_t outer = ol_shape_count(axis, first->dims);
+  int64_t inner = ol_shape_count(first->rank - axis, first->dims + axis);
+  for (size_t i = 0; i < count; i++)
+    for (int64_t o = 0; o < outer; o++)
+      OL_TRY(ol_elements_copy(dtype, ol_tdata(out), (o * (int64_t)count + positions[i]) * inner,
+                              ol_tdata(ol_vt(items[i])), o * inner, inner));
+  return OL_OK;
+}
+
+/* ------------------------------------------------------------ If */
+
+static ol_status if_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
+  const ol_node *node = k->node;
+  const ol_tensor *cond;
+  OL_TRY(ol_ctx_require(ctx, 0, &cond));
+  const ol_graph *branch = ol_attr_graph(node, truthy(cond) ? "then_branch" : "else_branch");
+  if (!branch) return ol_kernel_error(node, OL_INVALID_MODEL, "missing then_branch/else_branch attribute");
+  if (branch->num_outputs != ctx->num_outputs)
+    return ol_kernel_error(node, OL_INVALID_MODEL, "branch '%s' has %zu outputs, the node %zu", branch->name,
+                           branch->num_outputs, ctx->num_outputs);
+  return ctx->run_subgraph(ctx->runtime, branch, NULL, 0, ctx->outputs, ctx->num_outputs);
+}
+
+static ol_status if_create(const ol_node *node, ol_kernel **out) {
+  if (!ol_attr_graph(node, "then_branch") || !ol_attr_graph(node, "else_branch"))
+    return ol_kernel_error(node, OL_INVALID_MODEL, "If needs then_branch and else_branch graphs");
+  return ol_kernel_simple(node, if_compute, out);
+}
+
+/* ------------------------------------------------------------ Loop */
+
+static ol_status loop_run(const ol_node *node, ol_kernel_ctx *ctx, const ol_graph *body, ol_value **carried,
+                          size_t n_carried, ol_value ***scans, size_t n_scans, size_t *iterations) {
+  const ol_tensor *max_trips = ol_ctx_input(ctx, 0);
+  const ol_tensor *cond_in = ol_ctx_input(ctx, 1);
+  int64_t limit = max_trips ? (int64_t)ol_tensor_get_double(max_trips, 0) : INT64_MAX;
+  if (max_trips && max_trips->dtype == OL_DTYPE_INT64) limit = *(const int64_t *)ol_tdata(max_trips);
+  bool go = cond_in ? truthy(cond_in) : true;
+  size_t body_in = 2 + n_carried, body_out = 1 + n_carried + n_scans;
+  ol_value **in = ol_xcalloc(body_in, sizeof *in), **out = ol_xcalloc(body_out, sizeof *out);
+  size_t cap = 0;
+  ol_status s = (!in || !out) ? OL_OUT_OF_MEMORY : OL_OK;
+  int64_t scalar_dims[1];
+  for (int64_t t = 0; s == OL_OK && t < limit && go; t++) {
+    if ((s = check_cancel(ctx)) != OL_OK) break;
+    if ((s = ol_value_new_tensor(ctx->allocator, OL_DTYPE_INT64, 0, scalar_dims, &in[0])) != OL_OK) break;
+    *(int64_t *)ol_tdata(&in[0]->tensor) = t;
+    if ((s = ol_value_new_tensor(ctx->allocator, OL_DTYPE_BOOL, 0, scalar_dims, &in[1])) != OL_OK) break;
+    *(uint8_t *)ol_tdata(&in[1]->tensor) = 1;
+    for (size_t i = 0; i < n_carried; i++) in[2 + i] = carried[i];
+    s = ctx->run_subgraph(ctx->runtime, body, in, body_in, out, body_out);
+    ol_value_release(in[0]);
+    ol_value_release(in[1]);
+    if (s != OL_OK) break;
+    if (out[0]->kind != OL_VALUE_TENSOR) {
+      s = ol_kernel_error(node, OL_INVALID_MODEL, "body's first output (cond) must be a tensor");
+      break;
+    }
+    go = truthy(&out[0]->tensor);
+    ol_value_release(out[0]);
+    for (size_t i = 0; i < n_carried; i++) {
+      ol_value_release(carried[i]);
+      carried[i] = out[1 + i];
+    }
+    if (n_scans && *iterations == cap) {
+      cap = cap ? cap * 2 : 16;
+      for (size_t k2 = 0; k2 < n_scans && s == OL_OK; k2++) {
+        ol_value **grown = realloc(scans[k2], cap * sizeof **scans);
+        if (!grown) s = ol_error(OL_OUT_OF_MEMORY, "out of memory collecting Loop scan outputs");
+        else scans[k2] = grown;
+      }
+    }
+    for (size_t k2 = 0; k2 < n_scans; k2++) {
+      if (s == OL_OK) scans[k2][*iterations] = out[1 + n_carried + k2];
+      else ol_value_release(out[1 + n_carried + k2]);
+    }
+    if (s == OL_OK) (*iterations)++;
+    memset(out, 0, body_out * sizeof *out);
+  }
+  free(in);
+  free(out);
+  return s;
+}
+
+static ol_status loop_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
+  const ol_node *node = k->node;
+  const ol_graph *body = ol_attr_graph(node, "body");
+  size_t n_carried = ctx->num_inputs > 2 ? ctx->num_inputs - 2 : 0;
+  if (body->num_inputs != 2 + n_carried || body->num_outputs < 1 + n_carried)
+    return ol_kernel_error(node, OL_INVALID_MODEL, "body takes %zu inputs and gives %zu outputs; expected %zu and >= %zu",
+                           body->num_inputs, body->num_outputs, 2 + n_carried, 1 + n_carried);
+  size_t n_scans = body->num_outputs - 1 - n_carried;
+  if (ctx->num_outputs != n_carried + n_scans)
+    return ol_kernel_error(node, OL_INVALID_MODEL, "node has %zu outputs, body implies %zu", ctx->num_outputs,
+                           n_carried + n_scans);
+  ol_value **carried = ol_xcalloc(n_carried, sizeof *carried);
+  ol_value ***scans = ol_xcalloc(n_scans, sizeof *scans);
+  if (!carried || !scans) {
+    free(carried);
+    free(scans);
+    return OL_OUT_OF_MEMORY;
+  }
+  ol_status s = OL_OK;
+  for (size_t i = 0; i < n_carried; i++) {
+    carried[i] = ol_value_retain(ctx->inputs[2 + i]);
+    if (!carried[i]) s = ol_kernel_error(node, OL_INVALID_ARGUMENT, "loop-carried input %zu is missing", i);
+  }
+  size_t iterations = 0;
+  if (s == OL_OK) s = loop_run(node, ctx, body, carried, n_carried, scans, n_scans, &iterations);
+  for (size_t i = 0; i < n_carried; i++) {
+    if (s == OL_OK) s = ol_ctx_set_output(ctx, i, carried[i]);
+    else ol_value_release(carried[i]);
+  }
+  int64_t *positions = ol_xcalloc(iterations + 1, sizeof(int64_t));
+  for (size_t t = 0; positions && t < iterations; t++) positions[t] = (int64_t)t;
+  for (size_t k2 = 0; k2 < n_scans; k2++) {
+    if (s == OL_OK)
+      s = positions ? stack(ctx, n_carried + k2, scans[k2], iterations, positions, 0,
+                            &body->outputs[1 + n_carried + k2].type)
+                    : OL_OUT_OF_MEMORY;
+    if (scans[k2]) release_all(scans[k2], iterations);
+    free(scans[k2]);
+  }
+  free(positions);
+  free(carried);
+  free(scans);
+  return s;
+}
+
+static ol_status loop_create(const ol_node *node, ol_kernel **out) {
+  if (!ol_attr_graph(node, "body")) return ol_kernel_error(node, OL_INVALID_MODEL, "Loop needs a body graph");
+  return ol_kernel_simple(node, loop_compute, out);
+}
+
+/* ------------------------------------------------------------ Scan */
+
+static int64_t attr_at(const ol_node *node, const char *name, size_t i, int64_t dflt) {
+  const int64_t *v;
+  int64_t n = ol_attr_ints(node, name, &v);
+  return n > (int64_t)i ? v[i] : dflt;
+}
+
+static ol_status scan_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
+  const ol_node *node = k->node;
+  const ol_graph *body = ol_attr_graph(node, "body");
+  int64_t m = ol_attr_int(node, "num_scan_inputs", 0);
+  if (m <= 0 || (size_t)m > ctx->num_inputs)
+    return ol_kernel_error(node, OL_INVALID_MODEL, "num_scan_inputs %lld does not fit %zu inputs", (long long)m,
+                           ctx->num_inputs);
+  size_t n_state = ctx->num_inputs - (size_t)m, n_scan_in = (size_t)m;
+  if (body->num_inputs != ctx->num_inputs || body->num_outputs < n_state ||
+      ctx->num_outputs != body->num_outputs)
+    return ol_kernel_error(node, OL_INVALID_MODEL, "body signature does not match the node");
+  size_t n_scan_out = body->num_outputs - n_state;
+  int64_t len = -1;
+  int axes[OL_MAX_RANK * 4];
+  if (n_scan_in > sizeof axes / sizeof axes[0]) return ol_kernel_error(node, OL_NOT_IMPLEMENTED, "too many scan inputs");
+  for (size_t j = 0; j < n_scan_in; j++) {
+    const ol_tensor *x;
+    OL_TRY(ol_ctx_require(ctx, n_state + j, &x));
+    OL_TRY(ol_normalize_axis(node, attr_at(node, "scan_input_axes", j, 0), x->rank, &axes[j]));
+    if (x->rank == 0) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "scan input %zu is a scalar", j);
+    if (len >= 0 && x->dims[axes[j]] != len)
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "scan inputs have different sequence lengths");
+    len = x->dims[axes[j]];
+  }
+  size_t n_body_in = body->num_inputs, n_body_out = body->num_outputs;
+  ol_value **state = ol_xcalloc(n_state + 1, sizeof *state);
+  ol_value **in = ol_xcalloc(n_body_in, sizeof *in), **out = ol_xcalloc(n_body_out, sizeof *out);
+  ol_value **scans = ol_xcalloc(n_scan_out * (size_t)len + 1, sizeof *scans);
+  int64_t *positions = ol_xcalloc((size_t)len + 1, sizeof *positions);
+  ol_status s = (!state || !in || !out || !scans || !positions) ? OL_OUT_OF_MEMORY : OL_OK;
+  for (size_t i = 0; s == OL_OK && i < n_state; i++) state[i] = ol_value_retain(ctx->inputs[i]);
+  for (int64_t t = 0; s == OL_OK && t < len; t++) {
+    if ((s = check_cancel(ctx)) != OL_OK) break;
+    for (size_t i = 0; i < n_state; i++) in[i] = state[i];
+    for (size_t j = 0; s == OL_OK && j < n_scan_in; j++) {
+      int64_t at = attr_at(node, "scan_input_directions", j, 0) ? len - 1 - t : t;
+      s = take_slice(ctx->allocator, ol_ctx_input(ctx, n_state + j), axes[j], at, &in[n_state + j]);
+    }
+    if (s == OL_OK) s = ctx->run_subgraph(ctx->runtime, body, in, n_body_in, out, n_body_out);
+    for (size_t j = 0; j < n_scan_in; j++) {
+      ol_value_release(in[n_state + j]);
+      in[n_state + j] = NULL;
+    }
+    if (s != OL_OK) break;
+    for (size_t i = 0; i < n_state; i++) {
+      ol_value_release(state[i]);
+      state[i] = out[i];
+    }
+    for (size_t j = 0; j < n_scan_out; j++) scans[j * (size_t)len + (size_t)t] = out[n_state + j];
+  }
+  for (size_t i = 0; i < n_state; i++) {
+    if (s == OL_OK) s = ol_ctx_set_output(ctx, i, state[i]);
+    else ol_value_release(state[i]);
+  }
+  for (size_t j = 0; j < n_scan_out; j++) {
+    if (s == OL_OK) {
+      bool reverse = attr_at(node, "scan_output_directions", j, 0) != 0;
+      for (int64_t t = 0; t < len; t++) positions[t] = reverse ? len - 1 - t : t;
+      s = stack(ctx, n_state + j, scans + j * (size_t)len, (size_t)len, positions,
+                (int)attr_at(node, "scan_output_axes", j, 0), &body->outputs[n_state + j].type);
+    }
+    if (scans) release_all(scans + j * (size_t)len, (size_t)len);
+  }
+  free(state);
+  free(in);
+  free(out);
+  free(scans);
+  free(positions);
+  return s;
+}
+
+static ol_status scan_create(const ol_node *node, ol_kernel **out) {
+  if (!ol_attr_graph(node, "body")) return ol_kernel_error(node, OL_INVALID_MODEL, "Scan needs a body graph");
+  return ol_kernel_simple(node, scan_compute, out);
+}
+
+const ol_op_registration ol_ops_control[] = {
+    {"", "If", 1, OL_OPSET_LATEST, if_create, "any"},
+    {"", "Loop", 1, OL_OPSET_LATEST, loop_create, "any"},
+    {"", "Scan", 9, OL_OPSET_LATEST, scan_create, "any"},
+    {0},
+};
