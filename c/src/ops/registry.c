@@ -1,5 +1,6 @@
 #include "ops/registry.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const ol_op_registration *const families[] = {
@@ -38,10 +39,12 @@ ol_status ol_registry_find(const ol_node *node, const ol_op_registration **out) 
     }
   }
   const char *domain = node->domain[0] ? node->domain : "ai.onnx";
-  if (known)
-    return ol_error(OL_NOT_IMPLEMENTED,
-                    "operator %s::%s version %d (node '%s') is not supported in this version",
-                    domain, node->op_type, node->opset, node->name);
-  return ol_error(OL_NOT_IMPLEMENTED, "operator %s::%s version %d (node '%s') is not supported",
-                  domain, node->op_type, node->opset, node->name);
+  char label[300];
+  if (node->name[0])
+    snprintf(label, sizeof label, "node '%.256s'", node->name);
+  else
+    snprintf(label, sizeof label, "unnamed node #%zu", node->index);
+  return ol_error(OL_NOT_IMPLEMENTED, "operator %s::%s version %d (%s) is not supported%s", domain,
+                  node->op_type, node->opset, label,
+                  known ? " at this opset version" : "");
 }
