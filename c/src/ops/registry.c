@@ -5,7 +5,7 @@
 
 static const ol_op_registration *const families[] = {
     ol_ops_elementwise, ol_ops_shape, ol_ops_tensor, ol_ops_reduce, ol_ops_matmul, ol_ops_nn,
-    ol_ops_control,
+    ol_ops_control, ol_ops_sequence,
 };
 #define FAMILY_COUNT (sizeof families / sizeof families[0])
 

@@ -22,6 +22,7 @@ extern const ol_op_registration ol_ops_reduce[];
 extern const ol_op_registration ol_ops_matmul[];
 extern const ol_op_registration ol_ops_nn[];
 extern const ol_op_registration ol_ops_control[];
+extern const ol_op_registration ol_ops_sequence[];
 
 /* Finds the kernel for node's (domain, op_type, opset); a clear error names
  * the domain, op type, version and node when none is registered. */
