@@ -228,7 +228,6 @@ static void cancelled_from_another_thread(void) {
   ol_session *s = make_session(
       "<ir_version: 10, opset_import: [\"\" : 18]>\n"
       "g (int64[] n, float[1] x) => (float[1] y) {\n"
-      "  t = Constant <value_bool = 1> ()\n"
       "  y = Loop (n, , x) <body = body (int64 i, bool c, float[1] v) => (bool c2, float[1] w) {\n"
       "    c2 = Identity(c)\n"
       "    w = Neg(v)\n"
