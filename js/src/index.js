@@ -1,0 +1,28 @@
+// The public API, shared by the Node entry (node.js) and the browser bundle
+// (browser.js), which only differ in how they load files.
+import { currentRuntime, init as loadRuntime } from './runtime.js';
+
+export { OnnxLightError } from './errors.js';
+export { InferenceSession } from './session.js';
+export { Tensor } from './tensor.js';
+export { parseModel, printModel } from './text.js';
+export { version } from './version.js';
+
+/**
+ * Loads the wasm module now (InferenceSession.create does it too). Needed
+ * before Tensor.alloc() or memoryStats(). Only the first call's options count.
+ * @param {{wasmUrl?: string | URL, wasmBinary?: ArrayBuffer | ArrayBufferView}} [options]
+ */
+export async function init(options) {
+  await loadRuntime(options);
+}
+
+/** Allocation statistics of the runtime's default allocator, and wasm memory size. */
+export function memoryStats() {
+  return currentRuntime().stats();
+}
+
+/** Starts a new peak: peakBytes becomes the current liveBytes. */
+export function resetPeakMemory() {
+  currentRuntime().m._olw_allocator_reset_peak();
+}

@@ -1,0 +1,277 @@
+// Tensor: an element type, dims and data, shaped like onnxruntime-web's.
+//
+// A tensor lives in one of two places:
+//  - 'cpu': JS owns a typed array (or string[]); a run copies it into wasm
+//    memory once and frees the copy afterwards;
+//  - 'wasm': the payload is inside wasm memory, held by an ol_value handle.
+//    Tensor.alloc() makes one, and every run output is one. Feeding it to a
+//    run passes the handle: no copy. `data` is a typed-array view re-derived
+//    from the current memory buffer, so it survives memory growth (but a view
+//    kept in a variable does not: read `tensor.data` again after a run).
+// dispose() frees wasm storage early; a FinalizationRegistry frees it when a
+// tensor is garbage collected without dispose().
+import { OnnxLightError, invalidArgument } from './errors.js';
+import { dtypeOf, dtypeOfCode, storageBytes, storageLength, typeOfArray } from './dtypes.js';
+import { currentRuntime } from './runtime.js';
+
+// First constructor argument of tensors adopting an ol_value (internal).
+const WASM_VALUE = Symbol('wasm value');
+
+const finalizer = new FinalizationRegistry(({ runtime, handle }) => runtime.m._olw_value_release(handle));
+
+/** Internal: a Tensor taking ownership of an ol_value reference. */
+export let tensorFromValue;
+/** Internal: the ol_value handle of a wasm tensor, or 0 for a cpu tensor. */
+export let valueOfTensor;
+/** Internal: a new ol_value holding a copy of a cpu tensor (caller releases). */
+export let copyToValue;
+
+export class Tensor {
+  #type;
+  #dims;
+  #size;
+  #cpuData = null;
+  #runtime = null;
+  #handle = 0;
+  #ptr = 0;
+  #view = null;
+  #disposed = false;
+
+  /**
+   * new Tensor(type, data, dims?) or new Tensor(data, dims?).
+   * @param {string | any} typeOrData
+   * @param {any} [dataOrDims]
+   * @param {readonly number[]} [maybeDims]
+   */
+  constructor(typeOrData, dataOrDims, maybeDims) {
+    if (typeOrData === WASM_VALUE) {
+      this.#adopt(dataOrDims);
+      return;
+    }
+    let type, data, dims;
+    if (typeof typeOrData === 'string') {
+      [type, data, dims] = [typeOrData, dataOrDims, maybeDims];
+    } else {
+      [type, data, dims] = [typeOfArray(typeOrData), typeOrData, dataOrDims];
+    }
+    const d = dtypeOf(type);
+    data = toArrayData(d, data);
+    dims = checkDims(dims ?? [data.length]);
+    const size = dims.reduce((a, b) => a * b, 1);
+    if (data.length !== storageLength(d, size)) {
+      throw invalidArgument(
+        `tensor data has ${data.length} elements but dims [${dims}] need ${storageLength(d, size)} (${type})`,
+      );
+    }
+    this.#type = type;
+    this.#dims = dims;
+    this.#size = size;
+    this.#cpuData = data;
+  }
+
+  /**
+   * A zeroed tensor in wasm memory: `data` is a view on it and runs read it
+   * in place. Needs the module loaded (await init() or InferenceSession.create()).
+   * @param {string} type @param {readonly number[]} dims
+   */
+  static alloc(type, dims) {
+    const d = dtypeOf(type);
+    if (d.bits === 0) throw invalidArgument(`Tensor.alloc: '${type}' tensors cannot be views on wasm memory`);
+    checkDims(dims);
+    const runtime = currentRuntime();
+    return tensorFromValue(runtime, createValue(runtime, d, dims));
+  }
+
+  /** Element type ('float32', 'int64', ...). */
+  get type() {
+    return this.#type;
+  }
+
+  /** Dimensions (a fresh copy). */
+  get dims() {
+    return [...this.#dims];
+  }
+
+  /** Number of elements. */
+  get size() {
+    return this.#size;
+  }
+
+  /** 'cpu' (JS-owned data) or 'wasm' (a view on wasm memory). */
+  get location() {
+    return this.#runtime ? 'wasm' : 'cpu';
+  }
+
+  /** Byte offset of the payload in wasm memory ('wasm' tensors), else undefined. */
+  get wasmByteOffset() {
+    this.#checkAlive();
+    return this.#runtime ? this.#ptr : undefined;
+  }
+
+  /** The elements: a typed array (string[] for 'string'). */
+  get data() {
+    this.#checkAlive();
+    if (!this.#runtime) return this.#cpuData;
+    const buffer = this.#runtime.buffer;
+    if (this.#view === null || this.#view.buffer !== buffer) {
+      const d = dtypeOf(this.#type);
+      this.#view = new d.array(buffer, this.#ptr, storageLength(d, this.#size));
+    }
+    return this.#view;
+  }
+
+  /** ORT compatibility: the data, as a Promise. */
+  async getData() {
+    return this.data;
+  }
+
+  /** Frees wasm storage now (no-op for cpu tensors besides dropping data). */
+  dispose() {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    if (this.#runtime) {
+      finalizer.unregister(this);
+      this.#runtime.m._olw_value_release(this.#handle);
+      this.#handle = 0;
+      this.#ptr = 0;
+      this.#view = null;
+    }
+    this.#cpuData = null;
+  }
+
+  #adopt({ runtime, handle, type, dims, size, ptr }) {
+    this.#type = type;
+    this.#dims = dims;
+    this.#size = size;
+    this.#runtime = runtime;
+    this.#handle = handle;
+    this.#ptr = ptr;
+    finalizer.register(this, { runtime, handle }, this);
+  }
+
+  #checkAlive() {
+    if (this.#disposed) throw new OnnxLightError('OL_FAILED_PRECONDITION', `${this.#describe()} was disposed`);
+  }
+
+  #describe() {
+    return `tensor ${this.#type}[${this.#dims}]`;
+  }
+
+  static {
+    /* Wraps an ol_value tensor handle (takes the reference). Payloads that a
+     * typed array cannot view (strings, misaligned views into model bytes) are
+     * copied out and the handle is released. */
+    const wrap = (runtime, handle) => {
+      const m = runtime.m;
+      const d = dtypeOfCode(m._olw_tensor_dtype(handle));
+      const type = d ? d.type : runtime.string(m._olw_dtype_name(m._olw_tensor_dtype(handle)));
+      if (!d) {
+        m._olw_value_release(handle);
+        throw new OnnxLightError('OL_NOT_IMPLEMENTED', `tensors of type ${type} cannot be read in JS`);
+      }
+      const rank = m._olw_tensor_rank(handle);
+      const dimsPtr = m._olw_tensor_dims(handle);
+      const dims = Array.from({ length: rank }, (_, i) => runtime.i64(dimsPtr + 8 * i));
+      const ptr = m._olw_tensor_data(handle);
+      const size = dims.reduce((a, b) => a * b, 1);
+      if (d.bits === 0 || ptr % d.array.BYTES_PER_ELEMENT !== 0) {
+        const data = d.bits === 0 ? readStrings(runtime, handle, size) : copyOut(runtime, d, ptr, size);
+        m._olw_value_release(handle);
+        return new Tensor(type, data, dims);
+      }
+      return new Tensor(WASM_VALUE, { runtime, handle, type, dims, size, ptr });
+    };
+    tensorFromValue = wrap;
+
+    valueOfTensor = (tensor, runtime) => {
+      tensor.#checkAlive();
+      if (tensor.#runtime && tensor.#runtime !== runtime) {
+        throw invalidArgument(`${tensor.#describe()} belongs to another onnx-light module instance`);
+      }
+      return tensor.#handle;
+    };
+
+    copyToValue = (tensor, runtime) => {
+      tensor.#checkAlive();
+      const d = dtypeOf(tensor.#type);
+      const handle = createValue(runtime, d, tensor.#dims);
+      const data = tensor.#cpuData;
+      if (d.bits === 0) {
+        try {
+          data.forEach((s, i) => writeString(runtime, handle, i, s));
+        } catch (error) {
+          runtime.m._olw_value_release(handle);
+          throw error;
+        }
+      } else if (data.length) {
+        const bytes = new Uint8Array(data.buffer, data.byteOffset, storageBytes(d, tensor.#size));
+        runtime.heap.set(bytes, runtime.m._olw_tensor_data(handle));
+      }
+      return handle;
+    };
+  }
+}
+
+// ------------------------------------------------------------ helpers
+
+function checkDims(dims) {
+  if (!Array.isArray(dims) || !dims.every((x) => Number.isSafeInteger(x) && x >= 0)) {
+    throw invalidArgument(`tensor dims must be an array of non-negative integers, got ${JSON.stringify(dims)}`);
+  }
+  return [...dims];
+}
+
+/** JS data as the typed array (or string[]) the type stores. */
+function toArrayData(d, data) {
+  if (d.bits === 0) {
+    if (!Array.isArray(data)) throw invalidArgument("a 'string' tensor's data must be an array of strings");
+    return data;
+  }
+  if (data instanceof d.array) return data;
+  // Where the platform has Float16Array, float16 data may be one (same bytes as the Uint16Array codes).
+  if (d.type === 'float16' && globalThis.Float16Array && data instanceof globalThis.Float16Array) return data;
+  if (Array.isArray(data)) {
+    if (d.type === 'bool') return Uint8Array.from(data, (x) => (x ? 1 : 0));
+    if (d.array === BigInt64Array || d.array === BigUint64Array) return d.array.from(data, (x) => BigInt(x));
+    if ((d.array === Uint16Array && d.type !== 'uint16') || (d.array === Uint8Array && d.type !== 'uint8')) {
+      // float16/bfloat16/fp8 codes and packed 4-bit pairs: numbers are ambiguous
+      throw invalidArgument(`creating a '${d.type}' tensor from a number array is not supported; pass a ${d.array.name}`);
+    }
+    return d.array.from(data);
+  }
+  throw invalidArgument(`a '${d.type}' tensor's data must be a ${d.array.name} or an array`);
+}
+
+function createValue(runtime, d, dims) {
+  return runtime.scratch(8 * dims.length + 4, (ptr) => {
+    runtime.setDims(ptr, dims);
+    const out = ptr + 8 * dims.length;
+    runtime.check(runtime.m._olw_tensor_create(d.code, ptr, dims.length, out));
+    return runtime.u32(out);
+  });
+}
+
+function copyOut(runtime, d, ptr, size) {
+  const bytes = runtime.heap.slice(ptr, ptr + storageBytes(d, size));
+  return new d.array(bytes.buffer, 0, storageLength(d, size));
+}
+
+function readStrings(runtime, handle, size) {
+  return runtime.scratch(8, (out) =>
+    Array.from({ length: size }, (_, i) => {
+      runtime.check(runtime.m._olw_tensor_get_string(handle, i, out, out + 4));
+      return runtime.text(runtime.u32(out), runtime.u32(out + 4));
+    }),
+  );
+}
+
+function writeString(runtime, handle, index, text) {
+  if (typeof text !== 'string') throw invalidArgument(`string tensor element ${index} is not a string`);
+  const bytes = new TextEncoder().encode(text);
+  const ptr = runtime.copyIn(bytes);
+  try {
+    runtime.check(runtime.m._olw_tensor_set_string(handle, index, ptr, bytes.length));
+  } finally {
+    runtime.free(ptr);
+  }
+}

@@ -1,0 +1,133 @@
+#!/usr/bin/env node
+// npm run build: the native library and tests (build-native/), the wasm module
+// (build-wasm/), then the package's dist/:
+//   onnx_light.wasm, onnx_light.cjs  the module and its Emscripten glue
+//   node.js + modules, cli.js        ESM for Node (copied from js/src)
+//   browser.js                       ESM bundle for browsers (esbuild, glue inside)
+//   index.d.ts                       TypeScript declarations (js/types)
+//   proto/onnx_light_pb.{js,d.ts}    typed ModelProto etc. (protoc-gen-es)
+// CMake rebuilds only what changed; the JS steps take well under a second.
+// Options: --quiet (print tool output only on failure), --native, --wasm, --js
+// (only those steps; default all).
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const DIST = join(ROOT, 'dist');
+const args = new Set(process.argv.slice(2));
+const quiet = args.has('--quiet');
+const only = ['--native', '--wasm', '--js'].filter((a) => args.has(a));
+const wants = (step) => only.length === 0 || only.includes(step);
+const jobs = String(availableParallelism());
+// Debian's emcc needs acorn, which Debian installs outside Node's default path.
+const EMSDK_ENV = { ...process.env, NODE_PATH: [process.env.NODE_PATH, '/usr/share/nodejs'].filter(Boolean).join(':') };
+
+function run(command, commandArgs, { env = process.env } = {}) {
+  const result = spawnSync(command, commandArgs, { cwd: ROOT, env, stdio: quiet ? 'pipe' : 'inherit', encoding: 'utf8' });
+  if (result.error) {
+    const hint = result.error.code === 'ENOENT' ? ' (missing tool: run bash scripts/setup.sh)' : '';
+    throw new Error(`${command}: ${result.error.message}${hint}`);
+  }
+  if (result.status !== 0) {
+    if (quiet) process.stderr.write(`${result.stdout ?? ''}${result.stderr ?? ''}`);
+    throw new Error(`${command} ${commandArgs.join(' ')} failed with exit code ${result.status}`);
+  }
+}
+
+function step(name) {
+  if (!quiet) console.log(`\n== build: ${name}`);
+}
+
+function newer(source, target) {
+  return !existsSync(target) || statSync(source).mtimeMs > statSync(target).mtimeMs;
+}
+
+/** Copies when the content differs, so unchanged files keep their mtime. */
+function copyIfChanged(from, to) {
+  if (existsSync(to) && readFileSync(from).equals(readFileSync(to))) return;
+  mkdirSync(dirname(to), { recursive: true });
+  copyFileSync(from, to);
+}
+
+function buildNative() {
+  step('native (build-native, Release)');
+  if (!existsSync(join(ROOT, 'build-native/CMakeCache.txt'))) {
+    if (quiet) console.error('build: first native build (build-native), this takes a while');
+    run('cmake', ['-S', '.', '-B', 'build-native', '-DCMAKE_BUILD_TYPE=Release']);
+  }
+  run('cmake', ['--build', 'build-native', '-j', jobs]);
+}
+
+function buildWasm() {
+  step('wasm (build-wasm, emcmake)');
+  if (!existsSync(join(ROOT, 'build-wasm/CMakeCache.txt'))) {
+    if (quiet) console.error('build: first wasm build (build-wasm), this takes a while');
+    run('emcmake', ['cmake', '-S', '.', '-B', 'build-wasm', '-DCMAKE_BUILD_TYPE=Release'], { env: EMSDK_ENV });
+  }
+  run('cmake', ['--build', 'build-wasm', '-j', jobs], { env: EMSDK_ENV });
+}
+
+function buildProto() {
+  const proto = join(ROOT, 'proto/onnx_light.proto');
+  const out = join(DIST, 'proto');
+  if (!newer(proto, join(out, 'onnx_light_pb.js'))) return;
+  step('proto JS (protoc-gen-es)');
+  mkdirSync(out, { recursive: true });
+  run('protoc', [
+    `--plugin=protoc-gen-es=${join(ROOT, 'node_modules/.bin/protoc-gen-es')}`,
+    `--es_out=${out}`,
+    '--es_opt=target=js+dts',
+    `-I${join(ROOT, 'proto')}`,
+    proto,
+  ]);
+}
+
+async function buildJs() {
+  step('dist/ (ESM, browser bundle, types)');
+  mkdirSync(DIST, { recursive: true });
+  copyIfChanged(join(ROOT, 'build-wasm/onnx_light.wasm'), join(DIST, 'onnx_light.wasm'));
+  copyIfChanged(join(ROOT, 'build-wasm/onnx_light.js'), join(DIST, 'onnx_light.cjs'));
+  const browserOnly = new Set(['browser.js', 'platform-browser.js']);
+  for (const file of readdirSync(join(ROOT, 'js/src'))) {
+    if (file.endsWith('.js') && !browserOnly.has(file)) copyIfChanged(join(ROOT, 'js/src', file), join(DIST, file));
+  }
+  chmodSync(join(DIST, 'cli.js'), 0o755);
+  copyIfChanged(join(ROOT, 'js/types/index.d.ts'), join(DIST, 'index.d.ts'));
+  buildProto();
+
+  const esbuild = await import('esbuild');
+  await esbuild.build({
+    entryPoints: [join(ROOT, 'js/src/browser.js')],
+    outfile: join(DIST, 'browser.js'),
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    minify: true,
+    sourcemap: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+    // The glue's Node-only branch requires these; it never runs in a browser.
+    external: ['fs', 'path', 'crypto', 'url', 'worker_threads'],
+    plugins: [
+      {
+        name: 'emscripten-glue',
+        setup(build) {
+          build.onResolve({ filter: /onnx_light\.cjs$/ }, () => ({ path: join(DIST, 'onnx_light.cjs') }));
+        },
+      },
+    ],
+  });
+}
+
+try {
+  if (wants('--native')) buildNative();
+  if (wants('--wasm')) buildWasm();
+  if (wants('--js')) await buildJs();
+} catch (error) {
+  console.error(`build failed: ${error.message}`);
+  process.exit(1);
+}

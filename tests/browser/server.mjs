@@ -1,0 +1,44 @@
+// A static file server on 127.0.0.1 (random port) for the browser tests:
+// serves the repository's dist/, models/ and tests/browser/ only.
+import { createReadStream, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { extname, join, normalize } from 'node:path';
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.map': 'application/json',
+  '.wasm': 'application/wasm',
+  '.onnx': 'application/octet-stream',
+};
+const ALLOWED = ['/dist/', '/models/', '/tests/browser/'];
+
+/** Starts the server; resolves to { origin, requests, close() }. */
+export function serve(root) {
+  const requests = [];
+  const server = createServer((req, res) => {
+    const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    requests.push(path);
+    let stat = null;
+    if (req.method === 'GET' && ALLOWED.some((prefix) => path.startsWith(prefix))) {
+      try {
+        stat = statSync(join(root, path));
+      } catch {
+        stat = null;
+      }
+    }
+    if (!stat?.isFile()) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', 'content-length': stat.size });
+    createReadStream(join(root, path)).pipe(res);
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      resolve({ origin: `http://127.0.0.1:${port}`, requests, close: () => new Promise((r) => server.close(r)) });
+    });
+  });
+}
