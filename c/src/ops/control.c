@@ -1,4 +1,4 @@
-/* Control flow (ai.onnx): If 1-23, Loop 1-23, Scan 9-23.
+/* Control flow (ai.onnx): If 1-23, Loop 1-23, Scan 8-23 (8: batched form).
  * Bodies run through ctx->run_subgraph, which resolves outer-scope names in
  * the calling frame. Cancellation is checked before every body iteration. */
 #include <stdlib.h>
@@ -44,16 +44,14 @@ static ol_status take_slice(ol_allocator *alloc, const ol_tensor *src, int axis,
   return OL_OK;
 }
 
-/* Stacks count equal-shaped tensors along a new axis; order[i] gives the
- * position of items[i]. elem describes the shape when count == 0. */
-static ol_status stack(ol_kernel_ctx *ctx, size_t out_index, ol_value **items, size_t count,
-                       const int64_t *positions, int axis, const ol_type_info *declared) {
-  const ol_node *node = ctx->node;
+/* Stacks count equal-shaped tensors along a new axis; positions[i] is where
+ * items[i] goes. declared describes the element when count == 0. */
+static ol_status stack(const ol_node *node, ol_allocator *alloc, ol_value **items, size_t count,
+                       const int64_t *positions, int axis, const ol_type_info *declared, ol_value **out) {
   int64_t dims[OL_MAX_RANK];
   int rank;
-  ol_dtype dtype;
   if (count == 0) {
-    dtype = declared && declared->dtype ? declared->dtype : OL_DTYPE_FLOAT;
+    ol_dtype dtype = declared && declared->dtype ? declared->dtype : OL_DTYPE_FLOAT;
     rank = 1;
     dims[0] = 0;
     if (declared && declared->rank >= 0 && declared->rank < OL_MAX_RANK) {
@@ -64,35 +62,36 @@ static ol_status stack(ol_kernel_ctx *ctx, size_t out_index, ol_value **items, s
         for (int d = 0; d < declared->rank; d++) dims[d + 1] = declared->dims[d];
       }
     }
-    ol_tensor *t;
-    return ol_ctx_output(ctx, out_index, dtype, rank, dims, &t);
+    return ol_value_new_tensor(alloc, dtype, rank, dims, out);
   }
-  const ol_tensor *first = ol_vt(items[0]);
   if (items[0]->kind != OL_VALUE_TENSOR)
-    return ol_kernel_error(node, OL_NOT_IMPLEMENTED, "scan output %zu is not a tensor", out_index);
+    return ol_kernel_error(node, OL_NOT_IMPLEMENTED, "scan outputs must be tensors");
+  const ol_tensor *first = ol_vt(items[0]);
   if (first->rank + 1 > OL_MAX_RANK) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "scan output rank too large");
   if (axis < 0) axis += first->rank + 1;
   if (axis < 0 || axis > first->rank)
     return ol_kernel_error(node, OL_INVALID_MODEL, "scan output axis out of range");
-  dtype = first->dtype;
   rank = first->rank + 1;
   for (int d = 0, k = 0; d < rank; d++) dims[d] = d == axis ? (int64_t)count : first->dims[k++];
   for (size_t i = 1; i < count; i++) {
     const ol_tensor *t = ol_vt(items[i]);
-    if (items[i]->kind != OL_VALUE_TENSOR || t->dtype != dtype || t->rank != first->rank ||
+    if (items[i]->kind != OL_VALUE_TENSOR || t->dtype != first->dtype || t->rank != first->rank ||
         memcmp(t->dims, first->dims, sizeof(int64_t) * (size_t)t->rank) != 0)
-      return ol_kernel_error(node, OL_INVALID_ARGUMENT,
-                             "scan output %zu changes type or shape between iterations", out_index);
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "scan outputs change type or shape between iterations");
   }
-  ol_tensor *out;
-  OL_TRY(ol_ctx_output(ctx, out_index, dtype, rank, dims, &out));
+  OL_TRY(ol_value_new_tensor(alloc, first->dtype, rank, dims, out));
   int64_t outer = ol_shape_count(axis, first->dims);
   int64_t inner = ol_shape_count(first->rank - axis, first->dims + axis);
-  for (size_t i = 0; i < count; i++)
-    for (int64_t o = 0; o < outer; o++)
-      OL_TRY(ol_elements_copy(dtype, ol_tdata(out), (o * (int64_t)count + positions[i]) * inner,
-                              ol_tdata(ol_vt(items[i])), o * inner, inner));
-  return OL_OK;
+  ol_status s = OL_OK;
+  for (size_t i = 0; i < count && s == OL_OK; i++)
+    for (int64_t o = 0; o < outer && s == OL_OK; o++)
+      s = ol_elements_copy(first->dtype, ol_tdata(&(*out)->tensor), (o * (int64_t)count + positions[i]) * inner,
+                           ol_tdata(ol_vt(items[i])), o * inner, inner);
+  if (s != OL_OK) {
+    ol_value_release(*out);
+    *out = NULL;
+  }
+  return s;
 }
 
 /* ------------------------------------------------------------ If */
@@ -202,10 +201,13 @@ static ol_status loop_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
   int64_t *positions = ol_xcalloc(iterations + 1, sizeof(int64_t));
   for (size_t t = 0; positions && t < iterations; t++) positions[t] = (int64_t)t;
   for (size_t k2 = 0; k2 < n_scans; k2++) {
-    if (s == OL_OK)
-      s = positions ? stack(ctx, n_carried + k2, scans[k2], iterations, positions, 0,
-                            &body->outputs[1 + n_carried + k2].type)
+    if (s == OL_OK) {
+      ol_value *stacked = NULL;
+      s = positions ? stack(node, ctx->allocator, scans[k2], iterations, positions, 0,
+                            &body->outputs[1 + n_carried + k2].type, &stacked)
                     : OL_OUT_OF_MEMORY;
+      if (s == OL_OK) s = ol_ctx_set_output(ctx, n_carried + k2, stacked);
+    }
     if (scans[k2]) release_all(scans[k2], iterations);
     free(scans[k2]);
   }
@@ -228,6 +230,64 @@ static int64_t attr_at(const ol_node *node, const char *name, size_t i, int64_t 
   return n > (int64_t)i ? v[i] : dflt;
 }
 
+/* One scan over len steps. states[n_state] are replaced by the final states;
+ * scan_out[j] receives the stacked output j. Scan 8 names the input
+ * directions "directions"; Scan 9 "scan_input_directions". */
+typedef struct scan_job {
+  const ol_node *node;
+  ol_kernel_ctx *ctx;
+  const ol_graph *body;
+  size_t n_state, n_scan_in, n_scan_out;
+  const ol_tensor *const *xs; /* scan inputs */
+  const int *axes;            /* per scan input */
+  const char *directions_attr;
+} scan_job;
+
+static ol_status scan_run(const scan_job *job, int64_t len, ol_value **states, ol_value **scan_out) {
+  const ol_node *node = job->node;
+  ol_kernel_ctx *ctx = job->ctx;
+  size_t n_body_in = job->body->num_inputs, n_body_out = job->body->num_outputs;
+  size_t n_state = job->n_state;
+  ol_value **in = ol_xcalloc(n_body_in, sizeof *in), **out = ol_xcalloc(n_body_out, sizeof *out);
+  ol_value **scans = ol_xcalloc(job->n_scan_out * (size_t)len + 1, sizeof *scans);
+  int64_t *positions = ol_xcalloc((size_t)len + 1, sizeof *positions);
+  ol_status s = (!in || !out || !scans || !positions) ? OL_OUT_OF_MEMORY : OL_OK;
+  for (int64_t t = 0; s == OL_OK && t < len; t++) {
+    if ((s = check_cancel(ctx)) != OL_OK) break;
+    for (size_t i = 0; i < n_state; i++) in[i] = states[i];
+    for (size_t j = 0; s == OL_OK && j < job->n_scan_in; j++) {
+      int64_t at = attr_at(node, job->directions_attr, j, 0) ? len - 1 - t : t;
+      s = take_slice(ctx->allocator, job->xs[j], job->axes[j], at, &in[n_state + j]);
+    }
+    if (s == OL_OK) s = ctx->run_subgraph(ctx->runtime, job->body, in, n_body_in, out, n_body_out);
+    for (size_t j = 0; j < job->n_scan_in; j++) {
+      ol_value_release(in[n_state + j]);
+      in[n_state + j] = NULL;
+    }
+    if (s != OL_OK) break;
+    for (size_t i = 0; i < n_state; i++) {
+      ol_value_release(states[i]);
+      states[i] = out[i];
+    }
+    for (size_t j = 0; j < job->n_scan_out; j++) scans[j * (size_t)len + (size_t)t] = out[n_state + j];
+  }
+  for (size_t j = 0; j < job->n_scan_out; j++) {
+    if (s == OL_OK) {
+      bool reverse = attr_at(node, "scan_output_directions", j, 0) != 0;
+      for (int64_t t = 0; t < len; t++) positions[t] = reverse ? len - 1 - t : t;
+      s = stack(node, ctx->allocator, scans + j * (size_t)len, (size_t)len, positions,
+                (int)attr_at(node, "scan_output_axes", j, 0), &job->body->outputs[n_state + j].type, &scan_out[j]);
+    }
+    if (scans) release_all(scans + j * (size_t)len, (size_t)len);
+  }
+  free(in);
+  free(out);
+  free(scans);
+  free(positions);
+  return s;
+}
+
+/* Scan 9+: inputs are states then scan inputs, scanned along scan_input_axes. */
 static ol_status scan_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
   const ol_node *node = k->node;
   const ol_graph *body = ol_attr_graph(node, "body");
@@ -236,77 +296,109 @@ static ol_status scan_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
     return ol_kernel_error(node, OL_INVALID_MODEL, "num_scan_inputs %lld does not fit %zu inputs", (long long)m,
                            ctx->num_inputs);
   size_t n_state = ctx->num_inputs - (size_t)m, n_scan_in = (size_t)m;
-  if (body->num_inputs != ctx->num_inputs || body->num_outputs < n_state ||
-      ctx->num_outputs != body->num_outputs)
+  if (body->num_inputs != ctx->num_inputs || body->num_outputs < n_state || ctx->num_outputs != body->num_outputs)
     return ol_kernel_error(node, OL_INVALID_MODEL, "body signature does not match the node");
-  size_t n_scan_out = body->num_outputs - n_state;
-  int64_t len = -1;
+  const ol_tensor *xs[OL_MAX_RANK * 4];
   int axes[OL_MAX_RANK * 4];
   if (n_scan_in > sizeof axes / sizeof axes[0]) return ol_kernel_error(node, OL_NOT_IMPLEMENTED, "too many scan inputs");
+  int64_t len = -1;
   for (size_t j = 0; j < n_scan_in; j++) {
-    const ol_tensor *x;
-    OL_TRY(ol_ctx_require(ctx, n_state + j, &x));
-    OL_TRY(ol_normalize_axis(node, attr_at(node, "scan_input_axes", j, 0), x->rank, &axes[j]));
-    if (x->rank == 0) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "scan input %zu is a scalar", j);
-    if (len >= 0 && x->dims[axes[j]] != len)
+    OL_TRY(ol_ctx_require(ctx, n_state + j, &xs[j]));
+    if (xs[j]->rank == 0) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "scan input %zu is a scalar", j);
+    OL_TRY(ol_normalize_axis(node, attr_at(node, "scan_input_axes", j, 0), xs[j]->rank, &axes[j]));
+    if (len >= 0 && xs[j]->dims[axes[j]] != len)
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "scan inputs have different sequence lengths");
-    len = x->dims[axes[j]];
+    len = xs[j]->dims[axes[j]];
   }
-  size_t n_body_in = body->num_inputs, n_body_out = body->num_outputs;
-  ol_value **state = ol_xcalloc(n_state + 1, sizeof *state);
-  ol_value **in = ol_xcalloc(n_body_in, sizeof *in), **out = ol_xcalloc(n_body_out, sizeof *out);
-  ol_value **scans = ol_xcalloc(n_scan_out * (size_t)len + 1, sizeof *scans);
-  int64_t *positions = ol_xcalloc((size_t)len + 1, sizeof *positions);
-  ol_status s = (!state || !in || !out || !scans || !positions) ? OL_OUT_OF_MEMORY : OL_OK;
-  for (size_t i = 0; s == OL_OK && i < n_state; i++) state[i] = ol_value_retain(ctx->inputs[i]);
-  for (int64_t t = 0; s == OL_OK && t < len; t++) {
-    if ((s = check_cancel(ctx)) != OL_OK) break;
-    for (size_t i = 0; i < n_state; i++) in[i] = state[i];
+  scan_job job = {node, ctx, body, n_state, n_scan_in, body->num_outputs - n_state, xs, axes, "scan_input_directions"};
+  ol_value **states = ol_xcalloc(n_state + job.n_scan_out + 1, sizeof *states);
+  if (!states) return OL_OUT_OF_MEMORY;
+  for (size_t i = 0; i < n_state; i++) states[i] = ol_value_retain(ctx->inputs[i]);
+  ol_status s = scan_run(&job, len, states, states + n_state);
+  for (size_t i = 0; i < n_state + job.n_scan_out; i++) {
+    if (s == OL_OK) s = ol_ctx_set_output(ctx, i, states[i]);
+    else ol_value_release(states[i]);
+  }
+  free(states);
+  return s;
+}
+
+/* Scan 8: a leading batch axis on every input and output, the sequence on
+ * axis 1 of scan inputs, and an optional sequence_lens input (only full
+ * lengths are supported). Each batch row runs the 9+ logic. */
+static ol_status scan8_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
+  const ol_node *node = k->node;
+  const ol_graph *body = ol_attr_graph(node, "body");
+  int64_t m = ol_attr_int(node, "num_scan_inputs", 0);
+  if (ctx->num_inputs < 1 || m <= 0 || (size_t)m > ctx->num_inputs - 1)
+    return ol_kernel_error(node, OL_INVALID_MODEL, "num_scan_inputs %lld does not fit the inputs", (long long)m);
+  size_t n_scan_in = (size_t)m, n_state = ctx->num_inputs - 1 - n_scan_in;
+  if (body->num_inputs != n_state + n_scan_in || body->num_outputs < n_state || ctx->num_outputs != body->num_outputs)
+    return ol_kernel_error(node, OL_INVALID_MODEL, "body signature does not match the node");
+  size_t n_scan_out = body->num_outputs - n_state;
+  const ol_tensor *first;
+  OL_TRY(ol_ctx_require(ctx, 1 + n_state, &first));
+  if (first->rank < 2) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "scan inputs need [batch, sequence, ...]");
+  int64_t batch = first->dims[0], len = first->dims[1];
+  const ol_tensor *lens = ol_ctx_input(ctx, 0);
+  for (int64_t b = 0; lens && b < ol_tcount(lens); b++)
+    if ((int64_t)ol_tensor_get_double(lens, b) != len)
+      return ol_kernel_error(node, OL_NOT_IMPLEMENTED, "sequence_lens shorter than the scan inputs are not supported");
+  size_t n_out = n_state + n_scan_out;
+  ol_value **rows = ol_xcalloc((size_t)batch * n_out + 1, sizeof *rows);
+  ol_value **row_in = ol_xcalloc(n_state + n_scan_in + 1, sizeof *row_in);
+  const ol_tensor **xs = ol_xcalloc(n_scan_in + 1, sizeof *xs);
+  int *axes = ol_xcalloc(n_scan_in + 1, sizeof *axes);
+  int64_t *positions = ol_xcalloc((size_t)batch + 1, sizeof *positions);
+  ol_status s = (!rows || !row_in || !xs || !axes || !positions) ? OL_OUT_OF_MEMORY : OL_OK;
+  for (int64_t b = 0; s == OL_OK && b < batch; b++) {
+    positions[b] = b;
+    for (size_t i = 0; s == OL_OK && i < n_state + n_scan_in; i++) {
+      const ol_tensor *t;
+      s = ol_ctx_require(ctx, 1 + i, &t);
+      if (s == OL_OK && (t->rank < 1 || t->dims[0] != batch))
+        s = ol_kernel_error(node, OL_INVALID_ARGUMENT, "input %zu does not have the batch size %lld", 1 + i, (long long)batch);
+      if (s == OL_OK) s = take_slice(ctx->allocator, t, 0, b, &row_in[i]);
+    }
     for (size_t j = 0; s == OL_OK && j < n_scan_in; j++) {
-      int64_t at = attr_at(node, "scan_input_directions", j, 0) ? len - 1 - t : t;
-      s = take_slice(ctx->allocator, ol_ctx_input(ctx, n_state + j), axes[j], at, &in[n_state + j]);
+      xs[j] = &row_in[n_state + j]->tensor;
+      axes[j] = 0;
+      if (xs[j]->rank < 1 || xs[j]->dims[0] != len)
+        s = ol_kernel_error(node, OL_INVALID_ARGUMENT, "scan inputs have different sequence lengths");
     }
-    if (s == OL_OK) s = ctx->run_subgraph(ctx->runtime, body, in, n_body_in, out, n_body_out);
-    for (size_t j = 0; j < n_scan_in; j++) {
-      ol_value_release(in[n_state + j]);
-      in[n_state + j] = NULL;
-    }
-    if (s != OL_OK) break;
-    for (size_t i = 0; i < n_state; i++) {
-      ol_value_release(state[i]);
-      state[i] = out[i];
-    }
-    for (size_t j = 0; j < n_scan_out; j++) scans[j * (size_t)len + (size_t)t] = out[n_state + j];
+    scan_job job = {node, ctx, body, n_state, n_scan_in, n_scan_out, xs, axes, "directions"};
+    ol_value **row = rows + (size_t)b * n_out;
+    for (size_t i = 0; s == OL_OK && i < n_state; i++) row[i] = ol_value_retain(row_in[i]);
+    if (s == OL_OK) s = scan_run(&job, len, row, row + n_state);
+    release_all(row_in, n_state + n_scan_in);
   }
-  for (size_t i = 0; i < n_state; i++) {
-    if (s == OL_OK) s = ol_ctx_set_output(ctx, i, state[i]);
-    else ol_value_release(state[i]);
+  /* gather rows into [batch, ...] outputs */
+  ol_value **column = ol_xcalloc((size_t)batch + 1, sizeof *column);
+  if (!column && s == OL_OK) s = OL_OUT_OF_MEMORY;
+  for (size_t i = 0; s == OL_OK && i < n_out; i++) {
+    for (int64_t b = 0; b < batch; b++) column[b] = rows[(size_t)b * n_out + i];
+    ol_value *stacked = NULL;
+    s = stack(node, ctx->allocator, column, (size_t)batch, positions, 0, NULL, &stacked);
+    if (s == OL_OK) s = ol_ctx_set_output(ctx, i, stacked);
   }
-  for (size_t j = 0; j < n_scan_out; j++) {
-    if (s == OL_OK) {
-      bool reverse = attr_at(node, "scan_output_directions", j, 0) != 0;
-      for (int64_t t = 0; t < len; t++) positions[t] = reverse ? len - 1 - t : t;
-      s = stack(ctx, n_state + j, scans + j * (size_t)len, (size_t)len, positions,
-                (int)attr_at(node, "scan_output_axes", j, 0), &body->outputs[n_state + j].type);
-    }
-    if (scans) release_all(scans + j * (size_t)len, (size_t)len);
-  }
-  free(state);
-  free(in);
-  free(out);
-  free(scans);
+  if (rows) release_all(rows, (size_t)batch * n_out);
+  free(column);
+  free(rows);
+  free(row_in);
+  free(xs);
+  free(axes);
   free(positions);
   return s;
 }
 
 static ol_status scan_create(const ol_node *node, ol_kernel **out) {
   if (!ol_attr_graph(node, "body")) return ol_kernel_error(node, OL_INVALID_MODEL, "Scan needs a body graph");
-  return ol_kernel_simple(node, scan_compute, out);
+  return ol_kernel_simple(node, node->opset < 9 ? scan8_compute : scan_compute, out);
 }
 
 const ol_op_registration ol_ops_control[] = {
     {"", "If", 1, OL_OPSET_LATEST, if_create, "any"},
     {"", "Loop", 1, OL_OPSET_LATEST, loop_create, "any"},
-    {"", "Scan", 9, OL_OPSET_LATEST, scan_create, "any"},
+    {"", "Scan", 8, OL_OPSET_LATEST, scan_create, "any"},
     {0},
 };
