@@ -41,5 +41,8 @@ double ol_cosh(double x);
 double ol_asinh(double x);
 double ol_acosh(double x);
 double ol_atanh(double x);
+double ol_expm1(double x);
+double ol_log1p(double x);
+double ol_erfc(double x);
 
 #endif
