@@ -17,8 +17,6 @@
 #include "ops/registry.h"
 #include "simd/math.h"
 
-/* Defined in simd/math.c (to be declared in simd/math.h). */
-
 ol_status ol_ew_unary_create(const ol_node *node, ol_kernel **out);
 ol_status ol_ew_clip_create(const ol_node *node, ol_kernel **out);
 
