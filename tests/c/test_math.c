@@ -13,7 +13,6 @@
 #include "harness.h"
 #include "simd/math.h"
 
-/* Defined in simd/math.c, not yet declared in math.h. */
 
 #define SWEEP 1000000  /* points per float sweep */
 #define SWEEP_D 300000 /* per double sweep (the long double reference is slow) */
