@@ -1,7 +1,7 @@
 // Headless Chromium (Debian's /usr/bin/chromium through playwright-core)
-// loads the browser bundle from a local server and runs 8 greedy steps of the
+// loads the browser bundle from a local server and runs 64 greedy steps of the
 // fortunes decoder with the KV cache fed back; the tokens must equal the same
-// run in Node, in the page and in a module Web Worker. Nothing may be fetched
+// run in Node and onnxruntime-node's, in the page and in a module Web Worker. Nothing may be fetched
 // from anywhere but the local server.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,15 +14,17 @@ import * as ol from 'onnx-light';
 import { chromium } from 'playwright-core';
 
 import { greedyDecode } from '../../dist/greedy.js';
+import { greedyWithOrt } from '../parity/ort_greedy.mjs';
 import { serve } from './server.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const STEPS = 8;
+const STEPS = 64;
 const PROMPT = 'The ';
 
 let server;
 let nodeTokens;
+let ortTokens;
 let context;
 let page;
 let profile;
@@ -35,6 +37,7 @@ before(async () => {
   nodeTokens = [];
   for await (const t of greedyDecode({ session, Tensor: ol.Tensor, promptIds, maxNewTokens: STEPS })) nodeTokens.push(t);
   await session.release();
+  ortTokens = await greedyWithOrt(join(ROOT, 'models/fortunes-byte-0.8M.onnx'), [...new TextEncoder().encode(PROMPT)], STEPS);
 
   server = await serve(ROOT);
   profile = mkdtempSync(join(tmpdir(), 'onnx-light-chromium-'));
@@ -67,7 +70,7 @@ after(async () => {
 });
 
 describe('browser bundle in Chromium', () => {
-  test(`${STEPS} greedy steps of the fortunes decoder equal Node's`, async () => {
+  test(`${STEPS} greedy steps of the fortunes decoder equal Node's and onnxruntime-node's`, async () => {
     const inBrowser = await page.evaluate(
       async ({ steps, prompt }) => {
         const api = await import('/dist/browser.js');
@@ -84,6 +87,7 @@ describe('browser bundle in Chromium', () => {
 
     assert.equal(inBrowser.length, STEPS);
     assert.deepEqual(inBrowser, nodeTokens);
+    assert.deepEqual(inBrowser, ortTokens, "the page's tokens equal onnxruntime-node's");
   });
 
   test('the bundle runs in a module Web Worker too', async () => {
