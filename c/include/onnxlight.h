@@ -182,8 +182,13 @@ typedef struct ol_completion ol_completion;
 
 typedef struct ol_session_options {
   ol_allocator *allocator; /* NULL: default */
-  int64_t persistent_tensor_initial_capacity; /* reserved for the state issue */
+  /* Initial capacity (elements along the append axis, tokens for Attention)
+   * of append buffers made for persistent state; 0 disables reservations.
+   * Only ol_state uses it. Set by ol_session_options_init to 32. */
+  int64_t persistent_tensor_initial_capacity;
 } ol_session_options;
+
+void ol_session_options_init(ol_session_options *options);
 
 /* The session keeps a reference to the model; destroy the model afterwards. */
 ol_status ol_session_create(ol_model *model, const ol_session_options *options,
@@ -215,11 +220,118 @@ ol_status ol_session_run(ol_session *session, const char *const *input_names,
                          const char *const *output_names, ol_value **outputs,
                          size_t n_outputs, ol_completion *completion);
 
+/* ---------------------------------------------------------------- contexts and events */
+
+/* A context carries the event log shared by every run made with it (and by
+ * their subgraphs). Events are off unless enabled; with events off nothing is
+ * recorded and no lock is taken. */
+typedef struct ol_context ol_context;
+
+typedef enum ol_event_action {
+  OL_EVENT_PERSISTENT_STORAGE = 1,
+} ol_event_action;
+
+typedef struct ol_runtime_event {
+  ol_event_action action;
+  char node_name[128];     /* truncated to fit */
+  char op_type[64];
+  uint64_t storage_allocations;
+  uint64_t storage_allocated_bytes;
+  uint64_t storage_prefix_copied_bytes;
+  uint64_t storage_append_copied_bytes;
+  uint64_t storage_reuse_count;
+  uint64_t allocated_bytes; /* allocator live bytes when recorded */
+  uint64_t peak_bytes;      /* allocator peak bytes when recorded */
+} ol_runtime_event;
+
+typedef struct ol_context_options {
+  int events_enabled;
+  ol_allocator *allocator; /* NULL: the session's / default allocator */
+} ol_context_options;
+
+ol_status ol_context_create(const ol_context_options *options, ol_context **out);
+void ol_context_destroy(ol_context *context);
+size_t ol_context_event_count(const ol_context *context);
+/* Borrowed pointer, valid until the next record or clear. */
+const ol_runtime_event *ol_context_event(const ol_context *context, size_t index);
+void ol_context_clear_events(ol_context *context);
+
+/* Runs like ol_session_run, recording events in context (may be NULL). */
+ol_status ol_session_run_with(ol_session *session, ol_context *context,
+                              const char *const *input_names, ol_value *const *inputs,
+                              size_t n_inputs, const char *const *output_names,
+                              ol_value **outputs, size_t n_outputs, ol_completion *completion);
+
+/* ---------------------------------------------------------------- persistent state */
+
+/* Values retained between calls for the inputs bound by
+ * GraphProto.persistent_bindings (input <- output). Initial values, feeds and
+ * published outputs are retained by reference: payloads are never copied by
+ * the state layer. A failed or cancelled run leaves the state unchanged. */
+typedef struct ol_state ol_state;
+
+/* initial: one value per bound input (names are exact graph input names). */
+ol_status ol_state_create(ol_model *model, const char *const *names, ol_value *const *initial,
+                          size_t count, const ol_session_options *options, ol_state **out);
+/* feeds: the remaining (unbound) inputs. outputs as in ol_session_run. */
+ol_status ol_state_run(ol_state *state, ol_context *context, const char *const *input_names,
+                       ol_value *const *inputs, size_t n_inputs,
+                       const char *const *output_names, ol_value **outputs, size_t n_outputs,
+                       ol_completion *completion);
+ol_status ol_state_reset(ol_state *state, const char *const *names, ol_value *const *initial,
+                         size_t count);
+/* Releases the retained values; later calls fail with OL_FAILED_PRECONDITION. */
+ol_status ol_state_close(ol_state *state);
+void ol_state_destroy(ol_state *state);
+/* Retained values (borrowed references; retain to keep them). */
+size_t ol_state_value_count(const ol_state *state);
+const char *ol_state_value_name(const ol_state *state, size_t index);
+ol_status ol_state_value(const ol_state *state, const char *name, ol_value **out);
+/* The session inside the state (names and metadata). */
+const ol_session *ol_state_session(const ol_state *state);
+
+/* A new model with persistent bindings added (input_names[i] <- output_names[i]).
+ * A bound input read by more than one node position gets one forwarding
+ * Identity node (a zero-copy view) so that it has exactly one use, as the
+ * binding rules require. The source model is not modified. */
+ol_status ol_model_bind_persistent(const ol_model *model, const char *const *input_names,
+                                   const char *const *output_names, size_t count, ol_model **out);
+
+/* ---------------------------------------------------------------- generation */
+
+typedef struct ol_generate_options {
+  int64_t max_new_tokens;   /* required, >= 0 */
+  double temperature;       /* 0: greedy */
+  uint64_t seed;            /* sampling seed */
+  int64_t eos_token_id;     /* -1: none */
+  int64_t pad_token_id;     /* -1: eos_token_id */
+  const char *input_ids_name;      /* default "input_ids" */
+  const char *logits_name;         /* default "logits" */
+  const char *attention_mask_name; /* default "attention_mask" */
+  const char *position_ids_name;   /* default "position_ids" */
+  /* Called after each generated step with the new token of every row;
+   * returning nonzero stops generation (not an error). */
+  int (*on_token)(void *user, const int64_t *tokens, size_t batch, size_t step);
+  void *on_token_user;
+} ol_generate_options;
+
+void ol_generate_options_init(ol_generate_options *options);
+
+/* Runs the token loop. feeds: input_ids [batch, prompt] (INT64) plus any other
+ * inputs (initial empty caches for models with persistent bindings). out:
+ * INT64 [batch, prompt + generated]. Feeds and model are not modified. */
+ol_status ol_generate(ol_model *model, ol_context *context, const char *const *names,
+                      ol_value *const *feeds, size_t n_feeds, const ol_generate_options *options,
+                      const ol_session_options *session_options, ol_completion *completion,
+                      ol_value **out);
+
 /* ---------------------------------------------------------------- cancellation */
 
 ol_status ol_completion_create(ol_completion **out);
 void ol_completion_destroy(ol_completion *completion);
-/* Safe from another thread while a run is in progress. */
+/* Safe from another thread while a run is in progress. A completion is single
+ * use: a run that publishes successfully completes it, and cancelling a
+ * completed completion fails with OL_FAILED_PRECONDITION. */
 ol_status ol_completion_cancel(ol_completion *completion, const char *reason);
 int ol_completion_is_cancelled(const ol_completion *completion);
 

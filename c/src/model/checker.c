@@ -111,6 +111,24 @@ static ol_status check_graph(const ol_model_data *m, const ol_graph *g, const sc
   return st;
 }
 
+/* References to name anywhere in g: node input positions (every position
+ * counts, read-only operators too), captures in nested graphs (all branches
+ * count), and graph outputs that return it directly. */
+static size_t count_uses(const ol_graph *g, const char *name) {
+  size_t uses = 0;
+  for (size_t i = 0; i < g->num_nodes; i++) {
+    const ol_node *n = &g->nodes[i];
+    for (size_t k = 0; k < n->num_inputs; k++) uses += strcmp(n->inputs[k], name) == 0;
+    for (size_t a = 0; a < n->num_attrs; a++) {
+      const ol_attr *attr = &n->attrs[a];
+      if (attr->type == OL_ATTR_GRAPH) uses += count_uses(attr->graph, name);
+      for (size_t k = 0; attr->type == OL_ATTR_GRAPHS && k < attr->count; k++) uses += count_uses(attr->graphs[k], name);
+    }
+  }
+  for (size_t i = 0; i < g->num_outputs; i++) uses += strcmp(g->outputs[i].name, name) == 0;
+  return uses;
+}
+
 static ol_status check_bindings(const ol_graph *g) {
   const Onnx__GraphProto *gp = g->proto;
   for (size_t i = 0; i < gp->n_persistent_bindings; i++) {
@@ -121,6 +139,12 @@ static ol_status check_bindings(const ol_graph *g) {
     for (size_t k = 0; k < g->num_outputs; k++) out_ok |= strcmp(g->outputs[k].name, out) == 0;
     if (!in_ok) return ol_error(OL_INVALID_MODEL, "persistent binding %zu: '%s' is not a graph input", i, in);
     if (!out_ok) return ol_error(OL_INVALID_MODEL, "persistent binding %zu: '%s' is not a graph output", i, out);
+    size_t uses = count_uses(g, in);
+    if (uses != 1)
+      return ol_error(OL_INVALID_MODEL,
+                      "persistent input '%s' must have exactly one use in the graph, found %zu "
+                      "(every node input position, nested-graph capture and graph output counts)",
+                      in, uses);
     for (size_t k = 0; k < i; k++) {
       const Onnx__PersistentBindingProto *p = gp->persistent_bindings[k];
       if (strcmp(p->input_name ? p->input_name : "", in) == 0)

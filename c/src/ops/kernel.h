@@ -21,6 +21,26 @@ struct ol_kernel {
   const ol_node *node;
 };
 
+/* Storage work a kernel reports through ctx->record_storage (runtime events). */
+typedef struct ol_storage_counts {
+  uint64_t allocations;
+  uint64_t allocated_bytes;
+  uint64_t prefix_copied_bytes;
+  uint64_t append_copied_bytes;
+  uint64_t reuse_count;
+} ol_storage_counts;
+
+/* An append reservation (see ctx->reserve_append): result has the requested
+ * shape; its first elements along the axis already hold the retained prefix;
+ * the kernel must write all of writable[0 .. writable_bytes) and then call
+ * ctx->commit_append. counts says what the reservation itself did. */
+typedef struct ol_append_reservation {
+  ol_value *result;
+  void *writable;
+  size_t writable_bytes;
+  ol_storage_counts counts;
+} ol_append_reservation;
+
 /* What a kernel may use while computing. Filled by the runtime. */
 struct ol_kernel_ctx {
   const ol_node *node;
@@ -35,6 +55,18 @@ struct ol_kernel_ctx {
   void *runtime;
   ol_status (*run_subgraph)(void *runtime, const ol_graph *graph, ol_value *const *inputs,
                             size_t num_inputs, ol_value **outputs, size_t num_outputs);
+  /* Append reservation for node input `input` (a persistent root input read
+   * directly) producing node output `output` (its bound root output), with
+   * result shape dims and append axis. NULL outside persistent state. On
+   * OL_OK with res->result == NULL no reservation is possible (disabled,
+   * shared buffer, unsupported layout): use the ordinary path. One attempt
+   * per output per run; a second attempt is an error. */
+  ol_status (*reserve_append)(void *runtime, size_t input, size_t output, int rank,
+                              const int64_t *dims, int axis, ol_append_reservation *res);
+  /* Seals a filled reservation and sets node output `output` to its result. */
+  ol_status (*commit_append)(void *runtime, size_t output, ol_append_reservation *res);
+  /* Records a storage event; NULL when events are off (record nothing). */
+  ol_status (*record_storage)(void *runtime, const ol_storage_counts *counts);
 };
 
 typedef ol_status (*ol_kernel_create_fn)(const ol_node *node, ol_kernel **out);

@@ -15,6 +15,8 @@ void ol_completion_destroy(ol_completion *c) { free(c); }
 
 ol_status ol_completion_cancel(ol_completion *c, const char *reason) {
   if (!c) return ol_error(OL_INVALID_ARGUMENT, "ol_completion_cancel: completion is NULL");
+  if (c->completed)
+    return ol_error(OL_FAILED_PRECONDITION, "the completion already completed: its run published successfully");
   snprintf(c->reason, sizeof c->reason, "%s", reason ? reason : "cancelled");
   c->cancelled = 1;
   return OL_OK;

@@ -336,7 +336,34 @@ void ol_plan_destroy(ol_plan *p) {
 typedef struct run_scope {
   const ol_frame *frame;
   const ol_run_env *env;
+  const ol_node *node;  /* the node being computed */
+  ol_value **outputs;   /* its output array */
+  size_t num_outputs;
 } run_scope;
+
+static ol_status scope_reserve(void *runtime, size_t input, size_t output, int rank, const int64_t *dims,
+                               int axis, ol_append_reservation *res) {
+  run_scope *sc = runtime;
+  memset(res, 0, sizeof *res);
+  if (output >= sc->num_outputs || input >= sc->node->num_inputs)
+    return ol_kernel_error(sc->node, OL_INTERNAL, "append reservation for a missing input/output");
+  return sc->env->append->reserve(sc->env->append->user, sc->node, input, output, rank, dims, axis, res);
+}
+
+static ol_status scope_commit(void *runtime, size_t output, ol_append_reservation *res) {
+  run_scope *sc = runtime;
+  if (output >= sc->num_outputs) return ol_kernel_error(sc->node, OL_INTERNAL, "append commit for a missing output");
+  ol_value *v = NULL;
+  OL_TRY(sc->env->append->commit(sc->env->append->user, sc->node, output, res, &v));
+  ol_value_release(sc->outputs[output]);
+  sc->outputs[output] = v;
+  return OL_OK;
+}
+
+static ol_status scope_record(void *runtime, const ol_storage_counts *counts) {
+  run_scope *sc = runtime;
+  return ol_context_record_storage(sc->env->context, sc->node, counts, sc->env->allocator);
+}
 
 static ol_status run_subgraph(void *runtime, const ol_graph *graph, ol_value *const *inputs,
                               size_t num_inputs, ol_value **outputs, size_t num_outputs) {
@@ -383,7 +410,9 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
   ol_value **step_out = ol_xcalloc(arity, sizeof *step_out);
   ol_status s = (!slots || !step_in || !step_out) ? OL_OUT_OF_MEMORY : OL_OK;
   ol_frame frame = {p, slots, parent};
-  run_scope scope = {&frame, env};
+  run_scope scope = {&frame, env, NULL, step_out, 0};
+  bool events = env->context && env->context->events_enabled;
+  bool appends = !parent && env->append;
 
   for (size_t i = 0; s == OL_OK && i < p->num_consts; i++)
     slots[p->const_slots[i]] = ol_value_retain(p->const_values[i]);
@@ -410,8 +439,12 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
     }
     for (size_t j = 0; j < n->num_inputs; j++) step_in[j] = step->in_slots[j] >= 0 ? slots[step->in_slots[j]] : NULL;
     for (size_t j = 0; j < n->num_outputs; j++) step_out[j] = NULL;
+    scope.node = n;
+    scope.num_outputs = n->num_outputs;
     ol_kernel_ctx ctx = {n, step_in, n->num_inputs, step_out, n->num_outputs, env->allocator,
-                         env->cancelled, &scope, run_subgraph};
+                         env->cancelled, &scope, run_subgraph,
+                         appends ? scope_reserve : NULL, appends ? scope_commit : NULL,
+                         events ? scope_record : NULL};
     s = step->kernel->compute(step->kernel, &ctx);
     for (size_t j = 0; s == OL_OK && j < n->num_outputs; j++)
       if (step->out_slots[j] >= 0 && !step_out[j])

@@ -4,6 +4,7 @@
 #define OL_RUNTIME_PLAN_H
 #include "core/strmap.h"
 #include "ops/registry.h"
+#include "runtime/context.h"
 
 typedef struct ol_plan ol_plan;
 
@@ -44,9 +45,20 @@ struct ol_frame {
   const ol_frame *parent;
 };
 
+/* Provider of append reservations for the root graph (persistent state). */
+typedef struct ol_append_host {
+  void *user;
+  ol_status (*reserve)(void *user, const ol_node *node, size_t input, size_t output, int rank,
+                       const int64_t *dims, int axis, ol_append_reservation *res);
+  ol_status (*commit)(void *user, const ol_node *node, size_t output, ol_append_reservation *res,
+                      ol_value **out);
+} ol_append_host;
+
 typedef struct ol_run_env {
   ol_allocator *allocator;
   const volatile int *cancelled;
+  ol_context *context;          /* events; may be NULL */
+  const ol_append_host *append; /* root graph only; NULL outside persistent state */
 } ol_run_env;
 
 /* Builds the plan for graph (and, recursively, its subgraphs). parent_names

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "runtime/completion.h"
+#include "runtime/context.h"
 
 ol_status ol_session_create(ol_model *model, const ol_session_options *options, ol_session **out) {
   if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_session_create: out is NULL");
@@ -72,7 +73,7 @@ ol_status ol_session_output_info(const ol_session *s, size_t i, ol_value_info *o
 }
 
 /* A feed must match the declared kind, element type, rank and fixed dims. */
-static ol_status check_feed(const ol_graph_value *decl, const ol_value *v) {
+ol_status ol_check_value_type(const ol_graph_value *decl, const ol_value *v) {
   const ol_type_info *t = &decl->type;
   if (!decl->has_type) return OL_OK;
   if (v->kind != t->kind)
@@ -97,50 +98,69 @@ static ol_status check_feed(const ol_graph_value *decl, const ol_value *v) {
 ol_status ol_session_run(ol_session *s, const char *const *input_names, ol_value *const *inputs,
                          size_t n_inputs, const char *const *output_names, ol_value **outputs,
                          size_t n_outputs, ol_completion *completion) {
+  return ol_session_run_with(s, NULL, input_names, inputs, n_inputs, output_names, outputs, n_outputs,
+                             completion);
+}
+
+ol_status ol_session_match_feeds(const ol_session *s, const char *const *names, ol_value *const *inputs,
+                                 size_t n_inputs, const bool *bound, ol_value **feeds) {
+  const ol_graph *g = s->model->graph;
+  for (size_t k = 0; k < g->num_inputs; k++) feeds[k] = NULL;
+  if (n_inputs && (!names || !inputs)) return ol_error(OL_INVALID_ARGUMENT, "feed names or values are NULL");
+  for (size_t i = 0; i < n_inputs; i++) {
+    if (!names[i] || !inputs[i]) return ol_error(OL_INVALID_ARGUMENT, "feed %zu has no name or no value", i);
+    size_t k = 0;
+    while (k < g->num_inputs && strcmp(g->inputs[k].name, names[i]) != 0) k++;
+    if (k == g->num_inputs) return ol_error(OL_INVALID_ARGUMENT, "unknown input name '%s'", names[i]);
+    if (bound && bound[k])
+      return ol_error(OL_INVALID_ARGUMENT, "input '%s' is retained by the persistent state; current feeds cannot override it",
+                      names[i]);
+    if (feeds[k]) return ol_error(OL_INVALID_ARGUMENT, "input '%s' is fed twice", names[i]);
+    OL_TRY(ol_check_value_type(&g->inputs[k], inputs[i]));
+    feeds[k] = inputs[i];
+  }
+  for (size_t k = 0; k < g->num_inputs; k++)
+    if (!feeds[k] && !(bound && bound[k]) && !ol_graph_find_initializer(g, g->inputs[k].name))
+      return ol_error(OL_INVALID_ARGUMENT, "missing input '%s'", g->inputs[k].name);
+  return OL_OK;
+}
+
+ol_status ol_session_match_outputs(const ol_session *s, const char *const *names, size_t n, size_t *pick) {
+  const ol_graph *g = s->model->graph;
+  if (!names && n != g->num_outputs)
+    return ol_error(OL_INVALID_ARGUMENT, "the model has %zu outputs, %zu requested", g->num_outputs, n);
+  for (size_t i = 0; i < n; i++) {
+    if (!names) {
+      pick[i] = i;
+      continue;
+    }
+    const char *name = names[i] ? names[i] : "(null)";
+    size_t k = 0;
+    while (k < g->num_outputs && strcmp(g->outputs[k].name, name) != 0) k++;
+    if (k == g->num_outputs) return ol_error(OL_INVALID_ARGUMENT, "unknown output name '%s'", name);
+    pick[i] = k;
+  }
+  return OL_OK;
+}
+
+ol_status ol_session_run_with(ol_session *s, ol_context *context, const char *const *input_names,
+                              ol_value *const *inputs, size_t n_inputs, const char *const *output_names,
+                              ol_value **outputs, size_t n_outputs, ol_completion *completion) {
   if (!s) return ol_error(OL_INVALID_ARGUMENT, "ol_session_run: session is NULL");
   const ol_graph *g = s->model->graph;
   if (n_outputs && !outputs) return ol_error(OL_INVALID_ARGUMENT, "ol_session_run: outputs is NULL");
   for (size_t i = 0; i < n_outputs; i++) outputs[i] = NULL;
-  if (!output_names && n_outputs != g->num_outputs)
-    return ol_error(OL_INVALID_ARGUMENT, "the model has %zu outputs, %zu requested", g->num_outputs, n_outputs);
-
   ol_value **feeds = ol_xcalloc(g->num_inputs, sizeof *feeds);
   ol_value **all = ol_xcalloc(g->num_outputs, sizeof *all);
   size_t *pick = ol_xcalloc(n_outputs, sizeof *pick);
   ol_status st = (!feeds || !all || !pick) ? OL_OUT_OF_MEMORY : OL_OK;
-  for (size_t i = 0; st == OL_OK && i < n_inputs; i++) {
-    const char *name = input_names ? input_names[i] : NULL;
-    if (!name || !inputs[i]) {
-      st = ol_error(OL_INVALID_ARGUMENT, "feed %zu has no name or no value", i);
-      break;
-    }
-    size_t k = 0;
-    while (k < g->num_inputs && strcmp(g->inputs[k].name, name) != 0) k++;
-    if (k == g->num_inputs)
-      st = ol_error(OL_INVALID_ARGUMENT, "unknown input name '%s'", name);
-    else if (feeds[k])
-      st = ol_error(OL_INVALID_ARGUMENT, "input '%s' is fed twice", name);
-    else if ((st = check_feed(&g->inputs[k], inputs[i])) == OL_OK)
-      feeds[k] = inputs[i];
-  }
-  for (size_t k = 0; st == OL_OK && k < g->num_inputs; k++)
-    if (!feeds[k] && !ol_graph_find_initializer(g, g->inputs[k].name))
-      st = ol_error(OL_INVALID_ARGUMENT, "missing input '%s'", g->inputs[k].name);
-  for (size_t i = 0; st == OL_OK && i < n_outputs; i++) {
-    if (!output_names) {
-      pick[i] = i;
-      continue;
-    }
-    size_t k = 0;
-    while (k < g->num_outputs && strcmp(g->outputs[k].name, output_names[i] ? output_names[i] : "") != 0) k++;
-    if (k == g->num_outputs) st = ol_error(OL_INVALID_ARGUMENT, "unknown output name '%s'", output_names[i] ? output_names[i] : "(null)");
-    pick[i] = k;
-  }
+  if (st == OL_OK) st = ol_session_match_feeds(s, input_names, inputs, n_inputs, NULL, feeds);
+  if (st == OL_OK) st = ol_session_match_outputs(s, output_names, n_outputs, pick);
   if (st == OL_OK) {
-    ol_run_env env = {s->allocator, completion ? &completion->cancelled : NULL};
+    ol_allocator *allocator = context && context->allocator ? context->allocator : s->allocator;
+    ol_run_env env = {allocator, completion ? &completion->cancelled : NULL, context, NULL};
     st = ol_plan_run(s->plan, NULL, &env, feeds, g->num_inputs, all, g->num_outputs);
-    if (st == OL_CANCELLED && completion && completion->reason[0])
-      ol_error_wrap(st, "%s", completion->reason);
+    if (st == OL_CANCELLED && completion && completion->reason[0]) ol_error_wrap(st, "%s", completion->reason);
   }
   if (st == OL_OK)
     for (size_t i = 0; i < n_outputs; i++) outputs[i] = ol_value_retain(all[pick[i]]);

@@ -12,4 +12,14 @@ struct ol_session {
   size_t num_optional;      /* inputs with an initializer default (overridable) */
 };
 
+/* Matches named feeds to graph inputs (feeds[k] borrowed, per graph input).
+ * bound (may be NULL) marks inputs supplied by a persistent state: naming
+ * one is an error, and they are not reported missing. */
+ol_status ol_session_match_feeds(const ol_session *s, const char *const *names, ol_value *const *inputs,
+                                 size_t n_inputs, const bool *bound, ol_value **feeds);
+/* pick[i] = graph output index of names[i] (names NULL: all, in order). */
+ol_status ol_session_match_outputs(const ol_session *s, const char *const *names, size_t n, size_t *pick);
+/* A value must match a declaration's kind, element type, rank and fixed dims. */
+ol_status ol_check_value_type(const ol_graph_value *decl, const ol_value *v);
+
 #endif

@@ -1,0 +1,338 @@
+/* PersistentValueState: values retained between runs for the inputs bound by
+ * GraphProto.persistent_bindings. The state layer never copies payloads: it
+ * retains owner handles at creation/reset, feeds them by reference and
+ * publishes the bound outputs by swapping handles after a run has fully
+ * succeeded. Eligible kernels (Attention) append into spare capacity of
+ * buffers this file certifies (see reserve_append below). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "runtime/completion.h"
+#include "runtime/session.h"
+
+typedef struct binding {
+  size_t input;   /* graph input index */
+  size_t output;  /* graph output index */
+  const char *input_name;
+  const char *output_name;
+  ol_value *value;            /* retained value */
+  const ol_buffer *certified; /* append buffer made here (capacity may exceed the view) */
+} binding;
+
+struct ol_state {
+  ol_session *session;
+  size_t num_bindings;
+  binding *bindings;
+  bool *bound; /* per graph input */
+  int64_t initial_capacity;
+  bool closed;
+};
+
+void ol_session_options_init(ol_session_options *o) {
+  memset(o, 0, sizeof *o);
+  o->persistent_tensor_initial_capacity = 32;
+}
+
+/* ------------------------------------------------------------ validation */
+
+static ol_status reject_unsupported(const char *what, const char *name, const ol_type_info *t) {
+  if (t->kind == OL_VALUE_MAP || t->kind == OL_VALUE_OPTIONAL)
+    return ol_error(OL_INVALID_MODEL, "persistent %s '%s': map and optional values cannot be persistent", what, name);
+  if (t->dtype == OL_DTYPE_STRING)
+    return ol_error(OL_INVALID_MODEL, "persistent %s '%s': string tensors cannot be persistent", what, name);
+  return OL_OK;
+}
+
+/* Retained values: tensors (not strings) or sequences of them. */
+static ol_status check_retainable(const char *name, const ol_value *v) {
+  if (!v) return ol_error(OL_INVALID_ARGUMENT, "persistent value '%s' is NULL", name);
+  if (v->kind == OL_VALUE_SEQUENCE) {
+    for (size_t i = 0; i < v->count; i++) OL_TRY(check_retainable(name, v->items[i]));
+    return OL_OK;
+  }
+  if (v->kind != OL_VALUE_TENSOR)
+    return ol_error(OL_INVALID_ARGUMENT, "persistent value '%s': map and optional values cannot be retained", name);
+  if (v->tensor.dtype == OL_DTYPE_STRING)
+    return ol_error(OL_INVALID_ARGUMENT, "persistent value '%s': string tensors cannot be retained", name);
+  return OL_OK;
+}
+
+static ol_status check_value(const ol_state *st, const binding *b, const ol_value *v) {
+  OL_TRY(check_retainable(b->input_name, v));
+  const ol_graph *g = st->session->model->graph;
+  ol_status s = ol_check_value_type(&g->inputs[b->input], v);
+  if (s != OL_OK) return ol_error_wrap(s, "persistent input '%s'", b->input_name);
+  return OL_OK;
+}
+
+static binding *find_binding(const ol_state *st, const char *input_name) {
+  for (size_t i = 0; i < st->num_bindings; i++)
+    if (strcmp(st->bindings[i].input_name, input_name) == 0) return &st->bindings[i];
+  return NULL;
+}
+
+/* Validates a complete set of initial values; on success retains them all. */
+static ol_status take_initial(ol_state *st, const char *const *names, ol_value *const *initial, size_t count) {
+  if (count && (!names || !initial)) return ol_error(OL_INVALID_ARGUMENT, "initial names or values are NULL");
+  ol_value **chosen = ol_xcalloc(st->num_bindings + 1, sizeof *chosen);
+  if (!chosen) return OL_OUT_OF_MEMORY;
+  ol_status s = OL_OK;
+  for (size_t i = 0; s == OL_OK && i < count; i++) {
+    binding *b = names[i] ? find_binding(st, names[i]) : NULL;
+    if (!b)
+      s = ol_error(OL_INVALID_ARGUMENT, "initial value '%s' does not name a persistent input", names[i] ? names[i] : "(null)");
+    else if (chosen[b - st->bindings])
+      s = ol_error(OL_INVALID_ARGUMENT, "initial value '%s' is given twice", names[i]);
+    else if ((s = check_value(st, b, initial[i])) == OL_OK)
+      chosen[b - st->bindings] = initial[i];
+  }
+  for (size_t k = 0; s == OL_OK && k < st->num_bindings; k++)
+    if (!chosen[k]) s = ol_error(OL_INVALID_ARGUMENT, "no initial value for persistent input '%s'", st->bindings[k].input_name);
+  if (s == OL_OK)
+    for (size_t k = 0; k < st->num_bindings; k++) {
+      ol_value_release(st->bindings[k].value);
+      st->bindings[k].value = ol_value_retain(chosen[k]); /* by reference: no payload copy */
+      st->bindings[k].certified = NULL; /* imported bytes carry no append capacity */
+    }
+  free(chosen);
+  return s;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+ol_status ol_state_create(ol_model *model, const char *const *names, ol_value *const *initial, size_t count,
+                          const ol_session_options *options, ol_state **out) {
+  if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_state_create: out is NULL");
+  *out = NULL;
+  if (!model) return ol_error(OL_INVALID_ARGUMENT, "ol_state_create: model is NULL");
+  const Onnx__GraphProto *gp = model->data->proto->graph;
+  if (gp->n_persistent_bindings == 0)
+    return ol_error(OL_INVALID_ARGUMENT, "the model declares no persistent_bindings; use a session");
+  ol_state *st = ol_xcalloc(1, sizeof *st);
+  if (!st) return OL_OUT_OF_MEMORY;
+  ol_session_options defaults;
+  ol_session_options_init(&defaults);
+  st->initial_capacity = (options ? options : &defaults)->persistent_tensor_initial_capacity;
+  ol_status s = st->initial_capacity < 0
+                    ? ol_error(OL_INVALID_ARGUMENT, "persistent_tensor_initial_capacity must be >= 0")
+                    : ol_session_create(model, options, &st->session); /* runs the checker */
+  const ol_graph *g = model->data->graph;
+  if (s == OL_OK) {
+    st->bindings = ol_xcalloc(gp->n_persistent_bindings, sizeof *st->bindings);
+    st->bound = ol_xcalloc(g->num_inputs, sizeof *st->bound);
+    if (!st->bindings || !st->bound) s = OL_OUT_OF_MEMORY;
+  }
+  for (size_t i = 0; s == OL_OK && i < gp->n_persistent_bindings; i++) {
+    const char *in = gp->persistent_bindings[i]->input_name, *outn = gp->persistent_bindings[i]->output_name;
+    binding *b = &st->bindings[st->num_bindings++];
+    b->input_name = in ? in : "";
+    b->output_name = outn ? outn : "";
+    while (b->input < g->num_inputs && strcmp(g->inputs[b->input].name, b->input_name) != 0) b->input++;
+    while (b->output < g->num_outputs && strcmp(g->outputs[b->output].name, b->output_name) != 0) b->output++;
+    /* the checker guarantees both exist */
+    st->bound[b->input] = true;
+    const ol_type_info *ti = &g->inputs[b->input].type, *to = &g->outputs[b->output].type;
+    if ((s = reject_unsupported("input", b->input_name, ti)) != OL_OK) break;
+    if ((s = reject_unsupported("output", b->output_name, to)) != OL_OK) break;
+    if (g->inputs[b->input].has_type && g->outputs[b->output].has_type &&
+        (ti->kind != to->kind || (ti->dtype && to->dtype && ti->dtype != to->dtype) ||
+         (ti->rank >= 0 && to->rank >= 0 && ti->rank != to->rank)))
+      s = ol_error(OL_INVALID_MODEL, "persistent binding '%s' <- '%s': the output's type does not match the input's",
+                   b->input_name, b->output_name);
+  }
+  if (s == OL_OK) s = take_initial(st, names, initial, count);
+  if (s != OL_OK) {
+    ol_state_destroy(st);
+    return s;
+  }
+  *out = st;
+  return OL_OK;
+}
+
+ol_status ol_state_reset(ol_state *st, const char *const *names, ol_value *const *initial, size_t count) {
+  if (!st) return ol_error(OL_INVALID_ARGUMENT, "ol_state_reset: state is NULL");
+  if (st->closed) return ol_error(OL_FAILED_PRECONDITION, "the state is closed");
+  return take_initial(st, names, initial, count);
+}
+
+ol_status ol_state_close(ol_state *st) {
+  if (!st) return ol_error(OL_INVALID_ARGUMENT, "ol_state_close: state is NULL");
+  if (st->closed) return ol_error(OL_FAILED_PRECONDITION, "the state is already closed");
+  for (size_t i = 0; i < st->num_bindings; i++) {
+    ol_value_release(st->bindings[i].value);
+    st->bindings[i].value = NULL;
+    st->bindings[i].certified = NULL;
+  }
+  st->closed = true;
+  return OL_OK;
+}
+
+void ol_state_destroy(ol_state *st) {
+  if (!st) return;
+  for (size_t i = 0; i < st->num_bindings; i++) ol_value_release(st->bindings[i].value);
+  free(st->bindings);
+  free(st->bound);
+  ol_session_destroy(st->session);
+  free(st);
+}
+
+size_t ol_state_value_count(const ol_state *st) { return st && !st->closed ? st->num_bindings : 0; }
+
+const char *ol_state_value_name(const ol_state *st, size_t i) {
+  return st && !st->closed && i < st->num_bindings ? st->bindings[i].input_name : NULL;
+}
+
+ol_status ol_state_value(const ol_state *st, const char *name, ol_value **out) {
+  if (!st || !name || !out) return ol_error(OL_INVALID_ARGUMENT, "ol_state_value: NULL argument");
+  *out = NULL;
+  if (st->closed) return ol_error(OL_FAILED_PRECONDITION, "the state is closed");
+  const binding *b = find_binding(st, name);
+  if (!b) return ol_error(OL_NOT_FOUND, "'%s' is not a persistent input", name);
+  *out = b->value;
+  return OL_OK;
+}
+
+const ol_session *ol_state_session(const ol_state *st) { return st ? st->session : NULL; }
+
+/* ------------------------------------------------------------ append reservations */
+
+/* Per-run bookkeeping: one attempt per binding, and the candidate buffers the
+ * kernels committed (they become certified only if published unchanged). */
+typedef struct run_appends {
+  ol_state *state;
+  bool *attempted;
+  ol_value **candidate; /* committed result per binding (borrowed) */
+} run_appends;
+
+static binding *binding_for_node(ol_state *st, const ol_node *node, size_t input, size_t output) {
+  binding *b = find_binding(st, node->inputs[input]);
+  if (!b || !ol_node_has_output(node, output) || strcmp(node->outputs[output], b->output_name) != 0) return NULL;
+  return b;
+}
+
+static ol_status reserve_append(void *user, const ol_node *node, size_t input, size_t output, int rank,
+                                const int64_t *dims, int axis, ol_append_reservation *res) {
+  run_appends *ra = user;
+  ol_state *st = ra->state;
+  binding *b = binding_for_node(st, node, input, output);
+  if (!b) return OL_OK; /* not a direct bound pair: ordinary path */
+  size_t k = (size_t)(b - st->bindings);
+  if (ra->attempted[k])
+    return ol_kernel_error(node, OL_FAILED_PRECONDITION, "second append reservation for '%s' in one run", b->output_name);
+  ra->attempted[k] = true;
+  const ol_value *prev = b->value;
+  if (st->initial_capacity == 0 || !prev || prev->kind != OL_VALUE_TENSOR) return OL_OK;
+  const ol_tensor *t = &prev->tensor;
+  /* eligible layout: dense FLOAT whose dims before the axis are all 1, so the
+   * valid prefix stays in place when the axis grows */
+  if (t->dtype != OL_DTYPE_FLOAT || t->rank != rank || axis < 0 || axis >= rank) return OL_OK;
+  for (int d = 0; d < rank; d++) {
+    if (d < axis && dims[d] != 1) return OL_OK;
+    if (d != axis && dims[d] != t->dims[d]) return OL_OK;
+  }
+  if (dims[axis] < t->dims[axis]) return OL_OK;
+  size_t row = 4 * (size_t)ol_shape_count(rank - axis - 1, dims + axis + 1); /* bytes per element of the axis */
+  size_t old_bytes = row * (size_t)t->dims[axis], new_bytes = row * (size_t)dims[axis];
+  ol_buffer *buf = t->buffer;
+  /* reuse only our own buffer, unshared: the state's reference and the run's slot */
+  bool reusable = buf && buf == b->certified && t->offset == 0 && buf->refcount == 1 && prev->refcount <= 2;
+  if (reusable && buf->size >= new_bytes) {
+    OL_TRY(ol_value_new_view(buf, 0, OL_DTYPE_FLOAT, rank, dims, &res->result));
+    res->counts.reuse_count = 1;
+  } else {
+    size_t have = buf && buf == b->certified && row ? buf->size / row : 0;
+    size_t capacity = (size_t)st->initial_capacity;
+    if (capacity < 2 * have) capacity = 2 * have;
+    if (capacity < (size_t)dims[axis]) capacity = (size_t)dims[axis];
+    ol_buffer *fresh = ol_buffer_new(st->session->allocator, capacity * row);
+    if (!fresh) return ol_kernel_error(node, OL_OUT_OF_MEMORY, "cannot allocate %zu bytes of append capacity", capacity * row);
+    if (old_bytes) memcpy(fresh->data, ol_tdata(t), old_bytes);
+    ol_status s = ol_value_new_view(fresh, 0, OL_DTYPE_FLOAT, rank, dims, &res->result);
+    ol_buffer_release(fresh);
+    OL_TRY(s);
+    res->counts.allocations = 1;
+    res->counts.allocated_bytes = capacity * row;
+    res->counts.prefix_copied_bytes = old_bytes;
+  }
+  res->writable = (char *)res->result->tensor.buffer->data + old_bytes;
+  res->writable_bytes = new_bytes - old_bytes;
+  return OL_OK;
+}
+
+static ol_status commit_append(void *user, const ol_node *node, size_t output, ol_append_reservation *res,
+                               ol_value **out) {
+  run_appends *ra = user;
+  binding *b = NULL;
+  for (size_t k = 0; k < ra->state->num_bindings && !b; k++)
+    if (ol_node_has_output(node, output) && strcmp(node->outputs[output], ra->state->bindings[k].output_name) == 0)
+      b = &ra->state->bindings[k];
+  if (!b || !res->result) return ol_kernel_error(node, OL_INTERNAL, "commit without a reservation");
+  ra->candidate[b - ra->state->bindings] = res->result;
+  *out = res->result; /* ownership moves to the node output */
+  res->result = NULL;
+  return OL_OK;
+}
+
+/* ------------------------------------------------------------ run */
+
+ol_status ol_state_run(ol_state *st, ol_context *context, const char *const *input_names, ol_value *const *inputs,
+                       size_t n_inputs, const char *const *output_names, ol_value **outputs, size_t n_outputs,
+                       ol_completion *completion) {
+  if (!st) return ol_error(OL_INVALID_ARGUMENT, "ol_state_run: state is NULL");
+  if (n_outputs && !outputs) return ol_error(OL_INVALID_ARGUMENT, "ol_state_run: outputs is NULL");
+  for (size_t i = 0; i < n_outputs; i++) outputs[i] = NULL;
+  if (st->closed) return ol_error(OL_FAILED_PRECONDITION, "the state is closed");
+  if (completion && completion->completed)
+    return ol_error(OL_FAILED_PRECONDITION, "the completion was already used by a successful run (single use)");
+  if (completion && completion->cancelled)
+    return ol_error(OL_CANCELLED, "run cancelled before it started: %s", completion->reason);
+  ol_session *session = st->session;
+  const ol_graph *g = session->model->graph;
+  ol_value **feeds = ol_xcalloc(g->num_inputs + 1, sizeof *feeds);
+  ol_value **all = ol_xcalloc(g->num_outputs + 1, sizeof *all);
+  size_t *pick = ol_xcalloc(n_outputs + 1, sizeof *pick);
+  bool *attempted = ol_xcalloc(st->num_bindings, sizeof *attempted);
+  ol_value **candidate = ol_xcalloc(st->num_bindings, sizeof *candidate);
+  ol_status s = (!feeds || !all || !pick || !attempted || !candidate) ? OL_OUT_OF_MEMORY : OL_OK;
+  if (s == OL_OK) s = ol_session_match_feeds(session, input_names, inputs, n_inputs, st->bound, feeds);
+  if (s == OL_OK) s = ol_session_match_outputs(session, output_names, n_outputs, pick);
+  if (s == OL_OK) {
+    for (size_t k = 0; k < st->num_bindings; k++) feeds[st->bindings[k].input] = st->bindings[k].value;
+    run_appends ra = {st, attempted, candidate};
+    ol_append_host host = {&ra, reserve_append, commit_append};
+    ol_allocator *allocator = context && context->allocator ? context->allocator : session->allocator;
+    ol_run_env env = {allocator, completion ? &completion->cancelled : NULL, context,
+                      st->initial_capacity > 0 ? &host : NULL};
+    s = ol_plan_run(session->plan, NULL, &env, feeds, g->num_inputs, all, g->num_outputs);
+  }
+  /* validate every next value before publishing any */
+  for (size_t k = 0; s == OL_OK && k < st->num_bindings; k++) {
+    const binding *b = &st->bindings[k];
+    ol_status v = check_value(st, b, all[b->output]);
+    if (v != OL_OK) s = ol_error_wrap(v, "next value of '%s' from output '%s'", b->input_name, b->output_name);
+  }
+  /* the publication gate: a cancellation that wins the race prevents it */
+  if (s == OL_OK && completion && completion->cancelled)
+    s = ol_error(OL_CANCELLED, "run cancelled before publication: %s", completion->reason);
+  if (s == OL_OK) {
+    for (size_t k = 0; k < st->num_bindings; k++) {
+      binding *b = &st->bindings[k];
+      ol_value *next = all[b->output];
+      /* capacity survives only if the published value is the kernel's candidate */
+      b->certified = next == candidate[k] ? next->tensor.buffer : NULL;
+      ol_value_release(b->value);
+      b->value = ol_value_retain(next);
+    }
+    if (completion) completion->completed = 1;
+    for (size_t i = 0; i < n_outputs; i++) outputs[i] = ol_value_retain(all[pick[i]]);
+  }
+  if (all)
+    for (size_t k = 0; k < g->num_outputs; k++) ol_value_release(all[k]);
+  free(feeds);
+  free(all);
+  free(pick);
+  free(attempted);
+  free(candidate);
+  return s;
+}
