@@ -163,6 +163,7 @@ ol_status ol_elements_copy(ol_dtype dtype, void *dst, int64_t di, const void *sr
     ol_string *d = (ol_string *)dst + di;
     const ol_string *s = (const ol_string *)src + si;
     for (int64_t i = 0; i < n; i++) {
+      if (d + i == s + i) continue;
       char *copy = ol_xmalloc(s[i].length + 1);
       if (!copy) return OL_OUT_OF_MEMORY;
       if (s[i].length) memcpy(copy, s[i].data, s[i].length);
@@ -179,6 +180,25 @@ ol_status ol_elements_copy(ol_dtype dtype, void *dst, int64_t di, const void *sr
     return OL_OK;
   }
   for (int64_t i = 0; i < n; i++) ol_packed_set(dtype, dst, di + i, ol_packed_get(dtype, src, si + i));
+  return OL_OK;
+}
+
+ol_status ol_elements_fill(ol_dtype dtype, void *dst, int64_t n, const void *src, int64_t si) {
+  if (n <= 0) return OL_OK;
+  size_t es = ol_dtype_size(dtype);
+  if (dtype != OL_DTYPE_STRING && es) {
+    /* doubling copies: log2(n) memcpy calls */
+    char *d = dst;
+    memcpy(d, (const char *)src + (size_t)si * es, es);
+    int64_t done = 1;
+    while (done < n) {
+      int64_t chunk = done < n - done ? done : n - done;
+      memcpy(d + (size_t)done * es, d, (size_t)chunk * es);
+      done += chunk;
+    }
+    return OL_OK;
+  }
+  for (int64_t i = 0; i < n; i++) OL_TRY(ol_elements_copy(dtype, dst, i, src, si, 1));
   return OL_OK;
 }
 

@@ -76,6 +76,8 @@ ol_status ol_tensor_clone(ol_allocator *allocator, const ol_tensor *src, ol_valu
  * sub-byte types element by element). */
 ol_status ol_elements_copy(ol_dtype dtype, void *dst, int64_t di, const void *src, int64_t si,
                            int64_t n);
+/* Fills dst[0..n) with element si of src, for any dtype. */
+ol_status ol_elements_fill(ol_dtype dtype, void *dst, int64_t n, const void *src, int64_t si);
 /* Formats "float32[2,3]" into buf. */
 const char *ol_tensor_describe(const ol_tensor *t, char *buf, size_t size);
 

@@ -29,53 +29,6 @@ ol_status ol_shape_nonzero_create(const ol_node *node, ol_kernel **out);
 
 /* ------------------------------------------------------------ helpers */
 
-/* Copies n elements src[si..] to dst[di..] for any dtype. */
-static ol_status elem_copy(ol_dtype dtype, void *dst, int64_t di, const void *src, int64_t si,
-                           int64_t n) {
-  if (n <= 0) return OL_OK;
-  if (dtype == OL_DTYPE_STRING) {
-    ol_string *d = (ol_string *)dst + di;
-    const ol_string *s = (const ol_string *)src + si;
-    for (int64_t i = 0; i < n; i++) {
-      char *copy = ol_xmalloc(s[i].length + 1);
-      if (!copy) return OL_OUT_OF_MEMORY;
-      if (s[i].length) memcpy(copy, s[i].data, s[i].length);
-      copy[s[i].length] = 0;
-      free(d[i].data);
-      d[i].data = copy;
-      d[i].length = s[i].length;
-    }
-    return OL_OK;
-  }
-  size_t es = ol_dtype_size(dtype);
-  if (es) {
-    memmove((char *)dst + (size_t)di * es, (const char *)src + (size_t)si * es, (size_t)n * es);
-    return OL_OK;
-  }
-  for (int64_t i = 0; i < n; i++)
-    ol_packed_set(dtype, dst, di + i, ol_packed_get(dtype, src, si + i));
-  return OL_OK;
-}
-
-/* Fills dst[0..n) with element si of src. */
-static ol_status elem_fill(ol_dtype dtype, void *dst, int64_t n, const void *src, int64_t si) {
-  if (n <= 0) return OL_OK;
-  size_t es = ol_dtype_size(dtype);
-  if (dtype != OL_DTYPE_STRING && es) {
-    char *d = dst;
-    memcpy(d, (const char *)src + (size_t)si * es, es);
-    int64_t done = 1;
-    while (done < n) {
-      int64_t chunk = done < n - done ? done : n - done;
-      memcpy(d + (size_t)done * es, d, (size_t)chunk * es);
-      done += chunk;
-    }
-    return OL_OK;
-  }
-  for (int64_t i = 0; i < n; i++) OL_TRY(elem_copy(dtype, dst, i, src, si, 1));
-  return OL_OK;
-}
-
 static ol_status read_ints(const ol_node *node, const ol_tensor *t, const char *what,
                            int64_t *values, size_t cap, size_t *count) {
   ol_status s = ol_tensor_to_int64s(t, values, cap, count);
@@ -528,7 +481,7 @@ static ol_status cos_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, dt, (int)n, dims, &y));
   if (!k->value) return OL_OK;
-  return elem_fill(dt, ol_tdata(y), ol_tcount(y), ol_tdata(&k->value->tensor), 0);
+  return ol_elements_fill(dt, ol_tdata(y), ol_tcount(y), ol_tdata(&k->value->tensor), 0);
 }
 
 static void cos_destroy(ol_kernel *kernel) {

@@ -19,53 +19,6 @@ ol_status ol_shape_nonzero_create(const ol_node *node, ol_kernel **out);
 
 /* ------------------------------------------------------------ helpers */
 
-/* Copies n elements src[si..] to dst[di..] for any dtype. */
-static ol_status elem_copy(ol_dtype dtype, void *dst, int64_t di, const void *src, int64_t si,
-                           int64_t n) {
-  if (n <= 0) return OL_OK;
-  if (dtype == OL_DTYPE_STRING) {
-    ol_string *d = (ol_string *)dst + di;
-    const ol_string *s = (const ol_string *)src + si;
-    for (int64_t i = 0; i < n; i++) {
-      char *copy = ol_xmalloc(s[i].length + 1);
-      if (!copy) return OL_OUT_OF_MEMORY;
-      if (s[i].length) memcpy(copy, s[i].data, s[i].length);
-      copy[s[i].length] = 0;
-      free(d[i].data);
-      d[i].data = copy;
-      d[i].length = s[i].length;
-    }
-    return OL_OK;
-  }
-  size_t es = ol_dtype_size(dtype);
-  if (es) {
-    memmove((char *)dst + (size_t)di * es, (const char *)src + (size_t)si * es, (size_t)n * es);
-    return OL_OK;
-  }
-  for (int64_t i = 0; i < n; i++)
-    ol_packed_set(dtype, dst, di + i, ol_packed_get(dtype, src, si + i));
-  return OL_OK;
-}
-
-/* Fills dst[0..n) with element si of src. */
-static ol_status elem_fill(ol_dtype dtype, void *dst, int64_t n, const void *src, int64_t si) {
-  if (n <= 0) return OL_OK;
-  size_t es = ol_dtype_size(dtype);
-  if (dtype != OL_DTYPE_STRING && es) {
-    char *d = dst;
-    memcpy(d, (const char *)src + (size_t)si * es, es);
-    int64_t done = 1;
-    while (done < n) {
-      int64_t chunk = done < n - done ? done : n - done;
-      memcpy(d + (size_t)done * es, d, (size_t)chunk * es);
-      done += chunk;
-    }
-    return OL_OK;
-  }
-  for (int64_t i = 0; i < n; i++) OL_TRY(elem_copy(dtype, dst, i, src, si, 1));
-  return OL_OK;
-}
-
 static bool elem_nonzero(const ol_tensor *t, int64_t i) {
   if (t->dtype == OL_DTYPE_STRING) return ((const ol_string *)ol_tdata(t))[i].length != 0;
   return ol_tensor_get_double(t, i) != 0.0;
@@ -267,7 +220,7 @@ static ol_status trilu_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       if (hi > cols) hi = cols;
       if (hi <= lo) continue;
       int64_t base = (m * rows + i) * cols;
-      OL_TRY(elem_copy(x->dtype, ol_tdata(y), base + lo, ol_tdata(x), base + lo, hi - lo));
+      OL_TRY(ol_elements_copy(x->dtype, ol_tdata(y), base + lo, ol_tdata(x), base + lo, hi - lo));
     }
   }
   return OL_OK;
@@ -311,7 +264,7 @@ static ol_status onehot_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   for (int i = 0, j = 0; i < out_rank; i++) dims[i] = i == axis ? depth : ind->dims[j++];
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, val->dtype, out_rank, dims, &y));
-  OL_TRY(elem_fill(val->dtype, ol_tdata(y), ol_tcount(y), ol_tdata(val), 0));
+  OL_TRY(ol_elements_fill(val->dtype, ol_tdata(y), ol_tcount(y), ol_tdata(val), 0));
   int64_t outer = ol_shape_count(axis, ind->dims);
   int64_t inner = ol_shape_count(ind->rank - axis, ind->dims + axis);
   for (int64_t o = 0; o < outer; o++) {
@@ -321,7 +274,7 @@ static ol_status onehot_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       int64_t idx = (int64_t)v;
       if (idx < 0) idx += depth;
       if (idx < 0 || idx >= depth) continue;
-      OL_TRY(elem_copy(val->dtype, ol_tdata(y), (o * depth + idx) * inner + i, ol_tdata(val), 1, 1));
+      OL_TRY(ol_elements_copy(val->dtype, ol_tdata(y), (o * depth + idx) * inner + i, ol_tdata(val), 1, 1));
     }
   }
   return OL_OK;

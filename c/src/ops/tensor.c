@@ -37,35 +37,6 @@ ol_status ol_tensor_hardmax_create(const ol_node *node, ol_kernel **out);
 
 /* ------------------------------------------------------------ element movement */
 
-/* Copies n elements src[si..] to dst[di..] for any dtype. */
-static ol_status elem_copy(ol_dtype dtype, void *dst, int64_t di, const void *src, int64_t si,
-                           int64_t n) {
-  if (n <= 0) return OL_OK;
-  if (dtype == OL_DTYPE_STRING) {
-    ol_string *d = (ol_string *)dst + di;
-    const ol_string *s = (const ol_string *)src + si;
-    for (int64_t i = 0; i < n; i++) {
-      if (d + i == s + i) continue;
-      char *copy = ol_xmalloc(s[i].length + 1);
-      if (!copy) return OL_OUT_OF_MEMORY;
-      if (s[i].length) memcpy(copy, s[i].data, s[i].length);
-      copy[s[i].length] = 0;
-      free(d[i].data);
-      d[i].data = copy;
-      d[i].length = s[i].length;
-    }
-    return OL_OK;
-  }
-  size_t es = ol_dtype_size(dtype);
-  if (es) {
-    memmove((char *)dst + (size_t)di * es, (const char *)src + (size_t)si * es, (size_t)n * es);
-    return OL_OK;
-  }
-  for (int64_t i = 0; i < n; i++)
-    ol_packed_set(dtype, dst, di + i, ol_packed_get(dtype, src, si + i));
-  return OL_OK;
-}
-
 /* Copies src elements at src_off + sum(idx[i] * strides[i]) (strides in
  * elements, may be 0 or negative) into dst[dst_off..] in row-major order of
  * dims. Adjacent dimensions that are contiguous in the source are merged so
@@ -87,7 +58,7 @@ static ol_status strided_copy(ol_dtype dt, void *dst, int64_t dst_off, const voi
     s[r] = strides[i];
     r++;
   }
-  if (r == 0) return elem_copy(dt, dst, dst_off, src, src_off, 1);
+  if (r == 0) return ol_elements_copy(dt, dst, dst_off, src, src_off, 1);
   size_t es = dt == OL_DTYPE_STRING ? 0 : ol_dtype_size(dt);
   int64_t n = d[r - 1], st = s[r - 1];
   int outer_rank = r - 1;
@@ -123,7 +94,7 @@ static ol_status strided_copy(ol_dtype dt, void *dst, int64_t dst_off, const voi
       }
       dpos += rows * n;
     } else if (st == 1) {
-      OL_TRY(elem_copy(dt, dst, dpos, src, so, n));
+      OL_TRY(ol_elements_copy(dt, dst, dpos, src, so, n));
       dpos += n;
     } else {
 #define SLOOP(T)                                                          \
@@ -138,7 +109,7 @@ static ol_status strided_copy(ol_dtype dt, void *dst, int64_t dst_off, const voi
         case 4: SLOOP(uint32_t); break;
         case 8: SLOOP(uint64_t); break;
         default:
-          for (int64_t j = 0; j < n; j++) OL_TRY(elem_copy(dt, dst, dpos + j, src, so + j * st, 1));
+          for (int64_t j = 0; j < n; j++) OL_TRY(ol_elements_copy(dt, dst, dpos + j, src, so + j * st, 1));
       }
 #undef SLOOP
       dpos += n;
@@ -229,7 +200,7 @@ static ol_status concat_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     for (size_t i = 0; i < ctx->num_inputs; i++) {
       const ol_tensor *t = ol_ctx_input(ctx, i);
       int64_t chunk = t->dims[axis] * inner;
-      OL_TRY(elem_copy(y->dtype, ol_tdata(y), pos, ol_tdata(t), o * chunk, chunk));
+      OL_TRY(ol_elements_copy(y->dtype, ol_tdata(y), pos, ol_tdata(t), o * chunk, chunk));
       pos += chunk;
     }
   }
@@ -336,7 +307,7 @@ static ol_status split_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
         if (s != OL_OK) goto done;
         int64_t chunk = sizes[i] * inner;
         for (int64_t o = 0; o < outer && s == OL_OK; o++)
-          s = elem_copy(x->dtype, ol_tdata(y), o * chunk, ol_tdata(x), (o * dim + offset) * inner,
+          s = ol_elements_copy(x->dtype, ol_tdata(y), o * chunk, ol_tdata(x), (o * dim + offset) * inner,
                         chunk);
         if (s != OL_OK) goto done;
       }
@@ -585,7 +556,7 @@ static ol_status tile_rec(const ol_tensor *x, ol_tensor *y, const int64_t *reps,
   int64_t d = x->dims[axis];
   int64_t block = 0;
   if (axis == r - 1) {
-    OL_TRY(elem_copy(x->dtype, ol_tdata(y), dst_off, ol_tdata(x), src_off, d));
+    OL_TRY(ol_elements_copy(x->dtype, ol_tdata(y), dst_off, ol_tdata(x), src_off, d));
     block = d;
   } else {
     for (int64_t i = 0; i < d; i++) {
@@ -595,7 +566,7 @@ static ol_status tile_rec(const ol_tensor *x, ol_tensor *y, const int64_t *reps,
     }
   }
   for (int64_t t = 1; t < reps[axis]; t++)
-    OL_TRY(elem_copy(x->dtype, ol_tdata(y), dst_off + t * block, ol_tdata(y), dst_off, block));
+    OL_TRY(ol_elements_copy(x->dtype, ol_tdata(y), dst_off + t * block, ol_tdata(y), dst_off, block));
   *written = block * reps[axis];
   return OL_OK;
 }
@@ -621,7 +592,7 @@ static ol_status tile_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, x->dtype, x->rank, dims, &y));
   if (ol_tcount(y) == 0) return OL_OK;
-  if (x->rank == 0) return elem_copy(x->dtype, ol_tdata(y), 0, ol_tdata(x), 0, 1);
+  if (x->rank == 0) return ol_elements_copy(x->dtype, ol_tdata(y), 0, ol_tdata(x), 0, 1);
   int64_t xs[OL_MAX_RANK], w;
   contiguous_strides(x->rank, x->dims, xs);
   return tile_rec(x, y, reps, 0, 0, 0, xs, &w);
@@ -726,7 +697,7 @@ static ol_status pad_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_tensor *y;
   ol_status s = ol_ctx_output(ctx, 0, x->dtype, r, dims, &y);
   int64_t total = s == OL_OK ? ol_tcount(y) : 0;
-  if (s == OL_OK && total > 0 && r == 0) s = elem_copy(x->dtype, ol_tdata(y), 0, ol_tdata(x), 0, 1);
+  if (s == OL_OK && total > 0 && r == 0) s = ol_elements_copy(x->dtype, ol_tdata(y), 0, ol_tdata(x), 0, 1);
   if (s == OL_OK && total > 0 && r > 0) {
     int64_t xs[OL_MAX_RANK], idx[OL_MAX_RANK] = {0};
     contiguous_strides(r, x->dims, xs);
@@ -744,18 +715,18 @@ static ol_status pad_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       int64_t dst = row * w;
       if (constant) {
         for (int64_t j = 0; j < w && s == OL_OK; j++)
-          if (cv) s = elem_copy(dt, ol_tdata(y), dst + j, ol_tdata(cv), 0, 1);
+          if (cv) s = ol_elements_copy(dt, ol_tdata(y), dst + j, ol_tdata(cv), 0, 1);
       } else {
         int64_t lo = b > 0 ? b : 0, hi = b + d < w ? b + d : w;
-        if (hi > lo) s = elem_copy(dt, ol_tdata(y), dst + lo, ol_tdata(x), src + lo - b, hi - lo);
+        if (hi > lo) s = ol_elements_copy(dt, ol_tdata(y), dst + lo, ol_tdata(x), src + lo - b, hi - lo);
         for (int64_t j = 0; j < w && s == OL_OK; j++) {
           if (j >= lo && j < hi) {
             j = hi - 1;
             continue;
           }
           int64_t sj = pad_map(j, b, d, k->mode);
-          if (sj >= 0) s = elem_copy(dt, ol_tdata(y), dst + j, ol_tdata(x), src + sj, 1);
-          else if (cv) s = elem_copy(dt, ol_tdata(y), dst + j, ol_tdata(cv), 0, 1);
+          if (sj >= 0) s = ol_elements_copy(dt, ol_tdata(y), dst + j, ol_tdata(x), src + sj, 1);
+          else if (cv) s = ol_elements_copy(dt, ol_tdata(y), dst + j, ol_tdata(cv), 0, 1);
         }
       }
       for (int i = r - 2; i >= 0; i--) {

@@ -7,9 +7,7 @@
  *
  * Indices may be int32 or int64, negative values count from the end, and
  * every index is validated before any output is written (out of range:
- * OL_INVALID_ARGUMENT). Element movement is dtype-agnostic. The small
- * movement helpers are private copies of the ones in tensor.c (ops/ has no
- * shared private header for them yet). */
+ * OL_INVALID_ARGUMENT). Element movement is dtype-agnostic. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,35 +21,6 @@ ol_status ol_tensor_scatter_elements_create(const ol_node *node, ol_kernel **out
 ol_status ol_tensor_compress_create(const ol_node *node, ol_kernel **out);
 
 /* ------------------------------------------------------------ element movement */
-
-/* Copies n elements src[si..] to dst[di..] for any dtype. */
-static ol_status elem_copy(ol_dtype dtype, void *dst, int64_t di, const void *src, int64_t si,
-                           int64_t n) {
-  if (n <= 0) return OL_OK;
-  if (dtype == OL_DTYPE_STRING) {
-    ol_string *d = (ol_string *)dst + di;
-    const ol_string *s = (const ol_string *)src + si;
-    for (int64_t i = 0; i < n; i++) {
-      if (d + i == s + i) continue;
-      char *copy = ol_xmalloc(s[i].length + 1);
-      if (!copy) return OL_OUT_OF_MEMORY;
-      if (s[i].length) memcpy(copy, s[i].data, s[i].length);
-      copy[s[i].length] = 0;
-      free(d[i].data);
-      d[i].data = copy;
-      d[i].length = s[i].length;
-    }
-    return OL_OK;
-  }
-  size_t es = ol_dtype_size(dtype);
-  if (es) {
-    memmove((char *)dst + (size_t)di * es, (const char *)src + (size_t)si * es, (size_t)n * es);
-    return OL_OK;
-  }
-  for (int64_t i = 0; i < n; i++)
-    ol_packed_set(dtype, dst, di + i, ol_packed_get(dtype, src, si + i));
-  return OL_OK;
-}
 
 static void contiguous_strides(int rank, const int64_t *dims, int64_t *strides) {
   int64_t s = 1;
@@ -134,7 +103,7 @@ static ol_status gather_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     for (int64_t j = 0; j < nidx; j++) {
       int64_t v = index_at(ind, j);
       if (v < 0) v += n;
-      OL_TRY(elem_copy(x->dtype, ol_tdata(y), (o * nidx + j) * inner, ol_tdata(x),
+      OL_TRY(ol_elements_copy(x->dtype, ol_tdata(y), (o * nidx + j) * inner, ol_tdata(x),
                        (o * n + v) * inner, inner));
     }
   return OL_OK;
@@ -177,7 +146,7 @@ static ol_status gather_elements_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) 
   for (int64_t e = 0; e < n; e++) {
     int64_t v = index_at(ind, e);
     if (v < 0) v += x->dims[axis];
-    OL_TRY(elem_copy(x->dtype, ol_tdata(y), e, ol_tdata(x), base + v * xs[axis], 1));
+    OL_TRY(ol_elements_copy(x->dtype, ol_tdata(y), e, ol_tdata(x), base + v * xs[axis], 1));
     for (int i = ind->rank - 1; i >= 0; i--) {
       if (i != axis) base += xs[i];
       if (++idx[i] < ind->dims[i]) break;
@@ -246,7 +215,7 @@ static ol_status gather_nd_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
         if (v < 0) v += x->dims[b + t];
         off += v * xs[b + t];
       }
-      OL_TRY(elem_copy(x->dtype, ol_tdata(y), row * slice, ol_tdata(x), off, slice));
+      OL_TRY(ol_elements_copy(x->dtype, ol_tdata(y), row * slice, ol_tdata(x), off, slice));
     }
   return OL_OK;
 }
@@ -267,7 +236,7 @@ enum { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN };
  * round once, which equals the native-precision result for + and *. */
 static ol_status elem_reduce(ol_dtype dt, void *dst, int64_t di, const void *src, int64_t si,
                              int red) {
-  if (red == RED_NONE) return elem_copy(dt, dst, di, src, si, 1);
+  if (red == RED_NONE) return ol_elements_copy(dt, dst, di, src, si, 1);
   switch (dt) {
 #define IRED(T)                                                               \
   {                                                                           \
@@ -394,7 +363,7 @@ static ol_status scatter_nd_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       off += v * xs[t];
     }
     if (k->reduction == RED_NONE) {
-      OL_TRY(elem_copy(x->dtype, ol_tdata(y), off, ol_tdata(upd), j * slice, slice));
+      OL_TRY(ol_elements_copy(x->dtype, ol_tdata(y), off, ol_tdata(upd), j * slice, slice));
     } else {
       for (int64_t e = 0; e < slice; e++)
         OL_TRY(elem_reduce(x->dtype, ol_tdata(y), off + e, ol_tdata(upd), j * slice + e,
@@ -509,7 +478,7 @@ static ol_status compress_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   for (int64_t o = 0; o < outer; o++)
     for (int64_t i = 0; i < nc && i < dim; i++) {
       if (ol_tensor_get_double(c, i) == 0.0) continue;
-      OL_TRY(elem_copy(x->dtype, ol_tdata(y), pos, ol_tdata(x), (o * dim + i) * inner, inner));
+      OL_TRY(ol_elements_copy(x->dtype, ol_tdata(y), pos, ol_tdata(x), (o * dim + i) * inner, inner));
       pos += inner;
     }
   return OL_OK;
