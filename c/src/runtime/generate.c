@@ -26,7 +26,19 @@
  * seed gives the same tokens natively and in wasm.
  *
  * Logits of every supported dtype (FLOAT, DOUBLE, FLOAT16, BFLOAT16) are
- * widened exactly to double before use. */
+ * widened exactly to double before use.
+ *
+ * Stopping: after max_new_tokens (default 16 from ol_generate_options_init),
+ * when every row has emitted eos_token_id (finished rows then receive
+ * pad_token_id, or eos when pad is -1), or when on_token returns nonzero.
+ * on_token gets the new token of every row and the 0-based index of the step.
+ *
+ * Cancellation: the caller's completion is polled before every step
+ * (OL_CANCELLED, nothing returned). Stateless runs also receive it, so a
+ * cancel interrupts a running step. A state run that publishes completes the
+ * completion it is given (single use), so state runs get none and a cancel is
+ * seen at the next token boundary. The caller's completion is never marked
+ * completed by ol_generate. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
