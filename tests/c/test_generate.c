@@ -30,106 +30,38 @@ static ol_value *ids_tensor(int64_t batch, int64_t len, const int64_t *values) {
 
 static const int64_t *tok(const ol_value *v) { return (const int64_t *)ol_tensor_data(v); }
 
-static unsigned char *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *bytes = malloc((size_t)n);
-  if (bytes && fread(bytes, 1, (size_t)n, f) != (size_t)n) {
-    free(bytes);
-    bytes = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return bytes;
-}
-
 static char *dup_string(const char *s) {
   char *d = malloc(strlen(s) + 1);
   strcpy(d, s);
   return d;
 }
 
-/* Appends input <- output to graph->persistent_bindings (the array must
- * have room, or be grown here). */
-static void add_binding(Onnx__GraphProto *g, const char *input, const char *output) {
-  g->persistent_bindings =
-      realloc(g->persistent_bindings, (g->n_persistent_bindings + 1) * sizeof *g->persistent_bindings);
-  Onnx__PersistentBindingProto *b = malloc(sizeof *b);
-  onnx__persistent_binding_proto__init(b);
-  b->input_name = dup_string(input);
-  b->output_name = dup_string(output);
-  g->persistent_bindings[g->n_persistent_bindings++] = b;
-}
-
-/* A bound input must have exactly one use. The export reads the length of
- * past_key_values.0.key with a Shape node besides concatenating it into
- * present.0.key: route every use through one Identity alias added at the
- * front of the graph. */
-static void single_use(Onnx__GraphProto *g) {
-  for (size_t b = 0; b < g->n_persistent_bindings; b++) {
-    const char *in = g->persistent_bindings[b]->input_name;
-    char alias[256];
-    snprintf(alias, sizeof alias, "%s/alias", in);
-    int redirected = 0;
-    for (size_t n = 0; n < g->n_node; n++) {
-      Onnx__NodeProto *node = g->node[n];
-      for (size_t i = 0; i < node->n_input; i++)
-        if (strcmp(node->input[i], in) == 0) {
-          free(node->input[i]);
-          node->input[i] = dup_string(alias);
-          redirected = 1;
-        }
-    }
-    if (!redirected) continue;
-    Onnx__NodeProto *id = malloc(sizeof *id);
-    onnx__node_proto__init(id);
-    id->op_type = dup_string("Identity");
-    id->n_input = 1;
-    id->input = malloc(sizeof(char *));
-    id->input[0] = dup_string(in);
-    id->n_output = 1;
-    id->output = malloc(sizeof(char *));
-    id->output[0] = dup_string(alias);
-    g->node = realloc(g->node, (g->n_node + 1) * sizeof *g->node);
-    memmove(g->node + 1, g->node, g->n_node * sizeof *g->node);
-    g->node[0] = id;
-    g->n_node++;
-  }
-}
-
 /* The fortunes model, optionally with past_key_values.{i}.key|value <-
- * present.{i}.key|value bound (added to the proto in memory). */
+ * present.{i}.key|value bound. ol_model_bind_persistent forwards the export's
+ * second read of past_key_values.0.key (a Shape node) through one Identity,
+ * as the single-use rule requires. */
 static ol_model *load_fortunes(int bind) {
-  size_t size = 0;
-  unsigned char *bytes = read_file(FORTUNES, &size);
-  CHECK(bytes != NULL);
-  if (!bytes) return NULL;
-  Onnx__ModelProto *proto = onnx__model_proto__unpack(NULL, size, bytes);
-  free(bytes);
-  CHECK(proto != NULL && proto->graph != NULL);
-  if (!proto) return NULL;
-  Onnx__GraphProto *g = proto->graph;
-  if (bind) {
-    size_t n = 0;
-    for (size_t i = 0; i < g->n_input; i++)
-      if (strncmp(g->input[i]->name, "past_key_values.", 16) == 0) n++;
-    CHECK(n > 0);
-    g->persistent_bindings = calloc(n, sizeof *g->persistent_bindings);
-    for (size_t i = 0; i < g->n_input; i++) {
-      const char *name = g->input[i]->name;
-      if (strncmp(name, "past_key_values.", 16) != 0) continue;
-      char present[256];
-      snprintf(present, sizeof present, "present.%s", name + 16);
-      add_binding(g, name, present);
-    }
-    single_use(g);
-  }
   ol_model *m = NULL;
-  CHECK_OK(ol_model_from_proto(proto, NULL, &m));
-  return m;
+  CHECK_OK(ol_model_load_file(FORTUNES, &m));
+  if (!m || !bind) return m;
+  const ol_graph *g = m->data->graph;
+  const char *inputs[64];
+  char outputs[64][256];
+  const char *output_ptrs[64];
+  size_t n = 0;
+  for (size_t i = 0; i < g->num_inputs && n < 64; i++) {
+    const char *name = g->inputs[i].name;
+    if (strncmp(name, "past_key_values.", 16) != 0) continue;
+    snprintf(outputs[n], sizeof outputs[n], "present.%s", name + 16);
+    inputs[n] = name;
+    output_ptrs[n] = outputs[n];
+    n++;
+  }
+  CHECK(n > 0);
+  ol_model *bound = NULL;
+  CHECK_OK(ol_model_bind_persistent(m, inputs, output_ptrs, n, &bound));
+  ol_model_destroy(m);
+  return bound;
 }
 
 /* Feeds for the fortunes model: input_ids plus empty caches [batch, H, 0, D]. */
@@ -625,18 +557,11 @@ static ol_model *running_sum_model(int bind) {
   ol_model *m = NULL;
   CHECK_OK(ol_model_parse_text(text, &m));
   if (!m || !bind) return m;
-  void *bytes = NULL;
-  size_t size = 0;
-  CHECK_OK(ol_model_serialize(m, &bytes, &size));
+  const char *in = "past", *out = "present";
+  ol_model *bound = NULL;
+  CHECK_OK(ol_model_bind_persistent(m, &in, &out, 1, &bound));
   ol_model_destroy(m);
-  m = NULL;
-  Onnx__ModelProto *proto = bytes ? onnx__model_proto__unpack(NULL, size, bytes) : NULL;
-  ol_free(bytes);
-  CHECK(proto != NULL);
-  if (!proto) return NULL;
-  add_binding(proto->graph, "past", "present");
-  CHECK_OK(ol_model_from_proto(proto, NULL, &m));
-  return m;
+  return bound;
 }
 
 static void state_feeds_one_token_per_step(void) {
