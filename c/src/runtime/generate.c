@@ -34,10 +34,9 @@
  * on_token gets the new token of every row and the 0-based index of the step.
  *
  * Cancellation: the caller's completion is polled before every step
- * (OL_CANCELLED, nothing returned). Stateless runs also receive it, so a
- * cancel interrupts a running step. A state run that publishes completes the
- * completion it is given (single use), so state runs get none and a cancel is
- * seen at the next token boundary. The caller's completion is never marked
+ * (OL_CANCELLED, nothing returned) and watched by every run, so a cancel also
+ * stops a running step between nodes. State runs watch it without completing
+ * it (ol_state_run_watching): the caller's completion is never marked
  * completed by ol_generate. */
 #include <math.h>
 #include <stdlib.h>
@@ -50,6 +49,7 @@
 #include "ir/model.h"
 #include "onnxlight.h"
 #include "runtime/completion.h"
+#include "runtime/session.h"
 #include "simd/math.h"
 
 /* Default number of new tokens when the caller does not set one. */
@@ -287,10 +287,8 @@ static ol_status run_step(gen *g, ol_context *context, const char *logits_name, 
                           ol_completion *completion, ol_value **logits) {
   const char *out_names[1] = {logits_name};
   if (g->state)
-    /* A state run that publishes completes its completion (single use), so
-     * the caller's completion cannot be passed to every step: it is polled
-     * between tokens instead. */
-    return ol_state_run(g->state, context, g->run_names, g->run_values, n_run, out_names, logits, 1, NULL);
+    return ol_state_run_watching(g->state, context, g->run_names, g->run_values, n_run, out_names, logits, 1,
+                                 completion);
   return ol_session_run_with(g->session, context, g->run_names, g->run_values, n_run, out_names, logits, 1,
                              completion);
 }

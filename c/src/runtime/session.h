@@ -22,4 +22,11 @@ ol_status ol_session_match_outputs(const ol_session *s, const char *const *names
 /* A value must match a declaration's kind, element type, rank and fixed dims. */
 ol_status ol_check_value_type(const ol_graph_value *decl, const ol_value *v);
 
+/* ol_state_run that polls watch for cancellation (between nodes and at the
+ * publication gate) without completing it: generation passes its caller's
+ * completion to every step this way. */
+ol_status ol_state_run_watching(ol_state *st, ol_context *context, const char *const *input_names,
+                                ol_value *const *inputs, size_t n_inputs, const char *const *output_names,
+                                ol_value **outputs, size_t n_outputs, ol_completion *watch);
+
 #endif

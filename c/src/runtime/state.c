@@ -276,14 +276,17 @@ static ol_status commit_append(void *user, const ol_node *node, size_t output, o
 
 /* ------------------------------------------------------------ run */
 
-ol_status ol_state_run(ol_state *st, ol_context *context, const char *const *input_names, ol_value *const *inputs,
-                       size_t n_inputs, const char *const *output_names, ol_value **outputs, size_t n_outputs,
-                       ol_completion *completion) {
+/* The run itself. watch (may be NULL) is polled between nodes and gates the
+ * publication; complete says whether a successful run completes it (the
+ * public call) or only watches it (generation polling its caller's token). */
+static ol_status state_run(ol_state *st, ol_context *context, const char *const *input_names, ol_value *const *inputs,
+                           size_t n_inputs, const char *const *output_names, ol_value **outputs, size_t n_outputs,
+                           ol_completion *completion, bool complete) {
   if (!st) return ol_error(OL_INVALID_ARGUMENT, "ol_state_run: state is NULL");
   if (n_outputs && !outputs) return ol_error(OL_INVALID_ARGUMENT, "ol_state_run: outputs is NULL");
   for (size_t i = 0; i < n_outputs; i++) outputs[i] = NULL;
   if (st->closed) return ol_error(OL_FAILED_PRECONDITION, "the state is closed");
-  if (completion && completion->completed)
+  if (complete && completion && completion->completed)
     return ol_error(OL_FAILED_PRECONDITION, "the completion was already used by a successful run (single use)");
   if (completion && completion->cancelled)
     return ol_error(OL_CANCELLED, "run cancelled before it started: %s", completion->reason);
@@ -324,7 +327,7 @@ ol_status ol_state_run(ol_state *st, ol_context *context, const char *const *inp
       ol_value_release(b->value);
       b->value = ol_value_retain(next);
     }
-    if (completion) completion->completed = 1;
+    if (complete && completion) completion->completed = 1;
     for (size_t i = 0; i < n_outputs; i++) outputs[i] = ol_value_retain(all[pick[i]]);
   }
   if (all)
@@ -335,4 +338,16 @@ ol_status ol_state_run(ol_state *st, ol_context *context, const char *const *inp
   free(attempted);
   free(candidate);
   return s;
+}
+
+ol_status ol_state_run(ol_state *st, ol_context *context, const char *const *input_names, ol_value *const *inputs,
+                       size_t n_inputs, const char *const *output_names, ol_value **outputs, size_t n_outputs,
+                       ol_completion *completion) {
+  return state_run(st, context, input_names, inputs, n_inputs, output_names, outputs, n_outputs, completion, true);
+}
+
+ol_status ol_state_run_watching(ol_state *st, ol_context *context, const char *const *input_names,
+                                ol_value *const *inputs, size_t n_inputs, const char *const *output_names,
+                                ol_value **outputs, size_t n_outputs, ol_completion *watch) {
+  return state_run(st, context, input_names, inputs, n_inputs, output_names, outputs, n_outputs, watch, false);
 }
