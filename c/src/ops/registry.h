@@ -23,6 +23,13 @@ extern const ol_op_registration ol_ops_matmul[];
 extern const ol_op_registration ol_ops_nn[];
 extern const ol_op_registration ol_ops_control[];
 extern const ol_op_registration ol_ops_sequence[];
+extern const ol_op_registration ol_ops_attention[];
+extern const ol_op_registration ol_ops_resize[];
+extern const ol_op_registration ol_ops_loss[];
+extern const ol_op_registration ol_ops_recurrent[];
+extern const ol_op_registration ol_ops_quantize_linear[];
+extern const ol_op_registration ol_ops_misc[];
+extern const ol_op_registration ol_ops_signal[];
 
 /* Finds the kernel for node's (domain, op_type, opset); a clear error names
  * the domain, op type, version and node when none is registered. */
