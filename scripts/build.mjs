@@ -4,8 +4,10 @@
 //   onnx_light.wasm, onnx_light.cjs  the module and its Emscripten glue
 //   node.js + modules, cli.js        ESM for Node (copied from js/src)
 //   browser.js                       ESM bundle for browsers (esbuild, glue inside)
+//   browser-worker.js                the generator's Web Worker (esbuild)
 //   index.d.ts                       TypeScript declarations (js/types)
 //   proto/onnx_light_pb.{js,d.ts}    typed ModelProto etc. (protoc-gen-es)
+// and web/dist/ (the demo page, bundled with esbuild).
 // CMake rebuilds only what changed; the JS steps take well under a second.
 // Options: --quiet (print tool output only on failure), --native, --wasm, --js
 // (only those steps; default all).
@@ -90,7 +92,7 @@ async function buildJs() {
   mkdirSync(DIST, { recursive: true });
   copyIfChanged(join(ROOT, 'build-wasm/onnx_light.wasm'), join(DIST, 'onnx_light.wasm'));
   copyIfChanged(join(ROOT, 'build-wasm/onnx_light.js'), join(DIST, 'onnx_light.cjs'));
-  const browserOnly = new Set(['browser.js', 'platform-browser.js']);
+  const browserOnly = new Set(['browser.js', 'platform-browser.js', 'worker-browser.js']);
   for (const file of readdirSync(join(ROOT, 'js/src'))) {
     if (file.endsWith('.js') && !browserOnly.has(file)) copyIfChanged(join(ROOT, 'js/src', file), join(DIST, file));
   }
@@ -99,28 +101,61 @@ async function buildJs() {
   buildProto();
 
   const esbuild = await import('esbuild');
-  await esbuild.build({
-    entryPoints: [join(ROOT, 'js/src/browser.js')],
-    outfile: join(DIST, 'browser.js'),
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2022',
-    minify: true,
-    sourcemap: true,
-    legalComments: 'none',
-    logLevel: 'warning',
-    // The glue's Node-only branch requires these; it never runs in a browser.
-    external: ['fs', 'path', 'crypto', 'url', 'worker_threads'],
-    plugins: [
-      {
-        name: 'emscripten-glue',
-        setup(build) {
-          build.onResolve({ filter: /onnx_light\.cjs$/ }, () => ({ path: join(DIST, 'onnx_light.cjs') }));
+  const bundle = (entry, outfile) =>
+    esbuild.build({
+      entryPoints: [join(ROOT, entry)],
+      outfile,
+      bundle: true,
+      format: 'esm',
+      platform: 'browser',
+      target: 'es2022',
+      minify: true,
+      sourcemap: true,
+      legalComments: 'none',
+      logLevel: 'error',
+      // The glue's Node-only branch requires these; it never runs in a browser.
+      external: ['fs', 'path', 'crypto', 'url', 'worker_threads'],
+      plugins: [
+        {
+          name: 'emscripten-glue',
+          setup(build) {
+            build.onResolve({ filter: /onnx_light\.cjs$/ }, () => ({ path: join(DIST, 'onnx_light.cjs') }));
+          },
         },
-      },
-    ],
-  });
+      ],
+    });
+  await bundle('js/src/browser.js', join(DIST, 'browser.js'));
+  // The Web Worker of createGenerator(model, { worker: true }), next to browser.js.
+  await bundle('js/src/worker-browser.js', join(DIST, 'browser-worker.js'));
+  // The demo page: web/ -> web/dist/ (git-ignored, not part of the package);
+  // its script loads the package's dist/browser.js and the worker next to it.
+  if (existsSync(join(ROOT, 'web/index.html'))) {
+    const out = join(ROOT, 'web/dist');
+    mkdirSync(out, { recursive: true });
+    for (const file of readdirSync(join(ROOT, 'web'))) {
+      if (/\.(html|css)$/.test(file)) copyIfChanged(join(ROOT, 'web', file), join(out, file));
+    }
+    await esbuild.build({
+      entryPoints: [join(ROOT, 'web/demo.js')],
+      outfile: join(out, 'demo.js'),
+      bundle: true,
+      format: 'esm',
+      platform: 'browser',
+      target: 'es2022',
+      minify: true,
+      sourcemap: true,
+      logLevel: 'error',
+      plugins: [
+        {
+          name: 'package-bundle',
+          setup(build) {
+            // web/demo.js imports ../dist/browser.js; from web/dist/ that is ../../dist/browser.js
+            build.onResolve({ filter: /dist\/browser\.js$/ }, () => ({ path: '../../dist/browser.js', external: true }));
+          },
+        },
+      ],
+    });
+  }
 }
 
 try {

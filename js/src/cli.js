@@ -1,20 +1,88 @@
 #!/usr/bin/env node
 // onnx-light command line.
 //   onnx-light generate --model PATH --prompt TEXT [--max-new-tokens N]
-// Greedy decoding for byte-vocabulary decoder models (a token is a byte of
-// UTF-8 text): streams text to stdout, speed to stderr.
+//                       [--temperature T] [--seed S] [--eos-token-id ID]
+//                       [--tokenizer tokenizer.json]
+// Streams the continuation to stdout and the speed to stderr. Models with
+// past_key_values.* inputs are bound with bindCache and decoded with a
+// persistent state (the KV cache stays in wasm memory: prompt once, then one
+// token per step); other models re-run the growing prefix. Without
+// --tokenizer a token is a byte of UTF-8 text (byte-vocabulary models).
 import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { greedyDecode } from './greedy.js';
-import { InferenceSession, OnnxLightError, Tensor, memoryStats } from './node.js';
+import { InferenceSession, OnnxLightError, Tensor, bindCache, emptyCaches, memoryStats } from './node.js';
 
-const USAGE = `usage: onnx-light generate --model PATH --prompt TEXT [--max-new-tokens N]
+const USAGE = `usage: onnx-light generate --model PATH --prompt TEXT [options]
 
-  --model PATH          ONNX decoder with a KV cache and a 256-byte vocabulary
+  --model PATH          ONNX decoder (input_ids -> logits, optionally with
+                        past_key_values.* / present.* caches)
   --prompt TEXT         text to continue
-  --max-new-tokens N    tokens (bytes) to generate (default 64)
+  --max-new-tokens N    tokens to generate (default 64)
+  --temperature T       0 (default) greedy; > 0 samples softmax(logits / T)
+  --seed S              sampling seed (default 0)
+  --eos-token-id ID     stop when this token is produced
+  --tokenizer FILE      a Hugging Face tokenizer.json (read with the package
+                        @huggingface/tokenizers, installed separately; a
+                        tokenizer_config.json beside it is used too);
+                        default: a token is a byte of UTF-8
 `;
+
+/** Byte-level text: a token is one byte of UTF-8. */
+function byteTokenizer() {
+  const decoder = new TextDecoder('utf-8');
+  return {
+    encode: (text) => [...new TextEncoder().encode(text)],
+    stream: () => ({
+      push: (token) => decoder.decode(Uint8Array.of(Number(token)), { stream: true }),
+      end: () => decoder.decode(),
+    }),
+  };
+}
+
+async function jsonTokenizer(path) {
+  let Tokenizer;
+  try {
+    const specifier = '@huggingface/tokenizers';
+    ({ Tokenizer } = await import(specifier));
+  } catch {
+    throw new Error('--tokenizer needs the package @huggingface/tokenizers, which is not installed (npm install @huggingface/tokenizers)');
+  }
+  const json = JSON.parse(await readFile(path, 'utf8'));
+  let config = {};
+  try {
+    config = JSON.parse(await readFile(join(dirname(path), 'tokenizer_config.json'), 'utf8'));
+  } catch {
+    config = {};
+  }
+  const tokenizer = new Tokenizer(json, config);
+  return {
+    encode: (text) => tokenizer.encode(text).ids,
+    stream: () => {
+      const ids = [];
+      let printed = '';
+      return {
+        push(token) {
+          ids.push(Number(token));
+          const text = tokenizer.decode(ids);
+          // hold back an incomplete character at the end
+          if (text.endsWith('\uFFFD')) return '';
+          const out = text.slice(printed.length);
+          printed = text;
+          return out;
+        },
+        end: () => tokenizer.decode(ids).slice(printed.length),
+      };
+    },
+  };
+}
+
+function integer(value, name, min) {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < min) throw new UsageError(`${name} must be an integer >= ${min}, got '${value}'`);
+  return n;
+}
 
 async function generate(argv) {
   const { values } = parseArgs({
@@ -23,34 +91,52 @@ async function generate(argv) {
       model: { type: 'string' },
       prompt: { type: 'string', default: '' },
       'max-new-tokens': { type: 'string', default: '64' },
+      temperature: { type: 'string', default: '0' },
+      seed: { type: 'string', default: '0' },
+      'eos-token-id': { type: 'string' },
+      tokenizer: { type: 'string' },
     },
   });
-  const maxNewTokens = Number(values['max-new-tokens']);
-  if (!values.model || !Number.isInteger(maxNewTokens) || maxNewTokens < 0) throw new UsageError();
-  const promptIds = [...new TextEncoder().encode(values.prompt)];
+  if (!values.model) throw new UsageError();
+  const maxNewTokens = integer(values['max-new-tokens'], '--max-new-tokens', 0);
+  const temperature = Number(values.temperature);
+  if (!(temperature >= 0) || !Number.isFinite(temperature)) throw new UsageError(`--temperature must be a number >= 0, got '${values.temperature}'`);
+  const seed = BigInt(integer(values.seed, '--seed', 0));
+  const eosTokenId = values['eos-token-id'] === undefined ? undefined : integer(values['eos-token-id'], '--eos-token-id', 0);
+  const tokenizer = values.tokenizer ? await jsonTokenizer(values.tokenizer) : byteTokenizer();
+  const promptIds = tokenizer.encode(values.prompt);
   if (promptIds.length === 0) throw new UsageError('--prompt must not be empty');
 
   const createStart = performance.now();
-  const session = await InferenceSession.create(await readFile(values.model));
+  let model = await readFile(values.model);
+  const probe = await InferenceSession.create(model);
+  const hasCache = probe.inputNames.some((name) => name.startsWith('past_key_values.'));
+  const alreadyBound = probe.persistentBindings.length > 0;
+  await probe.release();
+  if (hasCache && !alreadyBound) model = await bindCache(model);
+  const session = await InferenceSession.create(model);
+  const feeds = { input_ids: new Tensor('int64', BigInt64Array.from(promptIds, BigInt), [1, promptIds.length]) };
+  if (hasCache || alreadyBound) Object.assign(feeds, await emptyCaches(model));
   const createMs = performance.now() - createStart;
+  const mode = session.persistentBindings.length ? 'persistent KV cache' : 'full prefix every step';
 
-  const decoder = new TextDecoder('utf-8');
+  const text = tokenizer.stream();
   process.stdout.write(values.prompt);
   let count = 0;
   let firstMs = 0;
   const start = performance.now();
-  for await (const token of greedyDecode({ session, Tensor, promptIds, maxNewTokens })) {
+  for await (const { tokens } of session.generateStream(feeds, { maxNewTokens, temperature, seed, eosTokenId })) {
     if (count++ === 0) firstMs = performance.now() - start;
-    process.stdout.write(decoder.decode(Uint8Array.of(token), { stream: true }));
+    process.stdout.write(text.push(tokens[0]));
   }
-  process.stdout.write(`${decoder.decode()}\n`);
+  process.stdout.write(`${text.end()}\n`);
   const seconds = (performance.now() - start) / 1000;
   const rest = count > 1 ? ((count - 1) / (seconds - firstMs / 1000)).toFixed(1) : '-';
   const stats = memoryStats();
   const mib = (bytes) => (bytes / 2 ** 20).toFixed(1);
   process.stderr.write(
     `[onnx-light] ${count} tokens in ${seconds.toFixed(2)} s: ${rest} tokens/s after the first ` +
-      `(prompt of ${promptIds.length} tokens: ${firstMs.toFixed(0)} ms; session create: ${createMs.toFixed(0)} ms; ` +
+      `(${mode}; prompt of ${promptIds.length} tokens: ${firstMs.toFixed(0)} ms; load: ${createMs.toFixed(0)} ms; ` +
       `allocator peak ${mib(stats.peakBytes)} MiB, wasm memory ${mib(stats.wasmMemoryBytes)} MiB)\n`,
   );
   await session.release();
@@ -69,7 +155,7 @@ async function main(argv) {
 }
 
 main(process.argv.slice(2)).catch((error) => {
-  if (error instanceof UsageError || error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+  if (error instanceof UsageError || String(error.code).startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`${error.message ? `onnx-light: ${error.message}\n` : ''}${USAGE}`);
     process.exit(2);
   }

@@ -7,6 +7,9 @@ export { InferenceSession } from './session.js';
 export { Tensor } from './tensor.js';
 export { parseModel, printModel } from './text.js';
 export { version } from './version.js';
+export { bindCache, bindPersistent, emptyCaches } from './bind.js';
+export { PersistentValueState } from './state.js';
+export { createGenerator } from './generator.js';
 
 /**
  * Loads the wasm module now (InferenceSession.create does it too). Needed
@@ -25,4 +28,14 @@ export function memoryStats() {
 /** Starts a new peak: peakBytes becomes the current liveBytes. */
 export function resetPeakMemory() {
   currentRuntime().m._olw_allocator_reset_peak();
+}
+
+/**
+ * Testing aid: after `count` more successful runtime allocations every
+ * allocation fails with OL_OUT_OF_MEMORY (a fault injected mid-graph);
+ * -1 turns it off. Needs the module loaded.
+ * @param {number} count
+ */
+export function injectAllocationFailure(count) {
+  currentRuntime().m._olw_allocator_fail_after(count);
 }

@@ -28,3 +28,14 @@ export async function instantiate(source, imports) {
   // Servers that do not send application/wasm: compile from the bytes.
   return WebAssembly.instantiate(await response.arrayBuffer(), imports);
 }
+
+/** A module Web Worker running browser-worker.js (next to this bundle). */
+export async function startWorker() {
+  const worker = new Worker(new URL('./browser-worker.js', import.meta.url), { type: 'module' });
+  return {
+    post: (message, transfer) => worker.postMessage(message, transfer ?? []),
+    onMessage: (fn) => worker.addEventListener('message', (event) => fn(event.data)),
+    onError: (fn) => worker.addEventListener('error', (event) => fn(new Error(event.message || 'the generator worker failed to start'))),
+    terminate: () => worker.terminate(),
+  };
+}

@@ -29,3 +29,18 @@ export async function instantiate(source, imports) {
   const bytes = ArrayBuffer.isView(source) || source instanceof ArrayBuffer ? source : await readBytes(source);
   return WebAssembly.instantiate(bytes, imports);
 }
+
+/** A worker_threads Worker running dist/generator-worker.js. */
+export async function startWorker() {
+  const { Worker } = await import('node:worker_threads');
+  const worker = new Worker(new URL('./generator-worker.js', import.meta.url));
+  return {
+    post: (message, transfer) => worker.postMessage(message, transfer),
+    onMessage: (fn) => worker.on('message', fn),
+    onError: (fn) => worker.on('error', fn),
+    terminate: () => worker.terminate(),
+    // an idle generator does not keep the process alive; a running one does
+    ref: () => worker.ref(),
+    unref: () => worker.unref(),
+  };
+}

@@ -9,7 +9,7 @@ import { OnnxLightError } from './errors.js';
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** @type {{loadFactory(): Promise<Function>, defaultWasmUrl(): URL, instantiate(source: any, imports: object): Promise<{instance: WebAssembly.Instance, module: WebAssembly.Module}>}} */
+/** @type {{loadFactory(): Promise<Function>, defaultWasmUrl(): URL, readBytes(source: any): Promise<Uint8Array>, startWorker(): Promise<any>, instantiate(source: any, imports: object): Promise<{instance: WebAssembly.Instance, module: WebAssembly.Module}>}} */
 let platform = null;
 let loading = null;
 let current = null;
@@ -40,6 +40,11 @@ export function init(options = {}) {
 /** Bytes of a path or URL the caller named (fs in Node, fetch in browsers). */
 export function readBytes(source) {
   return platform.readBytes(source);
+}
+
+/** A worker running the generator loop (generator-worker.js / browser-worker.js). */
+export function startWorker() {
+  return platform.startWorker();
 }
 
 /** The loaded Runtime; throws when init() has not finished yet. */

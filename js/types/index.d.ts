@@ -117,7 +117,8 @@ export declare namespace InferenceSession {
     signal?: AbortSignal;
   }
 
-  type FeedsType = { readonly [name: string]: Tensor };
+  /** Tensors, or { data: TypedArray, dims } (copied once). */
+  type FeedsType = { readonly [name: string]: TensorInput };
   /** Output names, or an object whose keys are output names (values ignored). */
   type FetchesType = readonly string[] | { readonly [name: string]: Tensor | null };
   /** Sequence outputs are arrays of tensors; optional outputs may be null. */
@@ -125,13 +126,69 @@ export declare namespace InferenceSession {
   type ReturnType = { [name: string]: OnnxValue };
 }
 
+/**
+ * A ModelProto message object of 'onnx-light/proto' (made with
+ * @bufbuild/protobuf's create/fromBinary). Accepted wherever a model is; the
+ * package loads 'onnx-light/proto' and @bufbuild/protobuf only when one is
+ * passed (in browsers the page must be able to resolve them: a bundler or an
+ * import map).
+ */
+export interface ModelProtoLike {
+  readonly $typeName: 'onnx.ModelProto';
+}
+
+/** Every API that takes a model accepts serialized bytes, a path (Node) or URL, or a ModelProto object. */
+export type ModelSource = Uint8Array | ArrayBuffer | ArrayBufferView | string | URL | ModelProtoLike;
+
+/** What binding returns: a ModelProto for a ModelProto input, serialized bytes for every other input. */
+export type BoundModel<M> = M extends ModelProtoLike ? M : Uint8Array;
+
+/** An input value: a Tensor (wasm tensors are passed without a copy) or a typed array with dims (copied once). */
+export type TensorInput = Tensor | { readonly data: Exclude<Tensor.DataType, string[]>; readonly dims: readonly number[]; readonly type?: Tensor.Type };
+
+/** One persistent binding: the graph input fed from the graph output of the previous run. */
+export interface PersistentBinding {
+  readonly input: string;
+  readonly output: string;
+}
+
+export interface GenerateOptions {
+  /** Tokens to generate (default 16). */
+  maxNewTokens?: number;
+  /** 0 (default): greedy. > 0: sample softmax(logits / temperature). */
+  temperature?: number;
+  /** Sampling seed (default 0): the same seed gives the same tokens with this package. */
+  seed?: number | bigint;
+  /** Generation stops when every row has produced it. */
+  eosTokenId?: number;
+  /** Token for rows that have finished (default eosTokenId). */
+  padTokenId?: number;
+  /** Called after each step with the new token of every row; return false to stop early (not an error). */
+  onToken?: (tokens: bigint[], step: number) => unknown;
+  /** Aborting rejects with OnnxLightError OL_CANCELLED (checked before every step). */
+  signal?: AbortSignal;
+  /** Graph names (defaults input_ids, logits, attention_mask, position_ids). */
+  inputIdsName?: string;
+  logitsName?: string;
+  attentionMaskName?: string;
+  positionIdsName?: string;
+  /** Append capacity of persistent caches for models with bindings (default 32). */
+  persistentTensorInitialCapacity?: number;
+}
+
+/** One generation step: the new token of every row. */
+export interface GenerateStep {
+  tokens: bigint[];
+  step: number;
+}
+
 export class InferenceSession {
   private constructor();
-  /** Loads a model from bytes, a file path (Node) or a URL, and plans it. */
-  static create(
-    model: Uint8Array | ArrayBuffer | ArrayBufferView | string | URL,
-    options?: InferenceSession.SessionOptions,
-  ): Promise<InferenceSession>;
+  /** Loads a model from bytes, a file path (Node), a URL or a ModelProto, and plans it. */
+  static create(model: ModelSource, options?: InferenceSession.SessionOptions): Promise<InferenceSession>;
+
+  /** GraphProto.persistent_bindings of the model. */
+  readonly persistentBindings: readonly PersistentBinding[];
 
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
@@ -147,7 +204,106 @@ export class InferenceSession {
   ): Promise<InferenceSession.ReturnType>;
   /** Frees the session; tensors it returned stay valid. */
   release(): Promise<void>;
+
+  /**
+   * Autoregressive generation: feeds hold int64 input_ids [batch, prompt] and
+   * the other inputs (initial empty caches for models with bindings, see
+   * emptyCaches). Models with persistent bindings run the prompt once and then
+   * one token per step in a fresh PersistentValueState; models without re-run
+   * the growing prefix. Resolves to int64 [batch, prompt + generated].
+   */
+  generate(feeds: { readonly [name: string]: TensorInput }, options?: GenerateOptions): Promise<Tensor<'int64'>>;
+  /** generate() as an async iterator of steps. */
+  generateStream(feeds: { readonly [name: string]: TensorInput }, options?: GenerateOptions): AsyncGenerator<GenerateStep, void, undefined>;
 }
+
+export declare namespace PersistentValueState {
+  interface Options extends LoadOptions {
+    /** Initial append capacity (tokens for Attention) of persistent buffers; 0 disables reservations. Default 32. */
+    persistentTensorInitialCapacity?: number;
+    /** Record runtime events (storage counters) in the state's log. Default false. */
+    events?: boolean;
+  }
+  interface RunOptions {
+    /** An aborted signal rejects with OL_CANCELLED and leaves the state unchanged. */
+    signal?: AbortSignal;
+  }
+  /** A runtime event (plain object). */
+  interface RuntimeEvent {
+    action: 'persistentStorage' | number;
+    nodeName: string;
+    opType: string;
+    storageAllocations: number;
+    storageAllocatedBytes: number;
+    storagePrefixCopiedBytes: number;
+    storageAppendCopiedBytes: number;
+    storageReuseCount: number;
+    /** Allocator live bytes when recorded. */
+    allocatedBytes: number;
+    /** Allocator peak bytes when recorded. */
+    peakBytes: number;
+  }
+}
+
+/**
+ * Values retained in wasm memory between runs for the inputs bound by
+ * GraphProto.persistent_bindings. The state layer never copies payloads: after
+ * a run, `values[input]` and the returned bound output view the same wasm
+ * buffer. A failed or cancelled run leaves the values unchanged.
+ */
+export class PersistentValueState {
+  private constructor();
+  /** initial: one value per bound input (exact graph input names). */
+  static create(
+    model: ModelSource,
+    initial: { readonly [name: string]: TensorInput },
+    options?: PersistentValueState.Options,
+  ): Promise<PersistentValueState>;
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  readonly bindings: readonly PersistentBinding[];
+  readonly options: Readonly<{ persistentTensorInitialCapacity: number; events: boolean }>;
+  readonly closed: boolean;
+  /** Runs with the retained values plus feeds (the unbound inputs only). */
+  run(feeds: { readonly [name: string]: TensorInput }, options?: PersistentValueState.RunOptions): Promise<Record<string, Tensor>>;
+  run(
+    feeds: { readonly [name: string]: TensorInput },
+    fetches: readonly string[],
+    options?: PersistentValueState.RunOptions,
+  ): Promise<Record<string, Tensor>>;
+  /**
+   * Views of the retained values (new Tensor objects at every access, no copy).
+   * Dispose them when done: a live view makes the next append allocate a fresh buffer.
+   */
+  readonly values: Record<string, Tensor>;
+  /** Replaces every retained value (by reference). */
+  reset(initial: { readonly [name: string]: TensorInput }): Promise<void>;
+  /** Releases the retained values; later calls raise OL_FAILED_PRECONDITION. Returned views stay valid. */
+  close(): Promise<void>;
+  /** Events recorded by this state's runs (needs { events: true }). */
+  events(): PersistentValueState.RuntimeEvent[];
+  clearEvents(): void;
+}
+
+/** Adds persistent bindings { inputName: outputName }; a ModelProto in gives a ModelProto out, anything else gives bytes. */
+export function bindPersistent<M extends ModelSource>(model: M, bindings: { readonly [input: string]: string }, options?: LoadOptions): Promise<BoundModel<M>>;
+/** bindPersistent with past_key_values.{i}.key|value <- present.{i}.key|value. */
+export function bindCache<M extends ModelSource>(model: M, options?: LoadOptions): Promise<BoundModel<M>>;
+/** Empty initial caches (dims [batch, heads, 0, headSize] from the declared shapes) for the bound (or past_key_values.*) inputs. */
+export function emptyCaches(model: ModelSource, options?: LoadOptions & { batch?: number }): Promise<Record<string, Tensor>>;
+
+/** The token loop of InferenceSession.generate, in a worker (default) or in this thread. */
+export interface TokenGenerator {
+  readonly inWorker: boolean;
+  generate(feeds: { readonly [name: string]: TensorInput }, options?: GenerateOptions): Promise<Tensor<'int64'>>;
+  generateStream(feeds: { readonly [name: string]: TensorInput }, options?: GenerateOptions): AsyncGenerator<GenerateStep, void, undefined>;
+  /** Ends the worker (or releases the session). */
+  close(): Promise<void>;
+}
+/** worker: true (default) runs the loop in a Web Worker / worker_threads; tokens stream back as produced. */
+export function createGenerator(model: ModelSource, options?: LoadOptions & { worker?: boolean }): Promise<TokenGenerator>;
+/** Testing aid: after `count` more runtime allocations every allocation fails (OL_OUT_OF_MEMORY); -1 turns it off. */
+export function injectAllocationFailure(count: number): void;
 
 export interface MemoryStats {
   /** Bytes currently allocated by the runtime's default allocator. */

@@ -1,5 +1,5 @@
 // A static file server on 127.0.0.1 (random port) for the browser tests:
-// serves the repository's dist/, models/ and tests/browser/ only.
+// serves the repository's dist/, models/, tests/browser/ and web/ only.
 import { createReadStream, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, normalize } from 'node:path';
@@ -9,13 +9,14 @@ const TYPES = {
   '.js': 'text/javascript; charset=utf-8',
   '.mjs': 'text/javascript; charset=utf-8',
   '.map': 'application/json',
+  '.css': 'text/css; charset=utf-8',
   '.wasm': 'application/wasm',
   '.onnx': 'application/octet-stream',
 };
-const ALLOWED = ['/dist/', '/models/', '/tests/browser/'];
+const ALLOWED = ['/dist/', '/models/', '/tests/browser/', '/web/'];
 
 /** Starts the server; resolves to { origin, requests, close() }. */
-export function serve(root) {
+export function serve(root, port = 0) {
   const requests = [];
   const server = createServer((req, res) => {
     const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
@@ -36,9 +37,17 @@ export function serve(root) {
     createReadStream(join(root, path)).pipe(res);
   });
   return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(port, '127.0.0.1', () => {
       const { port } = server.address();
       resolve({ origin: `http://127.0.0.1:${port}`, requests, close: () => new Promise((r) => server.close(r)) });
     });
   });
+}
+
+// `node tests/browser/server.mjs [port]` (npm run web): serves the demo page.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { fileURLToPath } = await import('node:url');
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const { origin } = await serve(root, Number(process.argv[2] ?? 0));
+  console.log(`onnx-light demo: ${origin}/web/dist/index.html (Ctrl-C to stop)`);
 }

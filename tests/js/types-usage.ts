@@ -14,6 +14,13 @@ import {
   version,
   type LoadOptions,
   type MemoryStats,
+  PersistentValueState,
+  bindCache,
+  bindPersistent,
+  createGenerator,
+  emptyCaches,
+  type GenerateStep,
+  type TokenGenerator,
 } from 'onnx-light';
 import { ModelProtoSchema, type ModelProto } from 'onnx-light/proto';
 
@@ -62,5 +69,35 @@ export async function usage(bytes: Uint8Array): Promise<number> {
   const wire: Uint8Array = toBinary(ModelProtoSchema, model);
   await session.release();
   void ids64, strings, offset, stats, text, wire, version;
+  await persistence(bytes, model);
   return model.graph?.persistentBindings.length ?? 0;
+}
+
+export async function persistence(bytes: Uint8Array, proto: ModelProto): Promise<bigint> {
+  const boundBytes: Uint8Array = await bindPersistent(bytes, { past: 'present' });
+  const boundProto: ModelProto = await bindPersistent(proto, { past: 'present' });
+  const cached: Uint8Array = await bindCache('model.onnx');
+  const caches: Record<string, Tensor> = await emptyCaches(cached, { batch: 1 });
+  const state = await PersistentValueState.create(boundBytes, { past: { data: new Float32Array(2), dims: [2] } }, {
+    persistentTensorInitialCapacity: 0,
+    events: true,
+  });
+  const out = await state.run({ delta: new Tensor('float32', [1, 1], [2]) }, { signal: new AbortController().signal });
+  const same: boolean = state.values.past.wasmByteOffset === out.present.wasmByteOffset;
+  const bytesCopied: number = state.events().reduce((sum, e) => sum + e.storageAppendCopiedBytes, 0);
+  state.clearEvents();
+  await state.reset({ past: new Tensor('float32', [0, 0], [2]) });
+  await state.close();
+  const session = await InferenceSession.create(cached);
+  const ids = new Tensor('int64', BigInt64Array.of(1n), [1, 1]);
+  const tokens: Tensor<'int64'> = await session.generate({ input_ids: ids, ...caches }, { maxNewTokens: 4, temperature: 0.5, seed: 1n, onToken: (t: bigint[]) => t.length > 0 });
+  for await (const step of session.generateStream({ input_ids: ids, ...caches })) {
+    const s: GenerateStep = step;
+    void s;
+  }
+  const generator: TokenGenerator = await createGenerator(cached, { worker: true });
+  const result = await generator.generate({ input_ids: ids, ...caches }, { signal: AbortSignal.timeout(1000) });
+  await generator.close();
+  void boundProto, same, bytesCopied;
+  return tokens.data[0] + result.data[0];
 }

@@ -142,3 +142,109 @@ OLW int olw_completion_cancel(ol_completion *c, const char *reason) {
 OLW int olw_completion_is_cancelled(const ol_completion *c) {
   return ol_completion_is_cancelled(c);
 }
+
+/* Fault injection on the default allocator (tests): after `count` more
+ * successful allocations every allocation fails; -1 disables. */
+OLW void olw_allocator_fail_after(double count) { ol_allocator_fail_after(NULL, (int64_t)count); }
+
+/* ------------------------------------------------------------ sessions with options */
+
+/* ol_session_create with ol_session_options (default allocator). */
+OLW int olw_session_create_with(ol_model *model, double persistent_tensor_initial_capacity,
+                                ol_session **out) {
+  ol_session_options options;
+  ol_session_options_init(&options);
+  options.persistent_tensor_initial_capacity = (int64_t)persistent_tensor_initial_capacity;
+  return ol_session_create(model, &options, out);
+}
+
+OLW int olw_session_run_with(ol_session *session, ol_context *context,
+                             const char *const *input_names, ol_value *const *inputs,
+                             size_t n_inputs, const char *const *output_names,
+                             ol_value **outputs, size_t n_outputs, ol_completion *completion) {
+  return ol_session_run_with(session, context, input_names, inputs, n_inputs, output_names,
+                             outputs, n_outputs, completion);
+}
+
+/* ------------------------------------------------------------ contexts and events */
+
+OLW int olw_context_create(int events_enabled, ol_context **out) {
+  ol_context_options options = {events_enabled, NULL};
+  return ol_context_create(&options, out);
+}
+OLW void olw_context_destroy(ol_context *c) { ol_context_destroy(c); }
+OLW size_t olw_context_event_count(const ol_context *c) { return ol_context_event_count(c); }
+OLW void olw_context_clear_events(ol_context *c) { ol_context_clear_events(c); }
+/* Event `index` into out[8] (doubles): action, storage_allocations,
+ * storage_allocated_bytes, storage_prefix_copied_bytes,
+ * storage_append_copied_bytes, storage_reuse_count, allocated_bytes,
+ * peak_bytes; names[0..1] receive node_name and op_type (borrowed). */
+OLW int olw_context_event(const ol_context *c, size_t index, double *out, const char **names) {
+  const ol_runtime_event *e = ol_context_event(c, index);
+  if (!e) return OL_NOT_FOUND;
+  out[0] = (double)e->action;
+  out[1] = (double)e->storage_allocations;
+  out[2] = (double)e->storage_allocated_bytes;
+  out[3] = (double)e->storage_prefix_copied_bytes;
+  out[4] = (double)e->storage_append_copied_bytes;
+  out[5] = (double)e->storage_reuse_count;
+  out[6] = (double)e->allocated_bytes;
+  out[7] = (double)e->peak_bytes;
+  names[0] = e->node_name;
+  names[1] = e->op_type;
+  return OL_OK;
+}
+
+/* ------------------------------------------------------------ persistent state */
+
+OLW int olw_state_create(ol_model *model, const char *const *names, ol_value *const *initial,
+                         size_t count, double persistent_tensor_initial_capacity, ol_state **out) {
+  ol_session_options options;
+  ol_session_options_init(&options);
+  options.persistent_tensor_initial_capacity = (int64_t)persistent_tensor_initial_capacity;
+  return ol_state_create(model, names, initial, count, &options, out);
+}
+OLW int olw_state_run(ol_state *state, ol_context *context, const char *const *input_names,
+                      ol_value *const *inputs, size_t n_inputs, const char *const *output_names,
+                      ol_value **outputs, size_t n_outputs, ol_completion *completion) {
+  return ol_state_run(state, context, input_names, inputs, n_inputs, output_names, outputs,
+                      n_outputs, completion);
+}
+OLW int olw_state_reset(ol_state *state, const char *const *names, ol_value *const *initial,
+                        size_t count) {
+  return ol_state_reset(state, names, initial, count);
+}
+OLW int olw_state_close(ol_state *state) { return ol_state_close(state); }
+OLW void olw_state_destroy(ol_state *state) { ol_state_destroy(state); }
+OLW size_t olw_state_value_count(const ol_state *state) { return ol_state_value_count(state); }
+OLW const char *olw_state_value_name(const ol_state *state, size_t i) {
+  return ol_state_value_name(state, i);
+}
+/* Borrowed reference into *out (retain to keep it). */
+OLW int olw_state_value(const ol_state *state, const char *name, ol_value **out) {
+  return ol_state_value(state, name, out);
+}
+OLW const ol_session *olw_state_session(const ol_state *state) { return ol_state_session(state); }
+
+OLW int olw_model_bind_persistent(const ol_model *model, const char *const *input_names,
+                                  const char *const *output_names, size_t count, ol_model **out) {
+  return ol_model_bind_persistent(model, input_names, output_names, count, out);
+}
+
+/* ------------------------------------------------------------ generation */
+
+/* ol_generate without a token callback (the JS package runs its own loop for
+ * streaming; this export serves parity checks against the C loop). seed is
+ * exact up to 2^53; eos/pad -1 mean none/eos. */
+OLW int olw_generate(ol_model *model, const char *const *names, ol_value *const *feeds,
+                     size_t n_feeds, double max_new_tokens, double temperature, double seed,
+                     double eos_token_id, double pad_token_id, ol_value **out) {
+  ol_generate_options options;
+  ol_generate_options_init(&options);
+  options.max_new_tokens = (int64_t)max_new_tokens;
+  options.temperature = temperature;
+  options.seed = (uint64_t)seed;
+  options.eos_token_id = (int64_t)eos_token_id;
+  options.pad_token_id = (int64_t)pad_token_id;
+  return ol_generate(model, NULL, names, feeds, n_feeds, &options, NULL, NULL, out);
+}

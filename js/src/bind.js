@@ -1,0 +1,172 @@
+// Declaring persistent feedback on a model:
+//   bindPersistent(model, { inputName: outputName })  GraphProto.persistent_bindings added
+//   bindCache(model)        past_key_values.{i}.key|value <- present.{i}.key|value
+//   emptyCaches(model)      empty initial values for the cache inputs
+// Binding goes through the C function ol_model_bind_persistent, which also
+// enforces the single-use rule of bound inputs: an input read by several node
+// positions (torch exports read past_key_values.0.key with Shape and Concat)
+// gets one forwarding Identity node. The result has the kind of the input:
+// a ModelProto object for a ModelProto object, else serialized bytes.
+import { invalidArgument } from './errors.js';
+import { dtypeOf } from './dtypes.js';
+import { loadModelHandle, modelBytes, persistentBindingsOf, sameKind, serializeModelHandle } from './model.js';
+import { init } from './runtime.js';
+import { Tensor } from './tensor.js';
+
+const CACHE_INPUT = /^past_key_values\.(\d+)\.(key|value)$/;
+
+/**
+ * The model with persistent bindings added (input <- output for every entry).
+ * @param {any} model bytes, path/URL or ModelProto
+ * @param {Record<string, string>} bindings { inputName: outputName }
+ * @param {object} [options] load options (wasmUrl, wasmBinary)
+ */
+export async function bindPersistent(model, bindings, options) {
+  if (bindings === null || typeof bindings !== 'object' || Array.isArray(bindings)) {
+    throw invalidArgument('bindPersistent: bindings must be an object { inputName: outputName }');
+  }
+  const entries = Object.entries(bindings);
+  for (const [input, output] of entries) {
+    if (typeof output !== 'string') throw invalidArgument(`bindPersistent: the output bound to '${input}' must be a string`);
+  }
+  const runtime = await init(options);
+  const bytes = await modelBytes(model, 'bindPersistent');
+  return sameKind(model, bindHandle(runtime, bytes, entries));
+}
+
+function bindHandle(runtime, bytes, entries) {
+  const m = runtime.m;
+  // names are exact graph names; unknown and duplicate names are rejected
+  const io = interfaceOf(runtime, bytes);
+  const outputs = new Set();
+  for (const [input, output] of entries) {
+    if (!io.inputs.includes(input)) throw invalidArgument(`bindPersistent: '${input}' is not a graph input (names are exact, literal graph names)`);
+    if (!io.outputs.includes(output)) throw invalidArgument(`bindPersistent: '${output}' (bound to '${input}') is not a graph output`);
+    if (outputs.has(output)) throw invalidArgument(`bindPersistent: output '${output}' is bound twice`);
+    outputs.add(output);
+  }
+  if (entries.length === 0) throw invalidArgument('bindPersistent: no bindings given');
+  const owned = [];
+  const source = loadModelHandle(runtime, bytes);
+  owned.push(() => m._olw_model_destroy(source));
+  try {
+    const n = entries.length;
+    const table = runtime.alloc(8 * n + 4);
+    owned.push(() => runtime.free(table));
+    entries.forEach(([input, output], i) => {
+      const a = runtime.cstring(input);
+      const b = runtime.cstring(output);
+      owned.push(() => runtime.free(a), () => runtime.free(b));
+      runtime.view().setUint32(table + 4 * i, a, true);
+      runtime.view().setUint32(table + 4 * (n + i), b, true);
+    });
+    const out = table + 8 * n;
+    runtime.check(m._olw_model_bind_persistent(source, table, table + 4 * n, n, out));
+    const bound = runtime.u32(out);
+    owned.push(() => m._olw_model_destroy(bound));
+    return serializeModelHandle(runtime, bound);
+  } finally {
+    for (const release of owned.reverse()) release();
+  }
+}
+
+/** Graph input and output names of model bytes (a short-lived session). */
+function interfaceOf(runtime, bytes) {
+  const m = runtime.m;
+  const model = loadModelHandle(runtime, bytes);
+  try {
+    const session = runtime.scratch(4, (out) => {
+      runtime.check(m._olw_session_create(model, out));
+      return runtime.u32(out);
+    });
+    try {
+      const names = (count, name) => Array.from({ length: count }, (_, i) => runtime.string(name(session, i)));
+      const inputs = names(m._olw_session_input_count(session), m._olw_session_input_name);
+      const outputs = names(m._olw_session_output_count(session), m._olw_session_output_name);
+      const metadata = inputs.map((name, i) =>
+        runtime.scratch(20, (out) => {
+          runtime.check(m._olw_session_io_info(session, 0, i, out));
+          const [kind, dtype, rank, dims, params] = [0, 1, 2, 3, 4].map((k) => runtime.i32(out + 4 * k));
+          const shape = Array.from({ length: Math.max(rank, 0) }, (_, d) => {
+            const param = params ? runtime.u32(params + 4 * d) : 0;
+            return param ? runtime.string(param) : dims ? runtime.i64(dims + 8 * d) : -1;
+          });
+          return { name, kind, dtype, type: kind === 0 ? runtime.string(m._olw_dtype_name(dtype)) : undefined, shape };
+        }),
+      );
+      return { inputs, outputs, metadata };
+    } finally {
+      m._olw_session_destroy(session);
+    }
+  } finally {
+    m._olw_model_destroy(model);
+  }
+}
+
+/** { 'past_key_values.i.key': 'present.i.key', ... } for every cache input of the model. */
+function cacheBindings(io) {
+  const bindings = {};
+  for (const name of io.inputs) {
+    const match = CACHE_INPUT.exec(name);
+    if (!match) continue;
+    const output = `present.${match[1]}.${match[2]}`;
+    if (!io.outputs.includes(output)) {
+      throw invalidArgument(`bindCache: input '${name}' has no matching output '${output}'`);
+    }
+    bindings[name] = output;
+  }
+  if (Object.keys(bindings).length === 0) {
+    throw invalidArgument("bindCache: the model has no 'past_key_values.{i}.key|value' inputs");
+  }
+  return bindings;
+}
+
+/**
+ * bindPersistent with the Optimum/transformers.js cache naming:
+ * past_key_values.{i}.key|value <- present.{i}.key|value.
+ */
+export async function bindCache(model, options) {
+  const runtime = await init(options);
+  const bytes = await modelBytes(model, 'bindCache');
+  const bindings = cacheBindings(interfaceOf(runtime, bytes));
+  return sameKind(model, bindHandle(runtime, bytes, Object.entries(bindings)));
+}
+
+/** The names bindCache would bind, without binding ({ input: output }). */
+export async function cacheBindingsOf(model, options) {
+  const runtime = await init(options);
+  return cacheBindings(interfaceOf(runtime, await modelBytes(model, 'cacheBindingsOf')));
+}
+
+/**
+ * Empty initial caches: for each bound input (or, without bindings, each
+ * past_key_values.* input) a tensor of the declared type with dims
+ * [batch, heads, 0, headSize]: the first dim is the batch, the
+ * second-to-last (the sequence) is 0, the others come from the declared shape.
+ * @returns {Promise<Record<string, Tensor>>}
+ */
+export async function emptyCaches(model, { batch = 1, ...options } = {}) {
+  if (!Number.isSafeInteger(batch) || batch < 1) throw invalidArgument(`emptyCaches: batch must be a positive integer, got ${batch}`);
+  const runtime = await init(options);
+  const bytes = await modelBytes(model, 'emptyCaches');
+  const io = interfaceOf(runtime, bytes);
+  const bound = persistentBindingsOf(bytes).map((b) => b.input);
+  const names = bound.length ? bound : io.inputs.filter((name) => CACHE_INPUT.test(name));
+  if (names.length === 0) throw invalidArgument('emptyCaches: the model has neither persistent bindings nor past_key_values.* inputs');
+  const result = {};
+  for (const name of names) {
+    const meta = io.metadata.find((x) => x.name === name);
+    if (!meta || meta.kind !== 0) throw invalidArgument(`emptyCaches: input '${name}' is not a tensor`);
+    const rank = meta.shape.length;
+    if (rank < 2) throw invalidArgument(`emptyCaches: input '${name}' has no declared [batch, ..., sequence, size] shape`);
+    const dims = meta.shape.map((d, i) => {
+      if (i === 0) return batch;
+      if (i === rank - 2) return 0;
+      if (typeof d === 'number' && d >= 0) return d;
+      throw invalidArgument(`emptyCaches: dim ${i} of input '${name}' is symbolic ('${d}'); cannot size an empty cache`);
+    });
+    const d = dtypeOf(meta.type);
+    result[name] = new Tensor(meta.type, new d.array(0), dims);
+  }
+  return result;
+}

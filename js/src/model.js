@@ -1,0 +1,136 @@
+// Model inputs accepted by every API that takes a model: serialized bytes
+// (Uint8Array, ArrayBuffer, any ArrayBufferView), a path (Node) or URL, or a
+// ModelProto object made with 'onnx-light/proto' and @bufbuild/protobuf.
+// Also a tiny reader of GraphProto.persistent_bindings straight from the bytes
+// (no protobuf library needed), so the JS layer knows a model's bindings.
+import { invalidArgument } from './errors.js';
+import { readBytes } from './runtime.js';
+
+/** True for a ModelProto message object of 'onnx-light/proto'. */
+export function isModelProto(model) {
+  return model !== null && typeof model === 'object' && model.$typeName === 'onnx.ModelProto';
+}
+
+// The generated schema and @bufbuild/protobuf are loaded only when a
+// ModelProto object is actually passed (kept out of the browser bundle).
+let protoModules = null;
+async function proto() {
+  if (!protoModules) {
+    const schemaPath = './proto/onnx_light_pb.js';
+    const protobufPath = '@bufbuild/protobuf';
+    protoModules = Promise.all([import(/* @vite-ignore */ schemaPath), import(/* @vite-ignore */ protobufPath)]).then(
+      ([schema, protobuf]) => ({ schema: schema.ModelProtoSchema, toBinary: protobuf.toBinary, fromBinary: protobuf.fromBinary }),
+    );
+  }
+  return protoModules;
+}
+
+/**
+ * Serialized bytes of any accepted model input.
+ * @returns {Promise<Uint8Array>}
+ */
+export async function modelBytes(model, what = 'model') {
+  if (model instanceof Uint8Array) return model;
+  if (model instanceof ArrayBuffer) return new Uint8Array(model);
+  if (ArrayBuffer.isView(model)) return new Uint8Array(model.buffer, model.byteOffset, model.byteLength);
+  if (typeof model === 'string' || model instanceof URL) return readBytes(model);
+  if (isModelProto(model)) {
+    const { schema, toBinary } = await proto();
+    return toBinary(schema, model);
+  }
+  throw invalidArgument(`${what}: expected model bytes (Uint8Array/ArrayBuffer), a path or URL, or a ModelProto object`);
+}
+
+/** Returns bytes in the kind of the original input: a ModelProto for a ModelProto, else bytes. */
+export async function sameKind(original, bytes) {
+  if (!isModelProto(original)) return bytes;
+  const { schema, fromBinary } = await proto();
+  return fromBinary(schema, bytes);
+}
+
+/** Loads bytes into an ol_model handle (caller destroys it with _olw_model_destroy). */
+export function loadModelHandle(runtime, bytes) {
+  return runtime.scratch(4, (out) => {
+    const ptr = runtime.copyIn(bytes);
+    try {
+      runtime.check(runtime.m._olw_model_load(ptr, bytes.byteLength, out));
+    } finally {
+      runtime.free(ptr);
+    }
+    return runtime.u32(out);
+  });
+}
+
+/** Serialized bytes of an ol_model handle. */
+export function serializeModelHandle(runtime, handle) {
+  return runtime.scratch(8, (out) => {
+    runtime.check(runtime.m._olw_model_serialize(handle, out, out + 4));
+    const [ptr, size] = [runtime.u32(out), runtime.u32(out + 4)];
+    const bytes = runtime.heap.slice(ptr, ptr + size);
+    runtime.m._olw_ol_free(ptr);
+    return bytes;
+  });
+}
+
+// ------------------------------------------------------------ persistent_bindings from bytes
+
+const textDecoder = new TextDecoder();
+
+function* fields(bytes, start, end) {
+  let i = start;
+  const varint = () => {
+    let result = 0n;
+    let shift = 0n;
+    for (;;) {
+      if (i >= end) throw invalidArgument('malformed model bytes (truncated varint)');
+      const b = bytes[i++];
+      result |= BigInt(b & 0x7f) << shift;
+      if (b < 0x80) return result;
+      shift += 7n;
+    }
+  };
+  while (i < end) {
+    const key = Number(varint());
+    const field = key >>> 3;
+    const wire = key & 7;
+    if (wire === 0) {
+      varint();
+      yield { field, wire };
+    } else if (wire === 1) {
+      i += 8;
+    } else if (wire === 5) {
+      i += 4;
+    } else if (wire === 2) {
+      const length = Number(varint());
+      const s = i;
+      i += length;
+      if (i > end) throw invalidArgument('malformed model bytes (truncated field)');
+      yield { field, wire, start: s, end: i };
+    } else {
+      throw invalidArgument(`malformed model bytes (wire type ${wire})`);
+    }
+  }
+}
+
+/**
+ * GraphProto.persistent_bindings (field 1001) of serialized ModelProto bytes:
+ * [{ input, output }] in declaration order.
+ * @param {Uint8Array} bytes
+ */
+export function persistentBindingsOf(bytes) {
+  const result = [];
+  for (const f of fields(bytes, 0, bytes.length)) {
+    if (f.field !== 7 || f.wire !== 2) continue; // ModelProto.graph
+    for (const g of fields(bytes, f.start, f.end)) {
+      if (g.field !== 1001 || g.wire !== 2) continue;
+      const binding = { input: '', output: '' };
+      for (const b of fields(bytes, g.start, g.end)) {
+        if (b.wire !== 2) continue;
+        if (b.field === 1) binding.input = textDecoder.decode(bytes.subarray(b.start, b.end));
+        if (b.field === 2) binding.output = textDecoder.decode(bytes.subarray(b.start, b.end));
+      }
+      result.push(binding);
+    }
+  }
+  return result;
+}

@@ -1,0 +1,205 @@
+// Moving named values across the wasm boundary, shared by InferenceSession,
+// PersistentValueState and generation:
+//  - inputs: a Tensor (wasm tensors pass their handle: no copy; cpu tensors
+//    are copied once), or { data: TypedArray, dims } (copied once). Anything
+//    else (plain arrays, strided views, DataView, ...) raises: nothing is ever
+//    copied silently to make it fit;
+//  - outputs: ol_value handles wrapped as Tensors viewing wasm memory;
+//  - AbortSignal -> a fresh ol_completion.
+import { OnnxLightError, invalidArgument } from './errors.js';
+import { typeOfArray } from './dtypes.js';
+import { Tensor, copyToValue, tensorFromValue, valueOfTensor } from './tensor.js';
+
+const OL_VALUE_TENSOR = 0;
+const OL_VALUE_SEQUENCE = 1;
+const OL_VALUE_OPTIONAL = 3;
+
+/** A Tensor for any accepted input form (same object for a Tensor). */
+export function asTensor(input, name, what) {
+  if (input instanceof Tensor) return input;
+  if (input !== null && typeof input === 'object' && !Array.isArray(input) && 'data' in input && 'dims' in input) {
+    const { data, dims } = input;
+    if (!ArrayBuffer.isView(data) || data instanceof DataView) {
+      throw invalidArgument(`${what}: '${name}'.data must be a typed array, got ${describe(data)}`);
+    }
+    if (input.strides !== undefined && !isContiguous(input.strides, dims)) {
+      throw invalidArgument(`${what}: '${name}' is not contiguous (strides [${input.strides}] for dims [${dims}]); pass a contiguous copy`);
+    }
+    const type = input.type ?? typeOfArray(data);
+    return new Tensor(type, data, dims);
+  }
+  throw invalidArgument(`${what}: '${name}' is not a Tensor or { data: TypedArray, dims } (got ${describe(input)})`);
+}
+
+function isContiguous(strides, dims) {
+  if (!Array.isArray(strides) || !Array.isArray(dims) || strides.length !== dims.length) return false;
+  let expected = 1;
+  for (let i = dims.length - 1; i >= 0; i--) {
+    if (dims[i] !== 1 && strides[i] !== expected) return false;
+    expected *= dims[i];
+  }
+  return true;
+}
+
+function describe(x) {
+  if (x === null) return 'null';
+  if (Array.isArray(x)) return 'a plain array';
+  if (ArrayBuffer.isView(x)) return x.constructor.name;
+  return typeof x === 'object' ? (x.constructor?.name ?? 'an object') : typeof x;
+}
+
+/**
+ * Writes a table of C strings and ol_value handles for `entries` ([name, input]).
+ * Returns { names, values, count, release() } (pointers into wasm memory).
+ */
+export function marshalInputs(runtime, entries, what) {
+  const m = runtime.m;
+  const owned = [];
+  const release = () => {
+    for (const r of owned.reverse()) r();
+    owned.length = 0;
+  };
+  try {
+    const count = entries.length;
+    const table = runtime.alloc(8 * count);
+    owned.push(() => runtime.free(table));
+    const names = table;
+    const values = table + 4 * count;
+    entries.forEach(([name, input], i) => {
+      const tensor = asTensor(input, name, what);
+      let value = valueOfTensor(tensor, runtime);
+      if (!value) {
+        value = copyToValue(tensor, runtime);
+        owned.push(() => m._olw_value_release(value));
+      }
+      const str = runtime.cstring(name);
+      owned.push(() => runtime.free(str));
+      const view = runtime.view();
+      view.setUint32(names + 4 * i, str, true);
+      view.setUint32(values + 4 * i, value, true);
+    });
+    return { names, values, count, release };
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+/** A table of C strings for output names plus room for the output handles. */
+export function marshalOutputs(runtime, outputNames) {
+  const owned = [];
+  const n = outputNames.length;
+  const table = runtime.alloc(8 * n);
+  runtime.heap.fill(0, table, table + 8 * n);
+  owned.push(() => runtime.free(table));
+  outputNames.forEach((name, i) => {
+    const str = runtime.cstring(String(name));
+    owned.push(() => runtime.free(str));
+    runtime.view().setUint32(table + 4 * i, str, true);
+  });
+  return {
+    names: table,
+    values: table + 4 * n,
+    count: n,
+    release: () => owned.reverse().forEach((r) => r()),
+  };
+}
+
+/**
+ * Collects the output handles after a call that returned `status`: wraps
+ * them as Tensors ({ name: Tensor }) on success, releases them on failure.
+ */
+export function collectOutputs(runtime, status, outputNames, out) {
+  const m = runtime.m;
+  const handles = outputNames.map((_, i) => runtime.u32(out.values + 4 * i));
+  if (status !== 0) {
+    const error = runtime.error(status);
+    handles.forEach((h) => h && m._olw_value_release(h));
+    throw error;
+  }
+  const results = {};
+  try {
+    outputNames.forEach((name, i) => {
+      const h = handles[i];
+      handles[i] = 0; // wrapOutput takes the reference (or releases it on failure)
+      results[name] = wrapOutput(runtime, h);
+    });
+  } catch (error) {
+    handles.forEach((h) => h && m._olw_value_release(h));
+    throw error;
+  }
+  return results;
+}
+
+/** A run output as a Tensor (sequences: arrays of Tensors; optionals: Tensor or null). Takes the reference. */
+export function wrapOutput(runtime, handle) {
+  const m = runtime.m;
+  const kind = m._olw_value_kind(handle);
+  if (kind === OL_VALUE_TENSOR) return tensorFromValue(runtime, handle);
+  try {
+    if (kind === OL_VALUE_SEQUENCE) {
+      const n = m._olw_sequence_length(handle);
+      return Array.from({ length: n }, (_, i) => tensorFromValue(runtime, m._olw_value_retain(m._olw_sequence_at(handle, i))));
+    }
+    if (kind === OL_VALUE_OPTIONAL) {
+      const inner = m._olw_optional_get(handle);
+      return inner ? wrapOutput(runtime, m._olw_value_retain(inner)) : null;
+    }
+    throw new OnnxLightError('OL_NOT_IMPLEMENTED', `outputs of value kind ${kind} cannot be read in JS yet`);
+  } finally {
+    m._olw_value_release(handle);
+  }
+}
+
+/** The reason of an aborted signal as text. */
+export function abortReason(signal) {
+  const r = signal?.reason;
+  return String(r?.message ?? r ?? 'aborted');
+}
+
+/** An OL_CANCELLED error for an aborted signal (raised without calling into wasm). */
+export function cancelledError(signal, what) {
+  return new OnnxLightError('OL_CANCELLED', `${what} cancelled: ${abortReason(signal)}`);
+}
+
+/** A fresh ol_completion; cancelled now when the signal is already aborted. Caller destroys it. */
+export function createCompletion(runtime, signal) {
+  const m = runtime.m;
+  const completion = runtime.scratch(4, (out) => {
+    runtime.check(m._olw_completion_create(out));
+    return runtime.u32(out);
+  });
+  if (signal?.aborted) {
+    const reason = runtime.cstring(abortReason(signal));
+    m._olw_completion_cancel(completion, reason);
+    runtime.free(reason);
+  }
+  return completion;
+}
+
+/**
+ * One ol_session_run_with / ol_state_run call: feeds marshalled (wasm tensors
+ * by handle), a fresh completion for the signal, outputs wrapped as Tensors.
+ * `state`: an ol_state handle (then `handle` is ignored) or 0.
+ */
+export function runWith(runtime, handle, context, feeds, outputNames, signal, what, state = 0) {
+  const m = runtime.m;
+  if (signal?.aborted) throw cancelledError(signal, what);
+  const inputs = marshalInputs(runtime, Object.entries(feeds), what);
+  let outputs;
+  let completion = 0;
+  try {
+    outputs = marshalOutputs(runtime, outputNames);
+    completion = signal ? createCompletion(runtime, signal) : 0;
+    const status = state
+      ? m._olw_state_run(state, context, inputs.names, inputs.values, inputs.count, outputs.names, outputs.values, outputs.count, completion)
+      : context
+        ? m._olw_session_run_with(handle, context, inputs.names, inputs.values, inputs.count, outputs.names, outputs.values, outputs.count, completion)
+        : m._olw_session_run(handle, inputs.names, inputs.values, inputs.count, outputs.names, outputs.values, outputs.count, completion);
+    return collectOutputs(runtime, status, outputNames, outputs);
+  } finally {
+    inputs.release();
+    outputs?.release();
+    if (completion) m._olw_completion_destroy(completion);
+  }
+}
