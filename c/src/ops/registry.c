@@ -5,7 +5,7 @@
 
 static const ol_op_registration *const families[] = {
     ol_ops_elementwise, ol_ops_shape, ol_ops_tensor, ol_ops_reduce, ol_ops_matmul, ol_ops_nn,
-    ol_ops_control, ol_ops_sequence,
+    ol_ops_control, ol_ops_sequence, ol_ops_nn23, ol_ops_contrib_ms,
     ol_ops_attention,
     ol_ops_resize, ol_ops_loss, ol_ops_recurrent, ol_ops_quantize_linear,
     ol_ops_misc, ol_ops_signal,

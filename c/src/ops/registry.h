@@ -23,6 +23,8 @@ extern const ol_op_registration ol_ops_matmul[];
 extern const ol_op_registration ol_ops_nn[];
 extern const ol_op_registration ol_ops_control[];
 extern const ol_op_registration ol_ops_sequence[];
+extern const ol_op_registration ol_ops_nn23[];
+extern const ol_op_registration ol_ops_contrib_ms[];
 extern const ol_op_registration ol_ops_attention[];
 extern const ol_op_registration ol_ops_resize[];
 extern const ol_op_registration ol_ops_loss[];

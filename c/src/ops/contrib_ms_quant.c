@@ -1,0 +1,433 @@
+/* onnxruntime contrib operators (com.microsoft 1), block-quantized weights:
+ *
+ *   MatMulNBits 1: Y = A x dequant(B)^T (+ bias). B uint8 (N, k_blocks, blob)
+ *       with bits 4 or 8 (LSB-first nibbles), block_size a power of two >= 16,
+ *       scales (N * k_blocks) of A's type, zero_points absent (default
+ *       2^(bits-1)), packed uint8 (N, ceil(k_blocks * bits / 8)) or of A's type
+ *       (N * k_blocks, not packed); g_idx must be absent; bias (N).
+ *       Up to 4 rows of A: per block scale * (sum a*q - zp * sum a) read
+ *       straight from B (token generation, no copy of B); more
+ *       rows: w = (q - zp) * scale dequantized 16 rows at a time, then dot
+ *       products. Fixed summation order either way (native == wasm).
+ *   GatherBlockQuantized 1: data int4 / uint4 (zero point default 0), or
+ *       uint8 with bits 4 (two values per byte along the last axis) or 8
+ *       (MatMulNBits conventions: default zero point 2^(bits-1), zero points
+ *       packed like the data); gather_axis, quantize_axis, block_size.
+ *
+ * float32 and float16 outputs (computed in float32, rounded on store). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/registry.h"
+
+float *ol_nn23_load(const ol_tensor *t, bool *owned);
+void ol_nn23_store(ol_tensor *y, int64_t at, const float *src, int64_t n);
+float ol_cms_dot(const float *a, const float *b, int64_t n);
+
+static bool is_ft(ol_dtype dt) { return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_FLOAT16; }
+static bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+/* ------------------------------------------------------------ MatMulNBits */
+
+typedef struct nbits_kernel {
+  ol_kernel base;
+  int64_t K, N, bits, block;
+} nbits_kernel;
+
+#define NB_ROWS 16 /* weight rows dequantized together */
+#define NB_FUSED_M 4 /* up to this many rows of A: no dequantized copy of B */
+
+typedef float v4f __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+
+static inline v4f ld4(const float *p) {
+  v4f v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+/* Fused block dot products read B 16 bytes at a time as four 32-bit lanes;
+ * field k of lane i is element 8i + k (4 bits) or 4i + k (8 bits), so A is
+ * permuted once per call to match (nbits_permute): lane-parallel shifts,
+ * masks and int->float conversions, the same code for SSE2 and wasm SIMD. */
+static void nbits_permute(const float *a, float *p, int64_t n, int bits) {
+  int per = bits == 4 ? 8 : 4, group = 4 * per;
+  for (int64_t g = 0; g + group <= n; g += group)
+    for (int k = 0; k < per; k++)
+      for (int i = 0; i < 4; i++) p[g + 4 * k + i] = a[g + per * i + k];
+}
+
+/* sum of a[e] * q[e] over one block of nbytes bytes; ap: A permuted, a: A
+ * plain (for a tail shorter than 16 bytes). */
+static float nbits_block_dot(const uint8_t *blk, const float *ap, const float *a, int64_t nbytes,
+                             int bits) {
+  v4f acc0 = {0, 0, 0, 0}, acc1 = {0, 0, 0, 0};
+  int64_t i = 0, per = bits == 4 ? 32 : 16;
+  for (; i + 16 <= nbytes; i += 16, ap += per) {
+    v4i v;
+    memcpy(&v, blk + i, sizeof v);
+    if (bits == 4) {
+      for (int k = 0; k < 8; k += 2) {
+        acc0 += ld4(ap + 4 * k) * __builtin_convertvector((v >> (4 * k)) & 15, v4f);
+        acc1 += ld4(ap + 4 * k + 4) * __builtin_convertvector((v >> (4 * k + 4)) & 15, v4f);
+      }
+    } else {
+      for (int k = 0; k < 4; k += 2) {
+        acc0 += ld4(ap + 4 * k) * __builtin_convertvector((v >> (8 * k)) & 255, v4f);
+        acc1 += ld4(ap + 4 * k + 4) * __builtin_convertvector((v >> (8 * k + 8)) & 255, v4f);
+      }
+    }
+  }
+  v4f acc = acc0 + acc1;
+  float s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  for (; i < nbytes; i++) {
+    if (bits == 4) {
+      s = s + a[2 * i] * (float)(blk[i] & 15);
+      s = s + a[2 * i + 1] * (float)(blk[i] >> 4);
+    } else {
+      s = s + a[i] * (float)blk[i];
+    }
+  }
+  return s;
+}
+
+/* o[q][c] = dot(a[q], w_c) for 4 rows of A and 2 weight rows, each with
+ * the order of ol_cms_dot: four lane sums, (l0 + l1) + (l2 + l3), tail. */
+static void dot4x2(const float *const a[4], const float *w0, const float *w1, int64_t K,
+                   float o[4][2]) {
+  v4f c[4][2];
+  for (int q = 0; q < 4; q++) c[q][0] = c[q][1] = (v4f){0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 4 <= K; i += 4) {
+    v4f x0 = ld4(w0 + i), x1 = ld4(w1 + i);
+    for (int q = 0; q < 4; q++) {
+      v4f av = ld4(a[q] + i);
+      c[q][0] += av * x0;
+      c[q][1] += av * x1;
+    }
+  }
+  for (int q = 0; q < 4; q++)
+    for (int n = 0; n < 2; n++) {
+      const float *wn = n ? w1 : w0;
+      float s = (c[q][n][0] + c[q][n][1]) + (c[q][n][2] + c[q][n][3]);
+      for (int64_t t = i; t < K; t++) s = s + a[q][t] * wn[t];
+      o[q][n] = s;
+    }
+}
+
+static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
+  nbits_kernel *k = (nbits_kernel *)kernel;
+  const ol_node *node = ctx->node;
+  const ol_tensor *a, *b, *sc, *zp = ol_ctx_input(ctx, 3), *gidx = ol_ctx_input(ctx, 4),
+                              *bias = ol_ctx_input(ctx, 5);
+  OL_TRY(ol_ctx_require(ctx, 0, &a));
+  OL_TRY(ol_ctx_require(ctx, 1, &b));
+  OL_TRY(ol_ctx_require(ctx, 2, &sc));
+  if (!is_ft(a->dtype)) return ol_kernel_bad_dtype(node, "input A", a->dtype);
+  if (gidx) return ol_kernel_error(node, OL_NOT_IMPLEMENTED, "input g_idx is not supported");
+  int64_t K = k->K, N = k->N, bits = k->bits, bs = k->block;
+  int64_t kb = (K + bs - 1) / bs, blob = bs * bits / 8;
+  if (a->rank < 1 || a->dims[a->rank - 1] != K)
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "A's last dimension must be K = %lld",
+                           (long long)K);
+  if (b->dtype != OL_DTYPE_UINT8) return ol_kernel_bad_dtype(node, "input B", b->dtype);
+  if (ol_tcount(b) != N * kb * blob || b->dims[0] != N)
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT,
+                           "B must be uint8 (%lld, %lld, %lld), got %lld bytes", (long long)N,
+                           (long long)kb, (long long)blob, (long long)ol_tcount(b));
+  if (sc->dtype != a->dtype)
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "scales must be %s, got %s",
+                           ol_dtype_name(a->dtype), ol_dtype_name(sc->dtype));
+  if (ol_tcount(sc) != N * kb)
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "scales must have N * k_blocks = %lld values, got %lld",
+                           (long long)(N * kb), (long long)ol_tcount(sc));
+  int64_t zrow = (kb * bits + 7) / 8;
+  bool zfloat = false;
+  if (zp) {
+    if (zp->dtype == OL_DTYPE_UINT8) {
+      if (ol_tcount(zp) != N * zrow)
+        return ol_kernel_error(node, OL_INVALID_ARGUMENT,
+                               "uint8 zero_points must have N * %lld = %lld bytes, got %lld",
+                               (long long)zrow, (long long)(N * zrow), (long long)ol_tcount(zp));
+    } else if (zp->dtype == a->dtype) {
+      zfloat = true;
+      if (ol_tcount(zp) != N * kb)
+        return ol_kernel_error(node, OL_INVALID_ARGUMENT, "zero_points must have %lld values, got %lld",
+                               (long long)(N * kb), (long long)ol_tcount(zp));
+    } else {
+      return ol_kernel_bad_dtype(node, "input zero_points", zp->dtype);
+    }
+  }
+  if (bias) {
+    if (bias->dtype != a->dtype || ol_tcount(bias) != N)
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "bias must be %s with N = %lld values",
+                             ol_dtype_name(a->dtype), (long long)N);
+  }
+  int64_t od[OL_MAX_RANK];
+  memcpy(od, a->dims, sizeof(int64_t) * (size_t)a->rank);
+  od[a->rank - 1] = N;
+  ol_tensor *y;
+  OL_TRY(ol_ctx_output(ctx, 0, a->dtype, a->rank, od, &y));
+  int64_t M = ol_tcount(a) / (K ? K : 1);
+  if (a->rank >= 1 && K == 0) M = ol_shape_count(a->rank - 1, a->dims);
+  if (M == 0 || N == 0) return OL_OK;
+  bool oa, os, oz = false, ob = false;
+  float *af = ol_nn23_load(a, &oa), *sf = ol_nn23_load(sc, &os);
+  float *zf = zfloat ? ol_nn23_load(zp, &oz) : NULL, *bf = bias ? ol_nn23_load(bias, &ob) : NULL;
+  float *w = ol_xmalloc(sizeof(float) * (size_t)(NB_ROWS * K + 1));
+  float *out = ol_xmalloc(sizeof(float) * (size_t)(M * N));
+  ol_status s = OL_OK;
+  if (!af || !sf || !w || !out || (zfloat && !zf) || (bias && !bf)) s = OL_OUT_OF_MEMORY;
+  const uint8_t *bq = ol_tdata(b), *zq = zp && !zfloat ? ol_tdata(zp) : NULL;
+  float dflt = (float)(1 << (bits - 1));
+#define ZERO_POINT(n, j)                                                            \
+  (zf ? zf[(n) * kb + (j)]                                                          \
+   : !zq ? dflt                                                                     \
+   : bits == 4 ? (float)(((j) & 1) ? zq[(n) * zrow + (j) / 2] >> 4 : zq[(n) * zrow + (j) / 2] & 15) \
+               : (float)zq[(n) * zrow + (j)])
+  if (M <= NB_FUSED_M && s == OL_OK) {
+    /* token generation: y[n] = sum over blocks of scale * (sum a*q - z * sum a),
+     * A zero-padded to whole blocks (4 bits: even/odd elements apart) */
+    int64_t kp = kb * bs;
+    float *ap = ol_xcalloc((size_t)(2 * kp + kb + 1), sizeof(float));
+    if (!ap) s = OL_OUT_OF_MEMORY;
+    for (int64_t m = 0; m < M && s == OL_OK; m++) {
+      float *apad = ap, *aperm = ap + kp, *asum = ap + 2 * kp;
+      const float *ar = af + m * K;
+      memcpy(apad, ar, sizeof(float) * (size_t)K);
+      nbits_permute(apad, aperm, kp, (int)bits);
+      for (int64_t j = 0; j < kb; j++) {
+        float sa = 0.0f;
+        int64_t kn = K - j * bs < bs ? K - j * bs : bs;
+        for (int64_t e = 0; e < kn; e++) sa = sa + ar[j * bs + e];
+        asum[j] = sa;
+      }
+      for (int64_t n = 0; n < N; n++) {
+        if ((n & 255) == 0 && ctx->cancelled && *ctx->cancelled) {
+          s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
+          break;
+        }
+        float acc = 0.0f;
+        const uint8_t *row = bq + n * kb * blob;
+        for (int64_t j = 0; j < kb; j++) {
+          float dot = nbits_block_dot(row + j * blob, aperm + j * bs, apad + j * bs, blob, (int)bits);
+          acc = acc + sf[n * kb + j] * (dot - ZERO_POINT(n, j) * asum[j]);
+        }
+        if (bf) acc = acc + bf[n];
+        out[m * N + n] = acc;
+      }
+    }
+    free(ap);
+  }
+  for (int64_t n0 = 0; n0 < N && s == OL_OK && M > NB_FUSED_M; n0 += NB_ROWS) {
+    if (ctx->cancelled && *ctx->cancelled) {
+      s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
+      break;
+    }
+    int64_t nr = N - n0 < NB_ROWS ? N - n0 : NB_ROWS;
+    for (int64_t r = 0; r < nr; r++) {
+      int64_t n = n0 + r;
+      float *wr = w + r * K;
+      for (int64_t j = 0; j < kb; j++) {
+        float scale = sf[n * kb + j], z = ZERO_POINT(n, j);
+        const uint8_t *blk = bq + (n * kb + j) * blob;
+        int64_t k0 = j * bs, kn = K - k0 < bs ? K - k0 : bs;
+        float *wd = wr + k0;
+        if (bits == 4) {
+          int64_t e = 0;
+          for (; e + 2 <= kn; e += 2) {
+            uint8_t byte = blk[e / 2];
+            wd[e] = ((float)(byte & 15) - z) * scale;
+            wd[e + 1] = ((float)(byte >> 4) - z) * scale;
+          }
+          if (e < kn) wd[e] = ((float)(blk[e / 2] & 15) - z) * scale;
+        } else {
+          for (int64_t e = 0; e < kn; e++) wd[e] = ((float)blk[e] - z) * scale;
+        }
+      }
+    }
+    for (int64_t m = 0; m < M; m += 4)
+      for (int64_t r = 0; r < nr; r += 2) {
+        const float *a4[4];
+        for (int q = 0; q < 4; q++) a4[q] = af + (m + q < M ? m + q : m) * K;
+        const float *w0 = w + r * K, *w1 = w + (r + 1 < nr ? r + 1 : r) * K;
+        float o[4][2];
+        dot4x2(a4, w0, w1, K, o);
+        for (int q = 0; q < 4 && m + q < M; q++)
+          for (int c = 0; c < 2 && r + c < nr; c++) {
+            float v = o[q][c];
+            if (bf) v = v + bf[n0 + r + c];
+            out[(m + q) * N + n0 + r + c] = v;
+          }
+      }
+  }
+#undef ZERO_POINT
+  if (s == OL_OK) ol_nn23_store(y, 0, out, M * N);
+  if (oa) free(af);
+  if (os) free(sf);
+  if (oz) free(zf);
+  if (ob) free(bf);
+  free(w);
+  free(out);
+  return s;
+}
+
+ol_status ol_cms_matmul_nbits_create(const ol_node *node, ol_kernel **out) {
+  int64_t K = ol_attr_int(node, "K", -1), N = ol_attr_int(node, "N", -1);
+  int64_t bits = ol_attr_int(node, "bits", 4), bs = ol_attr_int(node, "block_size", -1);
+  if (K < 1 || N < 1)
+    return ol_kernel_error(node, OL_INVALID_MODEL, "attributes 'K' and 'N' are required and must be >= 1 (got %lld, %lld)",
+                           (long long)K, (long long)N);
+  if (bits != 4 && bits != 8)
+    return ol_kernel_error(node, OL_INVALID_MODEL, "attribute 'bits' must be 4 or 8, got %lld",
+                           (long long)bits);
+  if (bs < 16 || !pow2(bs))
+    return ol_kernel_error(node, OL_INVALID_MODEL,
+                           "attribute 'block_size' must be a power of two >= 16, got %lld",
+                           (long long)bs);
+  if (ol_node_has_input(node, 4))
+    return ol_kernel_error(node, OL_NOT_IMPLEMENTED, "input g_idx is not supported");
+  nbits_kernel *k;
+  OL_TRY(ol_kernel_alloc(node, sizeof *k, nbits_compute, (ol_kernel **)&k));
+  k->K = K, k->N = N, k->bits = bits, k->block = bs;
+  *out = &k->base;
+  return OL_OK;
+}
+
+/* ------------------------------------------------------------ GatherBlockQuantized */
+
+typedef struct gbq_kernel {
+  ol_kernel base;
+  int64_t gather_axis, quantize_axis, block, bits;
+} gbq_kernel;
+
+static ol_status gbq_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
+  gbq_kernel *k = (gbq_kernel *)kernel;
+  const ol_node *node = ctx->node;
+  const ol_tensor *data, *idx, *sc, *zp = ol_ctx_input(ctx, 3);
+  OL_TRY(ol_ctx_require(ctx, 0, &data));
+  OL_TRY(ol_ctx_require(ctx, 1, &idx));
+  OL_TRY(ol_ctx_require(ctx, 2, &sc));
+  ol_dtype dt = data->dtype;
+  if (dt != OL_DTYPE_INT4 && dt != OL_DTYPE_UINT4 && dt != OL_DTYPE_UINT8)
+    return ol_kernel_bad_dtype(node, "input data", dt);
+  if (dt != OL_DTYPE_UINT8 && k->bits != 4)
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "bits must be 4 for %s data", ol_dtype_name(dt));
+  if (idx->dtype != OL_DTYPE_INT32 && idx->dtype != OL_DTYPE_INT64)
+    return ol_kernel_bad_dtype(node, "input indices", idx->dtype);
+  if (!is_ft(sc->dtype)) return ol_kernel_bad_dtype(node, "input scales", sc->dtype);
+  int r = data->rank;
+  if (r < 1) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "data must have rank >= 1");
+  int64_t D[OL_MAX_RANK];
+  memcpy(D, data->dims, sizeof(int64_t) * (size_t)r);
+  bool packed8 = dt == OL_DTYPE_UINT8 && k->bits == 4;
+  if (packed8) D[r - 1] *= 2;
+  int ga, qa;
+  OL_TRY(ol_normalize_axis(node, k->gather_axis, r, &ga));
+  OL_TRY(ol_normalize_axis(node, k->quantize_axis, r, &qa));
+  if (dt == OL_DTYPE_UINT8 && qa != r - 1)
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "uint8 data must be quantized along the last axis");
+  bool shape_ok = sc->rank == r;
+  for (int i = 0; shape_ok && i < r; i++)
+    shape_ok = sc->dims[i] == (i == qa ? (D[i] + k->block - 1) / k->block : D[i]);
+  if (!shape_ok)
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT,
+                           "scales must have data's shape with dimension %d = ceil(%lld / %lld)", qa,
+                           (long long)D[qa], (long long)k->block);
+  int64_t SQ = sc->dims[qa], Slast = sc->dims[r - 1];
+  if (zp) {
+    if (zp->dtype != dt)
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "zero_points must be %s, got %s",
+                             ol_dtype_name(dt), ol_dtype_name(zp->dtype));
+    int64_t want = packed8 ? ol_tcount(sc) / (Slast ? Slast : 1) * ((Slast + 1) / 2) : ol_tcount(sc);
+    if (ol_tcount(zp) != want)
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "zero_points must have %lld values, got %lld",
+                             (long long)want, (long long)ol_tcount(zp));
+  }
+  int64_t ni = ol_tcount(idx), G = D[ga];
+  int64_t *ix = ol_xmalloc(sizeof(int64_t) * (size_t)(ni + 1));
+  if (!ix) return OL_OUT_OF_MEMORY;
+  for (int64_t i = 0; i < ni; i++) {
+    int64_t v = idx->dtype == OL_DTYPE_INT32 ? ((const int32_t *)ol_tdata(idx))[i]
+                                             : ((const int64_t *)ol_tdata(idx))[i];
+    if (v < -G || v >= G) {
+      free(ix);
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "index %lld is out of range [-%lld, %lld)",
+                             (long long)v, (long long)G, (long long)G);
+    }
+    ix[i] = v < 0 ? v + G : v;
+  }
+  int64_t od[OL_MAX_RANK];
+  int orank = 0;
+  for (int i = 0; i < ga; i++) od[orank++] = D[i];
+  if (r - 1 + idx->rank > OL_MAX_RANK) {
+    free(ix);
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "output rank is too large");
+  }
+  for (int i = 0; i < idx->rank; i++) od[orank++] = idx->dims[i];
+  for (int i = ga + 1; i < r; i++) od[orank++] = D[i];
+  ol_tensor *y;
+  ol_status s = ol_ctx_output(ctx, 0, sc->dtype, orank, od, &y);
+  int64_t outer = ol_shape_count(ga, D), inner = ol_shape_count(r - ga - 1, D + ga + 1);
+  int64_t total = outer * ni * inner;
+  bool osf = false;
+  float *sf = NULL, *row = NULL;
+  if (s == OL_OK && total > 0) {
+    sf = ol_nn23_load(sc, &osf);
+    row = ol_xmalloc(sizeof(float) * (size_t)inner);
+    if (!sf || !row) s = OL_OUT_OF_MEMORY;
+  }
+  int64_t qstride = ol_shape_count(r - qa - 1, D + qa + 1);
+  const uint8_t *dq = ol_tdata(data), *zq = zp ? ol_tdata(zp) : NULL;
+  int32_t dflt = dt == OL_DTYPE_UINT8 ? 1 << (k->bits - 1) : 0;
+  for (int64_t o = 0; o < outer && s == OL_OK && total > 0; o++)
+    for (int64_t i = 0; i < ni; i++) {
+      int64_t src0 = (o * G + ix[i]) * inner;
+      for (int64_t e = 0; e < inner; e++) {
+        int64_t f = src0 + e; /* flat logical index into data */
+        int64_t cq = (f / qstride) % D[qa];
+        int64_t si = ((f / (qstride * D[qa])) * SQ + cq / k->block) * qstride + f % qstride;
+        int32_t q, z = dflt;
+        if (dt == OL_DTYPE_UINT8) {
+          q = packed8 ? ((f & 1) ? dq[f / 2] >> 4 : dq[f / 2] & 15) : dq[f];
+          if (zq) {
+            if (packed8) {
+              int64_t zr = si / Slast, zc = si % Slast;
+              uint8_t byte = zq[zr * ((Slast + 1) / 2) + zc / 2];
+              z = (zc & 1) ? byte >> 4 : byte & 15;
+            } else {
+              z = zq[si];
+            }
+          }
+        } else {
+          q = ol_packed_get(dt, dq, f);
+          if (zq) z = ol_packed_get(dt, zq, si);
+        }
+        row[e] = (float)(q - z) * sf[si];
+      }
+      ol_nn23_store(y, (o * ni + i) * inner, row, inner);
+    }
+  if (osf) free(sf);
+  free(row);
+  free(ix);
+  return s;
+}
+
+ol_status ol_cms_gather_block_quantized_create(const ol_node *node, ol_kernel **out) {
+  int64_t bs = ol_attr_int(node, "block_size", 128), bits = ol_attr_int(node, "bits", 4);
+  if (bs < 16 || !pow2(bs))
+    return ol_kernel_error(node, OL_INVALID_MODEL,
+                           "attribute 'block_size' must be a power of two >= 16, got %lld",
+                           (long long)bs);
+  if (bits != 4 && bits != 8)
+    return ol_kernel_error(node, OL_INVALID_MODEL, "attribute 'bits' must be 4 or 8, got %lld",
+                           (long long)bits);
+  gbq_kernel *k;
+  OL_TRY(ol_kernel_alloc(node, sizeof *k, gbq_compute, (ol_kernel **)&k));
+  k->gather_axis = ol_attr_int(node, "gather_axis", 0);
+  k->quantize_axis = ol_attr_int(node, "quantize_axis", 1);
+  k->block = bs;
+  k->bits = bits;
+  *out = &k->base;
+  return OL_OK;
+}
