@@ -1,8 +1,9 @@
 // Parity of the fortunes decoder: 64 greedy tokens with the KV cache fed back,
 // (1) native vs wasm build of tests/parity/decode.c: same tokens, same logits bits;
-// (2) onnx-light vs onnxruntime-node (the oracle): same tokens.
+// (2) onnx-light vs onnxruntime-node (the oracle): same tokens;
+// (3) randomized single-operator graphs vs onnxruntime-node (random_graphs.mjs).
 // Prints "N passed, M failed" and exits nonzero on failure.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { greedyWithOrt } from './ort_greedy.mjs';
@@ -37,6 +38,10 @@ check('native and wasm logits are bit-identical at every step', native.hash === 
 const ort = await greedyWithOrt(model, prompt, steps);
 check('greedy tokens equal onnxruntime-node over 64 steps', JSON.stringify(native.tokens) === JSON.stringify(ort),
   `onnx-light ${native.tokens}\n onnxruntime ${ort}`);
+
+// (3) randomized single-operator graphs against onnxruntime-node (wasm build)
+const random = spawnSync(process.execPath, [join(root, 'tests', 'parity', 'random_graphs.mjs')], { stdio: 'inherit' });
+check('randomized operator graphs match onnxruntime-node', random.status === 0, `exit code ${random.status}`);
 
 console.log(`parity: ${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
