@@ -11,13 +11,12 @@
 //  - declared int64 attention_mask / position_ids inputs are created when not
 //    fed (ones; positions = cumulative mask - 1, clamped at 0) and extended
 //    every step; a fed mask must be left-padded;
-//  - temperature 0 is greedy (largest logit, lowest index on ties, NaN never
-//    wins); temperature > 0 samples softmax(logits / T) with one splitmix64
-//    draw (53 bits) per unfinished row per step, seeded by `seed`, exactly as
-//    the C ol_generate draws: the same seed gives the same tokens with this
-//    package (tests/js/generate-parity checks them against ol_generate; the
-//    exp is JS's Math.exp rather than the C ol_exp, so a token could differ
-//    only where a weight lands within a last-bit difference);
+//  - tokens are picked in wasm by the same C function ol_generate uses
+//    (olw_pick_token): temperature 0 is greedy (largest logit, lowest index
+//    on ties, NaN never wins); temperature > 0 samples softmax(logits / T)
+//    with one splitmix64 draw per unfinished row per step, seeded by `seed`,
+//    reading the logits in place — so JS, native and wasm draw identical
+//    tokens from the same seed;
 //  - stops after maxNewTokens or when every row has emitted eosTokenId;
 //    finished rows are padded with padTokenId (eosTokenId by default);
 //  - caller feeds and the model are never modified.
@@ -52,28 +51,6 @@ export async function generateTokens(target, feeds, options = {}) {
 /** Async iterator of steps { tokens: bigint[] (one per row), step }. */
 export function generateSteps(target, feeds, options = {}) {
   return loop(target, feeds, options, {});
-}
-
-const MASK64 = (1n << 64n) - 1n;
-
-/** splitmix64, as in the C ol_generate. */
-export class SplitMix64 {
-  constructor(seed) {
-    this.state = BigInt.asUintN(64, BigInt(seed));
-  }
-
-  next() {
-    this.state = (this.state + 0x9e3779b97f4a7c15n) & MASK64;
-    let z = this.state;
-    z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & MASK64;
-    z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & MASK64;
-    return z ^ (z >> 31n);
-  }
-
-  /** Uniform in [0, 1) with 53 random bits. */
-  uniform() {
-    return Number(this.next() >> 11n) * 2 ** -53;
-  }
 }
 
 function checkOptions(o) {
@@ -131,75 +108,23 @@ function rowsOf(tensor, name, batch, prompt) {
   return Array.from({ length: b }, (_, r) => Array.from(data.subarray(r * n, (r + 1) * n)));
 }
 
-const f32 = new Float32Array(1);
-const u32 = new Uint32Array(f32.buffer);
-function halfToNumber(h) {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exp = (h >> 10) & 0x1f;
-  const frac = h & 0x3ff;
-  if (exp === 0) return sign * frac * 2 ** -24;
-  if (exp === 31) return frac ? NaN : sign * Infinity;
-  return sign * (1 + frac / 1024) * 2 ** (exp - 15);
-}
-function bf16ToNumber(h) {
-  u32[0] = h << 16;
-  return f32[0];
-}
+const LOGIT_TYPES = { float32: [1, 4], float64: [11, 8], float16: [10, 2], bfloat16: [16, 2] };
 
-/** A function (i) => number reading row `row` (last position) of logits. */
+/** Where row `row` (last position) of the logits lies in wasm memory. */
 function logitRow(logits, batch, row) {
   const rank = logits.dims.length;
   const vocab = logits.dims[rank - 1];
   const seq = rank === 3 ? logits.dims[1] : 1;
-  const okType = ['float32', 'float64', 'float16', 'bfloat16'].includes(logits.type);
-  if (!okType || (rank !== 2 && rank !== 3) || logits.dims[0] !== batch || vocab < 1 || seq < 1) {
+  const type = LOGIT_TYPES[logits.type];
+  if (!type || (rank !== 2 && rank !== 3) || logits.dims[0] !== batch || vocab < 1 || seq < 1) {
     throw invalidArgument(
       `generate: logits are ${logits.type}[${logits.dims}]; expected float32/float64/float16/bfloat16 [${batch}, sequence, vocab] or [${batch}, vocab]`,
     );
   }
-  const start = (row * seq + seq - 1) * vocab;
-  const data = logits.data.subarray(start, start + vocab);
-  const read = logits.type === 'float16' ? (i) => halfToNumber(data[i]) : logits.type === 'bfloat16' ? (i) => bf16ToNumber(data[i]) : (i) => data[i];
-  return { read, vocab };
+  const [dtype, size] = type;
+  return { dtype, vocab, ptr: logits.wasmByteOffset + (row * seq + seq - 1) * vocab * size };
 }
 
-function argmax({ read, vocab }) {
-  let best = -1;
-  let bestX = 0;
-  for (let v = 0; v < vocab; v++) {
-    const x = read(v);
-    if (Number.isNaN(x)) continue;
-    if (best < 0 || x > bestX) {
-      best = v;
-      bestX = x;
-    }
-  }
-  return best < 0 ? 0 : best;
-}
-
-function sample(row, temperature, rng, weights) {
-  const u = rng.uniform();
-  const best = argmax(row);
-  const m = row.read(best);
-  if (!Number.isFinite(m)) return best;
-  let sum = 0;
-  for (let v = 0; v < row.vocab; v++) {
-    const x = row.read(v);
-    const w = Number.isNaN(x) ? 0 : Math.exp((x - m) / temperature);
-    weights[v] = w;
-    sum += w;
-  }
-  const target = u * sum;
-  let acc = 0;
-  let last = best;
-  for (let v = 0; v < row.vocab; v++) {
-    if (weights[v] <= 0) continue;
-    acc += weights[v];
-    last = v;
-    if (target < acc) return v;
-  }
-  return last;
-}
 
 /** A copy of `tensor` in wasm memory (fed by handle every step, copied only here). */
 function resident(tensor, owned) {
@@ -270,9 +195,12 @@ async function* loop(target, feeds, options, result) {
     else fixed[name] = resident(tensor, owned);
   }
   let state = null;
-  const rng = new SplitMix64(o.seed);
   const finished = new Array(batch).fill(false);
-  let weights = null;
+  // sampler state in wasm memory: the splitmix64 state and a weights scratch
+  const rngPtr = runtime.alloc(8);
+  runtime.view().setBigUint64(rngPtr, BigInt.asUintN(64, BigInt(o.seed)), true);
+  let weightsPtr = 0;
+  let weightsCap = 0;
   try {
     if (bindings.length) {
       state = createStateFromHandle(runtime, modelHandle, bindings, initial, {
@@ -302,12 +230,13 @@ async function* loop(target, feeds, options, result) {
             token = o.pad;
           } else {
             const row = logitRow(logits, batch, b);
-            if (o.temperature > 0) {
-              if (!weights || weights.length < row.vocab) weights = new Float64Array(row.vocab);
-              token = sample(row, o.temperature, rng, weights);
-            } else {
-              token = argmax(row);
+            if (o.temperature > 0 && weightsCap < row.vocab) {
+              runtime.free(weightsPtr);
+              weightsPtr = 0;
+              weightsPtr = runtime.alloc(row.vocab * 8);
+              weightsCap = row.vocab;
             }
+            token = runtime.m._olw_pick_token(row.dtype, row.ptr, row.vocab, o.temperature, rngPtr, weightsPtr);
             if (o.eos >= 0 && token === o.eos) finished[b] = true;
           }
           tokens[b] = BigInt(token);
@@ -329,6 +258,8 @@ async function* loop(target, feeds, options, result) {
     ids.forEach((row, b) => flat.set(row, b * len));
     result.tensor = new Tensor('int64', flat, [batch, len]);
   } finally {
+    runtime.free(rngPtr);
+    runtime.free(weightsPtr);
     if (state) await state.close();
     for (const t of owned) t.dispose();
   }

@@ -49,6 +49,7 @@
 #include "ir/model.h"
 #include "onnxlight.h"
 #include "runtime/completion.h"
+#include "runtime/generate.h"
 #include "runtime/session.h"
 #include "simd/math.h"
 
@@ -145,6 +146,15 @@ static int64_t sample_row(ol_dtype dt, const void *row, int64_t vocab, double te
     if (target < acc) return v;
   }
   return last;
+}
+
+int64_t ol_generate_pick_token(ol_dtype dtype, const void *row, int64_t vocab, double temperature,
+                               uint64_t *rng_state, double *weights) {
+  if (temperature == 0.0 || !weights || !rng_state) return argmax_row(dtype, row, vocab);
+  gen_rng rng = {*rng_state};
+  int64_t token = sample_row(dtype, row, vocab, temperature, &rng, weights);
+  *rng_state = rng.state;
+  return token;
 }
 
 /* ------------------------------------------------------------ the loop */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "onnxlight.h"
+#include "runtime/generate.h"
 
 #define OLW EMSCRIPTEN_KEEPALIVE
 
@@ -236,6 +237,12 @@ OLW int olw_model_bind_persistent(const ol_model *model, const char *const *inpu
 /* ol_generate without a token callback (the JS package runs its own loop for
  * streaming; this export serves parity checks against the C loop). seed is
  * exact up to 2^53; eos/pad -1 mean none/eos. */
+/* One token from a logits row in wasm memory (see runtime/generate.h). */
+OLW int olw_pick_token(int dtype, const void *row, int vocab, double temperature, uint64_t *rng_state,
+                       double *weights) {
+  return (int)ol_generate_pick_token((ol_dtype)dtype, row, vocab, temperature, rng_state, weights);
+}
+
 OLW int olw_generate(ol_model *model, const char *const *names, ol_value *const *feeds,
                      size_t n_feeds, double max_new_tokens, double temperature, double seed,
                      double eos_token_id, double pad_token_id, ol_value **out) {
