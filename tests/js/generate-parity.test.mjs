@@ -50,7 +50,7 @@ describe('JS generation loop = C ol_generate', () => {
       ['plain', plain, { input_ids: ids([prompt]), ...caches }, 12],
       ['bound, batch 2 left-padded', bound, { input_ids: ids([prompt, padded]), attention_mask: mask, ...caches2 }, 12],
       ['bound, EOS', bound, { input_ids: ids([prompt, padded]), attention_mask: mask, ...caches2 }, 12, { eosTokenId: 32, padTokenId: 0 }],
-      // same splitmix64 draws; JS's Math.exp vs the C ol_exp could in principle flip a token at the last bit
+      // the JS loop picks tokens with the same C function (olw_pick_token): identical draws
       ['bound, sampled (seed 42)', bound, { input_ids: ids([prompt]), ...caches }, 48, { temperature: 0.9, seed: 42 }],
       ['plain, sampled (seed 1)', plain, { input_ids: ids([prompt]), ...caches }, 12, { temperature: 0.9, seed: 1 }],
     ];
