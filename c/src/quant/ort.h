@@ -1,0 +1,48 @@
+/* ORT MatMulNBits input layout (com.microsoft::MatMulNBits v1): profiles
+ * ort_matmulnbits_int{2,4,8}. One shared unsigned affine run of
+ * N * ceil(K/block_size) blocks (column first, then K group), encoded as an
+ * EncodedValueProto whose raw_data is B, then scales, then optional zero
+ * points, with no portable header:
+ *
+ *   parameters  INT64 constant [bits, block_size]
+ *   B           UINT8 [N, G, block_size * bits / 8]   (LSB-first, zero tail codes)
+ *   scales      source dtype [N, G]
+ *   zero_points UINT8 [N, ceil(G * bits / 8)] packed per column, or source
+ *               dtype [N, G]; omitted when all equal 2^(bits-1)
+ *
+ * Scales and zero points are rounded to the source dtype before encoding;
+ * codes are round-half-even clipped to [0, 2^bits - 1]; reconstruction is
+ * (code - zero_point) * scale. */
+#ifndef OL_QUANT_ORT_H
+#define OL_QUANT_ORT_H
+#include <stdint.h>
+
+#include "onnx_light.pb-c.h"
+#include "quant/plan.h"
+#include "quant/wire.h"
+
+/* Owned initializers of a MatMulNBits node (zero_points NULL when implicit). */
+typedef struct ol_quant_matmul_nbits_inputs {
+  Onnx__TensorProto *weights; /* "B" */
+  Onnx__TensorProto *scales;
+  Onnx__TensorProto *zero_points;
+  int64_t k, n, bits, block_size;
+} ol_quant_matmul_nbits_inputs;
+
+/* Extracts the node inputs without dequantizing (validates the descriptor,
+ * payload extent, tail codes and zero-point padding). model may be NULL. */
+ol_status ol_quant_export_matmul_nbits_inputs(const Onnx__EncodedValueProto *value,
+                                              const Onnx__ModelProto *model,
+                                              ol_quant_matmul_nbits_inputs *out);
+void ol_quant_matmul_nbits_inputs_clear(ol_quant_matmul_nbits_inputs *inputs);
+
+/* Used by wire.c: ORT encode (source [K, N] FLOAT/FLOAT16/BFLOAT16) and decode
+ * of a resolved root whose name selected an ORT format. */
+ol_status ol_quant_ort_encode_proto(const ol_quant_plan *plan, ol_dtype dtype, const void *data,
+                                    int rank, const int64_t *dims, const char *name,
+                                    Onnx__EncodedValueProto **out);
+ol_status ol_quant_ort_decode_proto(const Onnx__EncodedValueProto *value,
+                                    const Onnx__StructTypeProto *root, ol_quant_format format,
+                                    ol_quant_decoded *out);
+
+#endif

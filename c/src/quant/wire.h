@@ -1,0 +1,54 @@
+/* The portable self-contained EncodedValueProto layout (wire-facts §3.5):
+ * an inline StructTypeProto named "onnx_light.quantization.v1/<profile>"
+ * with fields reserved, permutation, forward, inverse, outlier_indices,
+ * outlier_values and blocks { count (constant), run_<first block> ... },
+ * each run an array of blocks { parameters (9 x INT64 constant), scale,
+ * zero_point, offset, codebook, codes }; adjacent runs with identical headers
+ * are merged. raw_data is the codec payload (codec.h).
+ *
+ * The ORT MatMulNBits profiles use their own layout (ort.h); the two proto
+ * entry points below dispatch to it by the plan's format / the root name.
+ *
+ * Messages built here are malloc-owned throughout, so they are released with
+ * the generated *_free_unpacked(msg, NULL) (ol_quant_proto_free). */
+#ifndef OL_QUANT_WIRE_H
+#define OL_QUANT_WIRE_H
+#include <stdint.h>
+
+#include "core/value.h"
+#include "onnx_light.pb-c.h"
+#include "onnxlight.h"
+#include "quant/plan.h"
+
+/* make_quantization_type(plan): the storage descriptor of a portable plan
+ * (needs only layouts and sizes, not codebook values or matrices). */
+ol_status ol_quant_make_type(const ol_quant_plan *plan, Onnx__StructTypeProto **out);
+
+/* quantize_tensor_proto: data holds the logical tensor (FLOAT/DOUBLE/FLOAT16/BFLOAT16,
+ * rank/dims concrete); name may be NULL (absent). */
+ol_status ol_quant_encode_proto(const ol_quant_plan *plan, ol_dtype dtype, const void *data,
+                                int rank, const int64_t *dims, const char *name,
+                                Onnx__EncodedValueProto **out);
+
+/* A decoded logical tensor as doubles (values malloc'd). */
+typedef struct ol_quant_decoded {
+  ol_dtype dtype;
+  int rank;
+  int64_t dims[OL_MAX_RANK];
+  uint64_t count;
+  double *values;
+} ol_quant_decoded;
+
+/* dequantize: checks the descriptor against the exact versioned schema and the
+ * payload against it; model (may be NULL) resolves struct_type.type_ref
+ * through ModelProto.struct_types. If parsed is not NULL it receives the plan
+ * read from the message (portable layouts only; NULL for ORT values).
+ * Converting out->values to out->dtype is ol_quant_write_floats (codec.h). */
+ol_status ol_quant_decode_proto(const Onnx__EncodedValueProto *value, const Onnx__ModelProto *model,
+                                ol_quant_decoded *out, ol_quant_plan **parsed);
+void ol_quant_decoded_clear(ol_quant_decoded *decoded);
+
+void ol_quant_proto_free(Onnx__EncodedValueProto *value);
+void ol_quant_type_free(Onnx__StructTypeProto *type);
+
+#endif
