@@ -1,7 +1,8 @@
 // Parity of the fortunes decoder: 64 greedy tokens with the KV cache fed back,
 // (1) native vs wasm build of tests/parity/decode.c: same tokens, same logits bits;
 // (2) onnx-light vs onnxruntime-node (the oracle): same tokens;
-// (3) randomized single-operator graphs vs onnxruntime-node (random_graphs.mjs).
+// (3) randomized single-operator graphs vs onnxruntime-node (random_graphs.mjs);
+// (4) Silero VAD v5, state fed back, vs onnxruntime-node (silero_vad.mjs).
 // Prints "N passed, M failed" and exits nonzero on failure.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -42,6 +43,11 @@ check('greedy tokens equal onnxruntime-node over 64 steps', JSON.stringify(nativ
 // (3) randomized single-operator graphs against onnxruntime-node (wasm build)
 const random = spawnSync(process.execPath, [join(root, 'tests', 'parity', 'random_graphs.mjs')], { stdio: 'inherit' });
 check('randomized operator graphs match onnxruntime-node', random.status === 0, `exit code ${random.status}`);
+
+// (4) a real stateful model against onnxruntime-node
+const vad = spawnSync(process.execPath, [join(root, 'tests', 'parity', 'silero_vad.mjs')], { stdio: 'inherit' });
+check('Silero VAD v5 matches onnxruntime-node over 50 frames with its state fed back', vad.status === 0,
+  `exit code ${vad.status}`);
 
 console.log(`parity: ${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
