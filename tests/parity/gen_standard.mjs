@@ -193,7 +193,7 @@ function gridSample(r) {
           name: `GridSample-20 float32 ${mode} ${padding_mode} align ${align_corners} [${N},${C},${H},${W}] -> [${Ho},${Wo}]`,
           dtype: 'float32',
           known: mode === 'cubic' && padding_mode === 'border'
-            ? 'cubic + border: the 4x4 window near the border differs from onnxruntime (GridSample owner to decide which to follow)'
+            ? 'cubic with border padding: near the border onnx-light clamps each of the 4x4 taps to the edge and differs from onnxruntime; not reconciled yet'
             : undefined,
         }, {
           op: 'GridSample', opset: 20, attrs: { mode, padding_mode, align_corners },
@@ -220,7 +220,7 @@ function resizes(r) {
           name: `Resize-19 float32 ${mode} ${ctm} [${dims}] ${useSizes ? `sizes [${sizes}]` : `scales [${scales}]`} antialias ${antialias}`,
           dtype: 'float32',
           known: ctm === 'align_corners' && !useSizes && scales.some((f, i) => Math.floor(f * dims[i]) !== f * dims[i])
-            ? 'align_corners with scales whose output length is rounded down: onnxruntime maps with the rounded output length, onnx-light does not (Resize owner)'
+            ? 'align_corners with scales whose output length is rounded down: onnx-light maps with the unrounded length as the ONNX reference and backend tests do, onnxruntime with the rounded one'
             : undefined,
         }, {
           op: 'Resize', opset: 19,
