@@ -324,7 +324,46 @@ static void scan_accumulates(void) {
   ol_session_destroy(s);
 }
 
+static void model_local_functions_run_per_call_site(void) {
+  ol_session *s = make_session(
+      "<ir_version: 10, opset_import: [\"\" : 18, \"local\" : 1]>\n"
+      "g (float[2] x) => (float[2] y, float[2] z) {\n"
+      "  y = local.Scale <alpha = 3.0> (x)\n"
+      "  z = local.Scale (x)\n"
+      "}\n"
+      "<domain: \"local\", opset_import: [\"\" : 18]>\n"
+      "Scale <alpha: float = 2.0> (a) => (b) {\n"
+      "  s = Constant <value_float: float = @alpha> ()\n"
+      "  b = Mul(a, s)\n"
+      "}\n",
+      NULL);
+  if (!s) return;
+  ol_value *x = vec(1, -2);
+  const char *names[1] = {"x"};
+  ol_value *out[2] = {0};
+  CHECK_OK(ol_session_run(s, names, &x, 1, NULL, out, 2, NULL));
+  if (out[0] && out[1]) {
+    CHECK(((float *)ol_tensor_data(out[0]))[1] == -6.0f); /* the call site's alpha */
+    CHECK(((float *)ol_tensor_data(out[1]))[0] == 2.0f);  /* the function's default */
+  }
+  ol_value_release(out[0]);
+  ol_value_release(out[1]);
+  ol_value_release(x);
+  ol_session_destroy(s);
+  /* a function that calls itself is refused, not a stack overflow */
+  ol_model *m = NULL;
+  CHECK_STATUS(ol_model_parse_text("<ir_version: 10, opset_import: [\"\" : 18, \"local\" : 1]>\n"
+                                   "g (float[2] x) => (float[2] y) { y = local.Loop1 (x) }\n"
+                                   "<domain: \"local\", opset_import: [\"\" : 18, \"local\" : 1]>\n"
+                                   "Loop1 (a) => (b) { b = local.Loop1 (a) }\n",
+                                   &m),
+               OL_INVALID_MODEL);
+  CHECK(strstr(ol_last_error(), "nest deeper") != NULL);
+  CHECK(m == NULL);
+}
+
 OL_TEST_MAIN(TEST(runs_the_seed_example), TEST(feed_errors_leave_the_session_usable),
              TEST(unsupported_operator_fails_at_creation), TEST(malformed_graphs_are_rejected),
              TEST(intermediates_are_released_after_last_use), TEST(cancelled_before_running),
-             TEST(cancelled_from_another_thread), TEST(if_reads_outer_scope), TEST(scan_accumulates))
+             TEST(cancelled_from_another_thread), TEST(if_reads_outer_scope), TEST(scan_accumulates),
+             TEST(model_local_functions_run_per_call_site))

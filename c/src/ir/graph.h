@@ -60,6 +60,9 @@ typedef struct ol_node {
   size_t num_attrs;
   ol_attr *attrs;
   const void *proto;   /* Onnx__NodeProto */
+  /* A call of a model-local function: its body, specialized for this call
+   * site (NULL otherwise). Runs as a subgraph. */
+  struct ol_graph *function_body;
 } ol_node;
 
 /* Declared type of a graph input/output/value_info. */
@@ -96,7 +99,8 @@ struct ol_graph {
   ol_initializer *initializers;
   const ol_graph *parent; /* enclosing graph for subgraphs (outer-scope names) */
   const ol_model_data *model;
-  const void *proto; /* Onnx__GraphProto */
+  const void *proto; /* Onnx__GraphProto (NULL for function bodies) */
+  bool inputs_optional; /* function bodies: omitted inputs stay absent */
 };
 
 /* Attribute lookup (NULL / default when absent). */

@@ -33,6 +33,7 @@ static void graph_free(ol_graph *g) {
     ol_node *node = &g->nodes[n];
     for (size_t a = 0; a < node->num_attrs; a++) attr_free(&node->attrs[a]);
     free(node->attrs);
+    graph_free(node->function_body);
     free(node->inputs);
     free(node->outputs);
   }
@@ -71,19 +72,67 @@ void ol_model_data_release(ol_model_data *d) {
 
 /* ------------------------------------------------------------ decoding */
 
-typedef struct decode_ctx {
+typedef struct decode_ctx decode_ctx;
+struct decode_ctx {
   ol_model_data *model;
   const ol_model_load_options *options;
-} decode_ctx;
+  /* inside a model-local function body: the function, its call site and the
+   * context the call site was decoded in (to resolve attribute references) */
+  const Onnx__FunctionProto *function;
+  const Onnx__NodeProto *call_site;
+  const decode_ctx *outer;
+  int depth;
+};
+
+#define OL_MAX_FUNCTION_DEPTH 64
 
 static ol_status decode_graph(decode_ctx *dc, const Onnx__GraphProto *gp, const ol_graph *parent,
                               ol_graph **out);
 
-static int opset_for(const ol_model_data *m, const char *domain) {
-  if (strcmp(domain, "ai.onnx") == 0) domain = "";
+static bool same_domain(const char *a, const char *b) {
+  if (strcmp(a, "ai.onnx") == 0) a = "";
+  if (strcmp(b, "ai.onnx") == 0) b = "";
+  return strcmp(a, b) == 0;
+}
+
+/* A function body uses its own opset_import first, then the model's. */
+static int opset_for(const decode_ctx *dc, const char *domain) {
+  for (const decode_ctx *c = dc; c && c->function; c = c->outer)
+    for (size_t i = 0; i < c->function->n_opset_import; i++)
+      if (same_domain(S(c->function->opset_import[i]->domain), domain))
+        return (int)c->function->opset_import[i]->version;
+  const ol_model_data *m = dc->model;
   for (size_t i = 0; i < m->num_opsets; i++)
-    if (strcmp(m->opsets[i].domain, domain) == 0) return m->opsets[i].version;
+    if (same_domain(m->opsets[i].domain, domain)) return m->opsets[i].version;
   return -1;
+}
+
+static const Onnx__FunctionProto *model_function(const ol_model_data *m, const char *domain, const char *name) {
+  for (size_t i = 0; i < m->proto->n_functions; i++) {
+    const Onnx__FunctionProto *f = m->proto->functions[i];
+    if (strcmp(S(f->name), name) == 0 && same_domain(S(f->domain), domain)) return f;
+  }
+  return NULL;
+}
+
+/* The attribute a reference names: the call site's, else the function's
+ * default, else NULL (the attribute is then absent). References inside
+ * nested functions resolve through the enclosing call sites. */
+static const Onnx__AttributeProto *resolve_ref(const decode_ctx *dc, const char *ref, const decode_ctx **where) {
+  for (size_t i = 0; i < dc->call_site->n_attribute; i++) {
+    const Onnx__AttributeProto *a = dc->call_site->attribute[i];
+    if (strcmp(S(a->name), ref) != 0) continue;
+    if (a->ref_attr_name && a->ref_attr_name[0] && dc->outer && dc->outer->function)
+      return resolve_ref(dc->outer, a->ref_attr_name, where);
+    *where = dc->outer;
+    return a;
+  }
+  for (size_t i = 0; i < dc->function->n_attribute_proto; i++)
+    if (strcmp(S(dc->function->attribute_proto[i]->name), ref) == 0) {
+      *where = dc;
+      return dc->function->attribute_proto[i];
+    }
+  return NULL;
 }
 
 static char *binary_to_cstring(const ProtobufCBinaryData *b) {
@@ -99,9 +148,17 @@ static ol_status decode_attr(decode_ctx *dc, const ol_node *node, const Onnx__At
   ol_tensor_source src = {dc->options, dc->model->owner};
   a->name = S(ap->name);
   a->proto = ap;
-  if (ap->ref_attr_name && ap->ref_attr_name[0])
-    return ol_error(OL_INVALID_MODEL, "node '%s': attribute '%s' refers to a function attribute outside a function",
-                    node->name, a->name);
+  if (ap->ref_attr_name && ap->ref_attr_name[0]) {
+    if (!dc->function)
+      return ol_error(OL_INVALID_MODEL, "node '%s': attribute '%s' refers to a function attribute outside a function",
+                      node->name, a->name);
+    const decode_ctx *where = dc;
+    const Onnx__AttributeProto *target = resolve_ref(dc, ap->ref_attr_name, &where);
+    if (!target) return OL_OK; /* neither given nor defaulted: absent */
+    OL_TRY(decode_attr((decode_ctx *)where, node, target, graph, a));
+    a->name = S(ap->name);
+    return OL_OK;
+  }
   a->type = ap->has_type ? (ol_attr_type)ap->type : OL_ATTR_UNDEFINED;
   if (a->type == OL_ATTR_UNDEFINED) {
     /* IR < 3 models may omit the type: infer it from the field set. */
@@ -158,6 +215,43 @@ static ol_status decode_attr(decode_ctx *dc, const ol_node *node, const Onnx__At
   return OL_OK;
 }
 
+static ol_status decode_node(decode_ctx *dc, const Onnx__NodeProto *np, size_t index, const ol_graph *graph,
+                             ol_node *n);
+
+/* A call of a model-local function becomes a subgraph specialized for its
+ * call site (attribute references resolved, the function's opsets). */
+static ol_status decode_function_body(decode_ctx *dc, const Onnx__FunctionProto *fp, const Onnx__NodeProto *call,
+                                      const ol_graph *parent, ol_graph **out) {
+  ol_graph *g = ol_xcalloc(1, sizeof *g);
+  if (!g) return OL_OUT_OF_MEMORY;
+  *out = g;
+  g->name = S(fp->name);
+  g->parent = parent;
+  g->model = dc->model;
+  g->proto = NULL;
+  g->inputs_optional = true;
+  g->inputs = ol_xcalloc(fp->n_input, sizeof *g->inputs);
+  g->outputs = ol_xcalloc(fp->n_output, sizeof *g->outputs);
+  g->nodes = ol_xcalloc(fp->n_node, sizeof *g->nodes);
+  if (!g->inputs || !g->outputs || !g->nodes) return OL_OUT_OF_MEMORY;
+  for (size_t i = 0; i < fp->n_input; i++) {
+    g->inputs[i].name = S(fp->input[i]);
+    g->inputs[i].type.rank = -1;
+  }
+  g->num_inputs = fp->n_input;
+  for (size_t i = 0; i < fp->n_output; i++) {
+    g->outputs[i].name = S(fp->output[i]);
+    g->outputs[i].type.rank = -1;
+  }
+  g->num_outputs = fp->n_output;
+  decode_ctx inner = {dc->model, dc->options, fp, call, dc, dc->depth + 1};
+  for (size_t i = 0; i < fp->n_node; i++) {
+    g->num_nodes = i + 1;
+    OL_TRY(decode_node(&inner, fp->node[i], i, g, &g->nodes[i]));
+  }
+  return OL_OK;
+}
+
 static ol_status decode_node(decode_ctx *dc, const Onnx__NodeProto *np, size_t index,
                              const ol_graph *graph, ol_node *n) {
   n->proto = np;
@@ -166,7 +260,7 @@ static ol_status decode_node(decode_ctx *dc, const Onnx__NodeProto *np, size_t i
   n->op_type = S(np->op_type);
   n->domain = S(np->domain);
   if (!n->op_type[0]) return ol_error(OL_INVALID_MODEL, "node %zu ('%s') has no op_type", index, n->name);
-  n->opset = opset_for(dc->model, n->domain);
+  n->opset = opset_for(dc, n->domain);
   n->num_inputs = np->n_input;
   n->inputs = ol_xcalloc(np->n_input, sizeof(char *));
   n->num_outputs = np->n_output;
@@ -182,6 +276,16 @@ static ol_status decode_node(decode_ctx *dc, const Onnx__NodeProto *np, size_t i
       n->num_attrs = i + 1;
       return s;
     }
+  }
+  const Onnx__FunctionProto *f = model_function(dc->model, n->domain, n->op_type);
+  if (f) {
+    if (dc->depth >= OL_MAX_FUNCTION_DEPTH)
+      return ol_error(OL_INVALID_MODEL, "node '%s': model-local functions nest deeper than %d (recursion?)", n->name,
+                      OL_MAX_FUNCTION_DEPTH);
+    ol_status s = decode_function_body(dc, f, np, graph, &n->function_body);
+    if (s != OL_OK && dc->depth == 0) /* name the outermost call only */
+      return ol_error_wrap(s, "in function %s::%s called by node '%s'", n->domain, n->op_type, n->name);
+    if (s != OL_OK) return s;
   }
   return OL_OK;
 }
@@ -286,7 +390,7 @@ ol_status ol_model_from_proto(Onnx__ModelProto *proto, const ol_model_load_optio
     d->opsets[0].version = 1;
     d->num_opsets = 1;
   }
-  decode_ctx dc = {d, options};
+  decode_ctx dc = {d, options, NULL, NULL, NULL, 0};
   s = decode_graph(&dc, proto->graph, NULL, &d->graph);
   if (s != OL_OK) goto fail;
   *out = m;

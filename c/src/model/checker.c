@@ -53,7 +53,7 @@ static ol_status define(scope *s, const ol_graph *g, const char *name, const cha
 
 static ol_status check_graph_body(const ol_model_data *m, const ol_graph *g, scope *s) {
   const Onnx__GraphProto *gp = g->proto;
-  if (g->parent && gp->n_persistent_bindings)
+  if (g->parent && gp && gp->n_persistent_bindings)
     return ol_error(OL_INVALID_MODEL, "graph '%s': persistent_bindings are only allowed in the root graph", g->name);
   for (size_t i = 0; i < g->num_inputs; i++) {
     OL_TRY(check_type(g, &g->inputs[i], "input"));

@@ -1,4 +1,5 @@
-/* Control flow (ai.onnx): If 1-23, Loop 1-23, Scan 8-23 (8: batched form).
+/* Control flow (ai.onnx): If 1-23, Loop 1-23, Scan 8-23 (8: batched form), and
+ * calls of model-local functions (FunctionProto).
  * Bodies run through ctx->run_subgraph, which resolves outer-scope names in
  * the calling frame. Cancellation is checked before every body iteration. */
 #include <stdlib.h>
@@ -394,6 +395,31 @@ static ol_status scan8_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
 static ol_status scan_create(const ol_node *node, ol_kernel **out) {
   if (!ol_attr_graph(node, "body")) return ol_kernel_error(node, OL_INVALID_MODEL, "Scan needs a body graph");
   return ol_kernel_simple(node, node->opset < 9 ? scan8_compute : scan_compute, out);
+}
+
+/* ------------------------------------------------------------ model-local functions */
+
+/* A call runs the body specialized for this call site; omitted optional
+ * inputs stay absent inside the body. */
+static ol_status function_call_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
+  const ol_graph *body = k->node->function_body;
+  if (ctx->num_inputs > body->num_inputs || ctx->num_outputs > body->num_outputs)
+    return ol_kernel_error(k->node, OL_INVALID_MODEL, "the call has %zu inputs and %zu outputs, the function %zu and %zu",
+                           ctx->num_inputs, ctx->num_outputs, body->num_inputs, body->num_outputs);
+  ol_value **outputs = ol_xcalloc(body->num_outputs, sizeof *outputs);
+  if (!outputs) return OL_OUT_OF_MEMORY;
+  ol_status s = ctx->run_subgraph(ctx->runtime, body, ctx->inputs, ctx->num_inputs, outputs, body->num_outputs);
+  for (size_t i = 0; i < body->num_outputs; i++) {
+    if (s == OL_OK && i < ctx->num_outputs) s = ol_ctx_set_output(ctx, i, outputs[i]);
+    else ol_value_release(outputs[i]);
+    outputs[i] = NULL;
+  }
+  free(outputs);
+  return s;
+}
+
+ol_status ol_function_call_create(const ol_node *node, ol_kernel **out) {
+  return ol_kernel_simple(node, function_call_compute, out);
 }
 
 const ol_op_registration ol_ops_control[] = {

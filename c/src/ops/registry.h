@@ -33,6 +33,9 @@ extern const ol_op_registration ol_ops_quantize_linear[];
 extern const ol_op_registration ol_ops_misc[];
 extern const ol_op_registration ol_ops_signal[];
 
+/* The kernel of a call of a model-local function (node->function_body). */
+ol_status ol_function_call_create(const ol_node *node, ol_kernel **out);
+
 /* Finds the kernel for node's (domain, op_type, opset); a clear error names
  * the domain, op type, version and node when none is registered. */
 ol_status ol_registry_find(const ol_node *node, const ol_op_registration **out);

@@ -61,7 +61,7 @@ static ol_status use_name(plan_builder *b, const ol_node *node, const char *name
 }
 
 static size_t count_subgraphs(const ol_node *n) {
-  size_t count = 0;
+  size_t count = n->function_body ? 1 : 0;
   for (size_t a = 0; a < n->num_attrs; a++) {
     if (n->attrs[a].type == OL_ATTR_GRAPH) count++;
     if (n->attrs[a].type == OL_ATTR_GRAPHS) count += n->attrs[a].count;
@@ -80,6 +80,12 @@ static ol_status build_children(plan_builder *b) {
   if (!p->child_graphs || !p->children) return OL_OUT_OF_MEMORY;
   for (size_t i = 0; i < g->num_nodes; i++) {
     const ol_node *n = &g->nodes[i];
+    if (n->function_body) {
+      p->child_graphs[p->num_children] = n->function_body;
+      ol_status s = ol_plan_create(n->function_body, p, &p->children[p->num_children]);
+      if (s != OL_OK) return ol_error_wrap(s, "function %s called by node '%s'", n->op_type, n->name);
+      p->num_children++;
+    }
     for (size_t a = 0; a < n->num_attrs; a++) {
       const ol_attr *attr = &n->attrs[a];
       size_t count = attr->type == OL_ATTR_GRAPH ? 1 : attr->type == OL_ATTR_GRAPHS ? attr->count : 0;
@@ -97,6 +103,7 @@ static ol_status build_children(plan_builder *b) {
 
 /* Children of node n are the plans whose graphs hang off n's attributes. */
 static bool child_belongs_to(const ol_graph *child, const ol_node *n) {
+  if (n->function_body == child) return true;
   for (size_t a = 0; a < n->num_attrs; a++) {
     const ol_attr *attr = &n->attrs[a];
     if (attr->type == OL_ATTR_GRAPH && attr->graph == child) return true;
@@ -255,9 +262,9 @@ static ol_status build(plan_builder *b) {
       }
       for (size_t u = 0; u < uses[i].count; u++) last_use[uses[i].slots[u]] = (int32_t)k;
       const ol_op_registration *reg;
-      s = ol_registry_find(n, &reg);
+      s = n->function_body ? OL_OK : ol_registry_find(n, &reg);
       if (s == OL_OK) {
-        s = reg->create(n, &step->kernel);
+        s = n->function_body ? ol_function_call_create(n, &step->kernel) : reg->create(n, &step->kernel);
         if (s != OL_OK) s = ol_error_wrap(s, "creating kernel for node '%s' (%s)", n->name, n->op_type);
       }
     }
@@ -421,7 +428,7 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
       ol_value_release(slots[p->input_slots[i]]);
       slots[p->input_slots[i]] = ol_value_retain(inputs[i]);
     }
-  for (size_t i = 0; s == OL_OK && i < g->num_inputs; i++)
+  for (size_t i = 0; s == OL_OK && !g->inputs_optional && i < g->num_inputs; i++)
     if (!slots[p->input_slots[i]])
       s = ol_error(OL_INVALID_ARGUMENT, "graph '%s': input '%s' was not given", g->name, g->inputs[i].name);
   for (size_t i = 0; s == OL_OK && i < p->num_captures; i++) {
