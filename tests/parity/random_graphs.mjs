@@ -6,9 +6,13 @@
 // standard operators. Prints a JSON summary (max abs error per operator and
 // dtype), then "N passed, M failed"; exits nonzero on failure.
 // A case may carry `known` (a documented difference of a kernel owned
-// elsewhere): its mismatch is listed under knownDifferences, not counted.
+// elsewhere): its mismatch is listed under knownDifferences (and in docs/parity.md), not counted.
 // Options: --seeds 1,2,3 (default 1..4), --filter OpName, --verbose.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { create, toBinary } from '@bufbuild/protobuf';
+import { TensorProtoSchema } from 'onnx-light/proto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
@@ -16,7 +20,7 @@ import ort from 'onnxruntime-node';
 import { InferenceSession, Tensor } from '../../dist/node.js';
 import { cases as contribCases } from './gen_contrib.mjs';
 import { cases as standardCases } from './gen_standard.mjs';
-import { rng, toFloat64 } from './gen_util.mjs';
+import { DT, rng, toFloat64 } from './gen_util.mjs';
 
 const ROOT_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -75,6 +79,7 @@ let failed = 0;
 let skipped = 0;
 const failures = [];
 const known = [];
+const compared = []; // cases onnxruntime ran, with its outputs, for the native/wasm check
 const t0 = Date.now();
 
 for (const c of all) {
@@ -101,6 +106,7 @@ for (const c of all) {
       lFeeds[name] = new Tensor(t.type, t.data, t.dims);
     }
     const oOut = await oSess.run(oFeeds);
+    compared.push({ c, expected: c.outputs.map((name) => oOut[name]) });
     const lSess = await InferenceSession.create(c.bytes);
     const lOut = await lSess.run(lFeeds);
     for (const name of c.outputs) {
@@ -141,7 +147,9 @@ for (const c of all) {
 
 console.log(JSON.stringify({ seeds, tolerance: TOLERANCE, seconds: (Date.now() - t0) / 1000, skipped, knownDifferences: known, operators: summary }, null, 1));
 writeParityDoc(summary, known);
-if (known.length) console.log(`random graphs: ${known.length} known differences of kernels owned elsewhere (listed above)`);
+const bitExact = nativeMatchesWasm(compared);
+if (!bitExact.ok) failed += 1;
+if (known.length) console.log(`random graphs: ${known.length} documented differences from onnxruntime (listed above and in docs/parity.md)`);
 console.log(`random graphs: ${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
 
@@ -168,4 +176,37 @@ function writeParityDoc(ops, differences) {
   lines.push(...(differences.length ? differences.map((d) => `- ${d}`) : ['None.']), '');
   mkdirSync(join(ROOT_DIR, 'docs'), { recursive: true });
   writeFileSync(join(ROOT_DIR, 'docs', 'parity.md'), lines.join('\n'));
+}
+
+function tensorProto(name, type, dims, data) {
+  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  return toBinary(TensorProtoSchema, create(TensorProtoSchema, { name, dims: dims.map(BigInt), dataType: DT[type], rawData: bytes }));
+}
+
+/** Runs every compared case through the native and the wasm build of
+ * tests/conformance/conformance.c (the cases written in the ONNX backend-test
+ * layout) and checks that both builds give the same output bits. */
+function nativeMatchesWasm(list) {
+  const dir = mkdtempSync(join(tmpdir(), 'onnx-light-random-'));
+  try {
+    list.forEach(({ c, expected }, index) => {
+      const caseDir = join(dir, `case_${String(index).padStart(4, '0')}`);
+      mkdirSync(join(caseDir, 'test_data_set_0'), { recursive: true });
+      writeFileSync(join(caseDir, 'model.onnx'), c.bytes);
+      Object.entries(c.feeds).forEach(([name, t], i) =>
+        writeFileSync(join(caseDir, 'test_data_set_0', `input_${i}.pb`), tensorProto(name, t.type, t.dims, t.data)));
+      expected.forEach((t, i) =>
+        writeFileSync(join(caseDir, 'test_data_set_0', `output_${i}.pb`), tensorProto(c.outputs[i], t.type, [...t.dims], t.data)));
+    });
+    const parse = (out) => new Map(out.split('\n').filter(Boolean).map((l) => JSON.parse(l)).map((r) => [r.name, r]));
+    const native = parse(execFileSync(join(ROOT_DIR, 'build-native', 'conformance'), [dir], { encoding: 'utf8', maxBuffer: 1 << 26 }));
+    const wasm = parse(execFileSync(process.execPath, ['--no-experimental-fetch', join(ROOT_DIR, 'build-wasm', 'conformance.cjs'), dir],
+      { encoding: 'utf8', maxBuffer: 1 << 26 }));
+    const differing = [...native.values()].filter((r) => r.hash === '0000000000000000' || wasm.get(r.name)?.hash !== r.hash);
+    for (const r of differing) console.log(`FAIL native/wasm ${r.name}: native ${r.hash} (${r.result} ${r.reason}), wasm ${wasm.get(r.name)?.hash}`);
+    console.log(`random graphs: native and wasm builds bit-identical on ${native.size - differing.length} of ${native.size} cases`);
+    return { ok: differing.length === 0 };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
