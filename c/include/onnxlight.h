@@ -111,6 +111,8 @@ typedef enum ol_value_kind {
   OL_VALUE_SEQUENCE = 1,
   OL_VALUE_MAP = 2,
   OL_VALUE_OPTIONAL = 3,
+  OL_VALUE_ENCODED = 4, /* an encoded (e.g. quantized) tensor: EncodedValueProto payload */
+  OL_VALUE_STRUCT = 5,  /* named fields (StructTypeProto structure) */
 } ol_value_kind;
 
 /* A new tensor with zeroed storage from allocator (NULL = default). */
@@ -146,6 +148,12 @@ ol_dtype ol_sequence_element_dtype(const ol_value *sequence);
 /* contained may be NULL (an empty optional). */
 ol_status ol_optional_create(ol_value *contained, ol_value **out);
 ol_value *ol_optional_get(const ol_value *optional);
+
+/* Named structs: fields retained by the struct, names copied. */
+ol_status ol_struct_create(const char *const *names, ol_value *const *fields, size_t count, ol_value **out);
+size_t ol_struct_field_count(const ol_value *value);
+const char *ol_struct_field_name(const ol_value *value, size_t index);
+ol_value *ol_struct_field(const ol_value *value, const char *name);
 
 /* ---------------------------------------------------------------- models */
 

@@ -97,6 +97,35 @@ static void strings_sequences_optionals(void) {
   ol_value_release(s);
 }
 
+static int freed_payload;
+static void free_payload(void *p) { freed_payload += *(int *)p; }
+
+static void structs_and_encoded_values(void) {
+  int64_t dims[1] = {2};
+  ol_value *a, *b, *st = NULL, *bad = NULL;
+  ol_tensor_create(NULL, OL_DTYPE_FLOAT, dims, 1, &a);
+  ol_tensor_create(NULL, OL_DTYPE_INT64, dims, 1, &b);
+  const char *names[2] = {"key", "value"};
+  ol_value *fields[2] = {a, b};
+  CHECK_OK(ol_struct_create(names, fields, 2, &st));
+  CHECK(ol_value_get_kind(st) == OL_VALUE_STRUCT && ol_struct_field_count(st) == 2);
+  CHECK(ol_struct_field(st, "value") == b && strcmp(ol_struct_field_name(st, 0), "key") == 0);
+  CHECK(ol_struct_field(st, "nope") == NULL);
+  const char *twice[2] = {"key", "key"};
+  CHECK_STATUS(ol_struct_create(twice, fields, 2, &bad), OL_INVALID_ARGUMENT);
+  CHECK(bad == NULL);
+  ol_value_release(st);
+  ol_value_release(a);
+  ol_value_release(b);
+  static int one = 1;
+  ol_value *e;
+  freed_payload = 0;
+  CHECK_OK(ol_value_new_encoded(&one, free_payload, &e));
+  CHECK(ol_value_get_kind(e) == OL_VALUE_ENCODED);
+  ol_value_release(e);
+  CHECK(freed_payload == 1);
+}
+
 static void half_precision_round_trips(void) {
   /* every fp16 bit pattern survives f16 -> f32 -> f16 */
   int mismatches = 0;
@@ -168,5 +197,5 @@ static void string_map(void) {
 
 OL_TEST_MAIN(TEST(status_names_and_messages), TEST(allocator_counts_and_fails_on_demand),
              TEST(tensor_shapes_are_validated), TEST(wrapped_memory_is_released_once),
-             TEST(strings_sequences_optionals), TEST(half_precision_round_trips),
+             TEST(strings_sequences_optionals), TEST(structs_and_encoded_values), TEST(half_precision_round_trips),
              TEST(minifloats_follow_onnx_tables), TEST(packed_integers), TEST(string_map))

@@ -223,6 +223,10 @@ void ol_value_release(ol_value *v) {
   for (size_t i = 0; i < v->count; i++) ol_value_release(v->items[i]);
   free(v->items);
   ol_value_release(v->contained);
+  if (v->field_names)
+    for (size_t i = 0; i < v->count; i++) free(v->field_names[i]);
+  free(v->field_names);
+  if (v->encoded && v->encoded_free) v->encoded_free(v->encoded);
   free(v);
 }
 
@@ -332,3 +336,61 @@ ol_status ol_optional_create(ol_value *contained, ol_value **out) {
 }
 
 ol_value *ol_optional_get(const ol_value *o) { return o->kind == OL_VALUE_OPTIONAL ? o->contained : NULL; }
+
+ol_status ol_value_new_encoded(void *payload, void (*free_fn)(void *payload), ol_value **out) {
+  *out = NULL;
+  if (!payload) return ol_error(OL_INVALID_ARGUMENT, "encoded value without a payload");
+  ol_value *v = value_alloc(OL_VALUE_ENCODED);
+  if (!v) {
+    if (free_fn) free_fn(payload);
+    return OL_OUT_OF_MEMORY;
+  }
+  v->encoded = payload;
+  v->encoded_free = free_fn;
+  *out = v;
+  return OL_OK;
+}
+
+ol_status ol_struct_create(const char *const *names, ol_value *const *fields, size_t count, ol_value **out) {
+  if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_struct_create: out is NULL");
+  *out = NULL;
+  if (count && (!names || !fields)) return ol_error(OL_INVALID_ARGUMENT, "ol_struct_create: NULL names or fields");
+  for (size_t i = 0; i < count; i++) {
+    if (!names[i] || !names[i][0] || !fields[i])
+      return ol_error(OL_INVALID_ARGUMENT, "struct field %zu has no name or no value", i);
+    for (size_t k = 0; k < i; k++)
+      if (strcmp(names[k], names[i]) == 0) return ol_error(OL_INVALID_ARGUMENT, "struct field '%s' appears twice", names[i]);
+  }
+  ol_value *v = value_alloc(OL_VALUE_STRUCT);
+  if (!v) return OL_OUT_OF_MEMORY;
+  v->items = ol_xcalloc(count, sizeof *v->items);
+  v->field_names = ol_xcalloc(count, sizeof *v->field_names);
+  if (!v->items || !v->field_names) {
+    ol_value_release(v);
+    return OL_OUT_OF_MEMORY;
+  }
+  for (size_t i = 0; i < count; i++) {
+    v->field_names[i] = ol_strdup(names[i]);
+    if (!v->field_names[i]) {
+      ol_value_release(v);
+      return OL_OUT_OF_MEMORY;
+    }
+    v->items[i] = ol_value_retain(fields[i]);
+    v->count = i + 1;
+  }
+  *out = v;
+  return OL_OK;
+}
+
+size_t ol_struct_field_count(const ol_value *v) { return v && v->kind == OL_VALUE_STRUCT ? v->count : 0; }
+
+const char *ol_struct_field_name(const ol_value *v, size_t i) {
+  return v && v->kind == OL_VALUE_STRUCT && i < v->count ? v->field_names[i] : NULL;
+}
+
+ol_value *ol_struct_field(const ol_value *v, const char *name) {
+  if (!v || v->kind != OL_VALUE_STRUCT || !name) return NULL;
+  for (size_t i = 0; i < v->count; i++)
+    if (strcmp(v->field_names[i], name) == 0) return v->items[i];
+  return NULL;
+}

@@ -49,7 +49,13 @@ struct ol_value {
   size_t count;
   ol_dtype element_dtype; /* SEQUENCE/OPTIONAL element dtype (UNDEFINED: unknown) */
   ol_value *contained;    /* OPTIONAL (NULL: none) */
+  char **field_names;     /* STRUCT: items[i] is the field named field_names[i] */
+  void *encoded;          /* ENCODED: owned payload (an Onnx__EncodedValueProto, see quant/) */
+  void (*encoded_free)(void *encoded);
 };
+
+/* A new ENCODED value taking ownership of payload (freed with free_fn). */
+ol_status ol_value_new_encoded(void *payload, void (*free_fn)(void *payload), ol_value **out);
 
 /* New tensor value; storage zeroed. rank may be 0 (scalar). */
 ol_status ol_value_new_tensor(ol_allocator *allocator, ol_dtype dtype, int rank,

@@ -23,6 +23,8 @@ static const char *kind_name(const ol_value *v) {
     case OL_VALUE_SEQUENCE: return "a sequence";
     case OL_VALUE_MAP: return "a map";
     case OL_VALUE_OPTIONAL: return "an optional";
+    case OL_VALUE_ENCODED: return "an encoded value";
+    case OL_VALUE_STRUCT: return "a struct";
   }
   return "unknown";
 }
