@@ -1,6 +1,8 @@
 #include "kernel_util.h"
 
 #include <stdlib.h>
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 ol_value *tk_tensor(ol_dtype dtype, int rank, const int64_t *dims, const void *data) {
@@ -51,14 +53,20 @@ ol_attr tk_attr_string(const char *name, char *s) {
 ol_status tk_run(const char *op_type, int opset, ol_attr *attrs, size_t num_attrs,
                  ol_value *const *inputs, size_t num_inputs, ol_value **outputs,
                  size_t num_outputs) {
-  static const char *names[] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7", "i8", "i9"};
+  return tk_run_domain("", op_type, opset, attrs, num_attrs, inputs, num_inputs, outputs, num_outputs);
+}
+
+ol_status tk_run_domain(const char *domain, const char *op_type, int opset, ol_attr *attrs, size_t num_attrs,
+                        ol_value *const *inputs, size_t num_inputs, ol_value **outputs, size_t num_outputs) {
+  static const char *names[] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7", "i8", "i9", "i10", "i11"};
   static const char *out_names[] = {"o0", "o1", "o2", "o3", "o4", "o5", "o6", "o7"};
-  const char *in_list[10];
-  for (size_t i = 0; i < num_inputs && i < 10; i++) in_list[i] = inputs[i] ? names[i] : "";
+  const char *in_list[12];
+  if (num_inputs > 12 || num_outputs > 8) return ol_error(OL_INVALID_ARGUMENT, "tk_run: too many inputs or outputs");
+  for (size_t i = 0; i < num_inputs; i++) in_list[i] = inputs[i] ? names[i] : "";
   ol_node node = {0};
   node.name = "test";
   node.op_type = op_type;
-  node.domain = "";
+  node.domain = domain;
   node.opset = opset;
   node.num_inputs = num_inputs;
   node.inputs = in_list;
@@ -82,4 +90,29 @@ ol_status tk_run(const char *op_type, int opset, ol_attr *attrs, size_t num_attr
   ol_status s = k->compute(k, &ctx);
   if (k->destroy) k->destroy(k); else free(k);
   return s;
+}
+
+bool tk_shape_is(const ol_value *v, int rank, const int64_t *dims) {
+  if (!v || v->kind != OL_VALUE_TENSOR || v->tensor.rank != rank) return false;
+  for (int i = 0; i < rank; i++)
+    if (v->tensor.dims[i] != dims[i]) return false;
+  return true;
+}
+
+bool tk_near_f32(const ol_value *v, const float *want, int64_t n, float tol) {
+  if (!v || v->tensor.dtype != OL_DTYPE_FLOAT || ol_tcount(&v->tensor) != n) return false;
+  const float *d = ol_tdata(&v->tensor);
+  for (int64_t i = 0; i < n; i++)
+    if (!(fabsf(d[i] - want[i]) <= tol * (1.0f + fabsf(want[i])))) {
+      fprintf(stderr, "  element %lld: got %.9g want %.9g\n", (long long)i, d[i], want[i]);
+      return false;
+    }
+  return true;
+}
+
+void tk_release_all(ol_value **v, int n) {
+  for (int i = 0; i < n; i++) {
+    ol_value_release(v[i]);
+    v[i] = NULL;
+  }
 }

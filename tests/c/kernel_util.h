@@ -14,10 +14,21 @@ ol_status tk_run(const char *op_type, int opset, ol_attr *attrs, size_t num_attr
                  ol_value *const *inputs, size_t num_inputs, ol_value **outputs,
                  size_t num_outputs);
 
+/* The same for an operator of another domain (e.g. "com.microsoft"). */
+ol_status tk_run_domain(const char *domain, const char *op_type, int opset, ol_attr *attrs, size_t num_attrs,
+                        ol_value *const *inputs, size_t num_inputs, ol_value **outputs, size_t num_outputs);
+
 /* Attribute builders (the arrays must outlive tk_run). */
 ol_attr tk_attr_int(const char *name, int64_t v);
 ol_attr tk_attr_float(const char *name, float v);
 ol_attr tk_attr_ints(const char *name, int64_t *v, size_t n);
 ol_attr tk_attr_string(const char *name, char *s);
+
+/* Checks used by the kernel tests. */
+bool tk_shape_is(const ol_value *v, int rank, const int64_t *dims);
+/* |got - want| <= tol * (1 + |want|) elementwise (prints the first miss). */
+bool tk_near_f32(const ol_value *v, const float *want, int64_t n, float tol);
+/* Releases n values and clears the slots. */
+void tk_release_all(ol_value **v, int n);
 
 #endif

@@ -8,29 +8,6 @@
 #include "harness.h"
 #include "kernel_util.h"
 
-static bool shape_is(const ol_value *v, int rank, const int64_t *dims) {
-  if (!v || v->kind != OL_VALUE_TENSOR || v->tensor.rank != rank) return false;
-  for (int i = 0; i < rank; i++)
-    if (v->tensor.dims[i] != dims[i]) return false;
-  return true;
-}
-static bool near_f32(const ol_value *v, const float *want, int64_t n, float tol) {
-  if (!v || v->tensor.dtype != OL_DTYPE_FLOAT || ol_tcount(&v->tensor) != n) return false;
-  const float *d = ol_tdata(&v->tensor);
-  for (int64_t i = 0; i < n; i++)
-    if (!(fabsf(d[i] - want[i]) <= tol * (1.0f + fabsf(want[i])))) {
-      fprintf(stderr, "  element %lld: got %.9g want %.9g\n", (long long)i, d[i], want[i]);
-      return false;
-    }
-  return true;
-}
-static void release_all(ol_value **v, int n) {
-  for (int i = 0; i < n; i++) {
-    ol_value_release(v[i]);
-    v[i] = NULL;
-  }
-}
-
 static void test_nll(void) {
   int64_t d[2] = {2, 3}, dt[1] = {2}, dw[1] = {3};
   float x[6] = {-1, -2, -3, -0.5f, -1.5f, -2.5f};
@@ -41,29 +18,29 @@ static void test_nll(void) {
   ol_attr a[2] = {tk_attr_string("reduction", "none"), tk_attr_int("ignore_index", 0)};
   CHECK_OK(tk_run("NegativeLogLikelihoodLoss", 13, a, 1, in, 3, &out, 1));
   float none[2] = {9, 0.5f};
-  CHECK(shape_is(out, 1, dt));
-  CHECK(near_f32(out, none, 2, 1e-6f));
+  CHECK(tk_shape_is(out, 1, dt));
+  CHECK(tk_near_f32(out, none, 2, 1e-6f));
   ol_value_release(out);
   a[0] = tk_attr_string("reduction", "sum");
   CHECK_OK(tk_run("NegativeLogLikelihoodLoss", 13, a, 1, in, 3, &out, 1));
   float sum = 9.5f;
-  CHECK(out && out->tensor.rank == 0 && near_f32(out, &sum, 1, 1e-6f));
+  CHECK(out && out->tensor.rank == 0 && tk_near_f32(out, &sum, 1, 1e-6f));
   ol_value_release(out);
   CHECK_OK(tk_run("NegativeLogLikelihoodLoss", 13, NULL, 0, in, 3, &out, 1)); /* mean */
   float mean = 9.5f / 4.0f;
-  CHECK(near_f32(out, &mean, 1, 1e-6f));
+  CHECK(tk_near_f32(out, &mean, 1, 1e-6f));
   ol_value_release(out);
   a[0] = tk_attr_string("reduction", "mean");
   CHECK_OK(tk_run("NegativeLogLikelihoodLoss", 22, a, 2, in, 3, &out, 1)); /* ignore class 0 */
   float mi = 3.0f;
-  CHECK(near_f32(out, &mi, 1, 1e-6f));
+  CHECK(tk_near_f32(out, &mi, 1, 1e-6f));
   ol_value_release(out);
   /* without weights */
   CHECK_OK(tk_run("NegativeLogLikelihoodLoss", 12, NULL, 0, in, 2, &out, 1));
   float mu = (3.0f + 0.5f) / 2.0f;
-  CHECK(near_f32(out, &mu, 1, 1e-6f));
+  CHECK(tk_near_f32(out, &mu, 1, 1e-6f));
   ol_value_release(out);
-  release_all(in, 3);
+  tk_release_all(in, 3);
 }
 
 static void test_sce(void) {
@@ -76,12 +53,12 @@ static void test_sce(void) {
   CHECK_OK(tk_run("SoftmaxCrossEntropyLoss", 13, a, 1, in, 2, out, 2));
   /* column 0: scores all 0 -> -log(1/3); column 1: all 1 -> same */
   float want[2] = {1.0986123f, 1.0986123f};
-  CHECK(near_f32(out[0], want, 2, 1e-6f));
-  CHECK(shape_is(out[1], 3, d));
+  CHECK(tk_near_f32(out[0], want, 2, 1e-6f));
+  CHECK(tk_shape_is(out[1], 3, d));
   float lp = -1.0986123f;
   float lps[6] = {lp, lp, lp, lp, lp, lp};
-  CHECK(near_f32(out[1], lps, 6, 1e-6f));
-  release_all(out, 2);
+  CHECK(tk_near_f32(out[1], lps, 6, 1e-6f));
+  tk_release_all(out, 2);
   /* float64 and ignore_index */
   double xd[6] = {0, 1, 0, 1, 0, 1};
   ol_value *in64[2] = {tk_tensor(OL_DTYPE_DOUBLE, 3, d, xd), in[1]};
@@ -89,9 +66,9 @@ static void test_sce(void) {
   CHECK_OK(tk_run("SoftmaxCrossEntropyLoss", 12, b, 1, in64, 2, out, 1));
   CHECK(out[0] && out[0]->tensor.dtype == OL_DTYPE_DOUBLE &&
         fabs(((double *)ol_tdata(&out[0]->tensor))[0] - 1.0986122886681098) < 1e-12);
-  release_all(out, 2);
+  tk_release_all(out, 2);
   ol_value_release(in64[0]);
-  release_all(in, 2);
+  tk_release_all(in, 2);
 }
 
 static void test_errors(void) {
@@ -111,7 +88,7 @@ static void test_errors(void) {
   CHECK_STATUS(tk_run("SoftmaxCrossEntropyLoss", 13, NULL, 0, bad, 2, &out, 1), OL_INVALID_ARGUMENT);
   ol_value_release(out);
   ol_value_release(bad[1]);
-  release_all(in, 2);
+  tk_release_all(in, 2);
 }
 
 OL_TEST_MAIN(TEST(test_nll), TEST(test_sce), TEST(test_errors))

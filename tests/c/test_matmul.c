@@ -8,12 +8,6 @@
 #include "harness.h"
 #include "kernel_util.h"
 
-static bool shape_is(const ol_value *v, int rank, const int64_t *dims) {
-  if (!v || v->kind != OL_VALUE_TENSOR || v->tensor.rank != rank) return false;
-  for (int i = 0; i < rank; i++)
-    if (v->tensor.dims[i] != dims[i]) return false;
-  return true;
-}
 static bool eq_f32(const ol_value *v, const float *want, int64_t n) {
   if (!v || v->tensor.dtype != OL_DTYPE_FLOAT || ol_tcount(&v->tensor) != n) return false;
   const float *d = ol_tdata(&v->tensor);
@@ -36,7 +30,7 @@ static void test_matmul_small(void) {
   CHECK_OK(tk_run("MatMul", 13, NULL, 0, in, 2, &out, 1));
   int64_t w[2] = {2, 2};
   float want[4] = {58, 64, 139, 154};
-  CHECK(shape_is(out, 2, w) && eq_f32(out, want, 4));
+  CHECK(tk_shape_is(out, 2, w) && eq_f32(out, want, 4));
   ol_value_release(out);
   CHECK_STATUS(tk_run("MatMul", 13, NULL, 0, (ol_value *[]){in[0], in[0]}, 2, &out, 1),
                OL_INVALID_ARGUMENT);
@@ -88,7 +82,7 @@ static void test_matmul_batch_broadcast(void) {
   ol_value *out = NULL;
   CHECK_OK(tk_run("MatMul", 13, NULL, 0, in, 2, &out, 1));
   int64_t w[4] = {2, 3, 3, 5};
-  CHECK(shape_is(out, 4, w));
+  CHECK(tk_shape_is(out, 4, w));
   bool ok = out != NULL;
   for (int p = 0; ok && p < 2; p++)
     for (int q = 0; q < 3; q++)
@@ -110,7 +104,7 @@ static void test_matmul_batch_broadcast(void) {
   CHECK_OK(tk_run("MatMul", 13, NULL, 0, vin, 2, &out, 1));
   int64_t w2[1] = {2};
   float want2[2] = {4, 5};
-  CHECK(shape_is(out, 1, w2) && eq_f32(out, want2, 2));
+  CHECK(tk_shape_is(out, 1, w2) && eq_f32(out, want2, 2));
   ol_value_release(out);
   ol_value *dot[2] = {vin[0], vin[0]};
   CHECK_OK(tk_run("MatMul", 13, NULL, 0, dot, 2, &out, 1));
@@ -121,7 +115,7 @@ static void test_matmul_batch_broadcast(void) {
   ol_value *mv[2] = {tk_f32(2, m32, m), vin[0]};
   CHECK_OK(tk_run("MatMul", 13, NULL, 0, mv, 2, &out, 1));
   float want4[2] = {1, 6};
-  CHECK(shape_is(out, 1, w2) && eq_f32(out, want4, 2));
+  CHECK(tk_shape_is(out, 1, w2) && eq_f32(out, want4, 2));
   ol_value_release(out);
   ol_value_release(mv[0]);
   ol_value_release(vin[0]);
@@ -185,7 +179,7 @@ static void test_gemm(void) {
   ol_value *out = NULL;
   CHECK_OK(tk_run("Gemm", 13, at, 4, in, 3, &out, 1));
   int64_t w[2] = {2, 4};
-  CHECK(shape_is(out, 2, w));
+  CHECK(tk_shape_is(out, 2, w));
   bool ok = out != NULL;
   for (int i = 0; ok && i < 2; i++)
     for (int j = 0; j < 4; j++) {

@@ -8,29 +8,6 @@
 #include "harness.h"
 #include "kernel_util.h"
 
-static bool shape_is(const ol_value *v, int rank, const int64_t *dims) {
-  if (!v || v->kind != OL_VALUE_TENSOR || v->tensor.rank != rank) return false;
-  for (int i = 0; i < rank; i++)
-    if (v->tensor.dims[i] != dims[i]) return false;
-  return true;
-}
-static bool near_f32(const ol_value *v, const float *want, int64_t n, float tol) {
-  if (!v || v->tensor.dtype != OL_DTYPE_FLOAT || ol_tcount(&v->tensor) != n) return false;
-  const float *d = ol_tdata(&v->tensor);
-  for (int64_t i = 0; i < n; i++)
-    if (!(fabsf(d[i] - want[i]) <= tol * (1.0f + fabsf(want[i])))) {
-      fprintf(stderr, "  element %lld: got %.9g want %.9g\n", (long long)i, d[i], want[i]);
-      return false;
-    }
-  return true;
-}
-static void release_all(ol_value **v, int n) {
-  for (int i = 0; i < n; i++) {
-    ol_value_release(v[i]);
-    v[i] = NULL;
-  }
-}
-
 static ol_value *strings(int rank, const int64_t *dims, const char *const *s) {
   ol_value *v = NULL;
   if (ol_value_new_tensor(NULL, OL_DTYPE_STRING, rank, dims, &v) != OL_OK) return NULL;
@@ -56,15 +33,15 @@ static void test_nms(void) {
   CHECK_OK(tk_run("NonMaxSuppression", 11, NULL, 0, in, 5, &out, 1));
   /* box 3 (0.95) suppresses 0 and 1; box 2 is far away */
   int64_t od[2] = {2, 3};
-  CHECK(shape_is(out, 2, od));
-  if (shape_is(out, 2, od)) {
+  CHECK(tk_shape_is(out, 2, od));
+  if (tk_shape_is(out, 2, od)) {
     const int64_t *s = ol_tdata(&out->tensor);
     CHECK(s[2] == 3 && s[5] == 2 && s[0] == 0 && s[1] == 0);
   }
   ol_value_release(out);
   ol_attr bad[1] = {tk_attr_int("center_point_box", 2)};
   CHECK_STATUS(tk_run("NonMaxSuppression", 11, bad, 1, in, 5, &out, 1), OL_INVALID_MODEL);
-  release_all(in, 5);
+  tk_release_all(in, 5);
 }
 
 static void test_shrink_det(void) {
@@ -75,7 +52,7 @@ static void test_shrink_det(void) {
   ol_value *out = NULL;
   CHECK_OK(tk_run("Shrink", 9, a, 2, &in, 1, &out, 1));
   float want[5] = {-0.5f, 0, 0, 0, 0.5f};
-  CHECK(near_f32(out, want, 5, 0));
+  CHECK(tk_near_f32(out, want, 5, 0));
   ol_value_release(out);
   ol_value_release(in);
 
@@ -84,7 +61,7 @@ static void test_shrink_det(void) {
   in = tk_f32(3, dm, m);
   CHECK_OK(tk_run("Det", 11, NULL, 0, &in, 1, &out, 1));
   float dets[2] = {-2, -1};
-  CHECK(shape_is(out, 1, dm) && near_f32(out, dets, 2, 1e-6f));
+  CHECK(tk_shape_is(out, 1, dm) && tk_near_f32(out, dets, 2, 1e-6f));
   ol_value_release(out);
   ol_value_release(in);
   int64_t dn[2] = {2, 3};
@@ -101,7 +78,7 @@ static void test_reverse_sequence(void) {
   ol_value *out = NULL;
   CHECK_OK(tk_run("ReverseSequence", 10, NULL, 0, in, 2, &out, 1));
   float want[6] = {4, 3, 2, 1, 0, 5};
-  CHECK(near_f32(out, want, 6, 0));
+  CHECK(tk_near_f32(out, want, 6, 0));
   ol_value_release(out);
   out = NULL;
   ol_attr bad[2] = {tk_attr_int("time_axis", 0), tk_attr_int("batch_axis", 0)};
@@ -111,7 +88,7 @@ static void test_reverse_sequence(void) {
   CHECK_STATUS(tk_run("ReverseSequence", 10, NULL, 0, in2, 2, &out, 1), OL_INVALID_ARGUMENT);
   ol_value_release(out);
   ol_value_release(in2[1]);
-  release_all(in, 2);
+  tk_release_all(in, 2);
 }
 
 static void test_string_normalizer(void) {
@@ -128,12 +105,12 @@ static void test_string_normalizer(void) {
   ol_value *out = NULL;
   CHECK_OK(tk_run("StringNormalizer", 10, a, 2, &in, 1, &out, 1));
   int64_t w2[1] = {2};
-  CHECK(shape_is(out, 1, w2) && str_is(out, 0, "TUESDAY") && str_is(out, 1, "WEDNESDAY"));
+  CHECK(tk_shape_is(out, 1, w2) && str_is(out, 0, "TUESDAY") && str_is(out, 1, "WEDNESDAY"));
   ol_value_release(out);
   ol_attr cs[3] = {sw, tk_attr_string("case_change_action", "LOWER"), tk_attr_int("is_case_sensitive", 1)};
   CHECK_OK(tk_run("StringNormalizer", 10, cs, 3, &in, 1, &out, 1));
   int64_t w3[1] = {3};
-  CHECK(shape_is(out, 1, w3) && str_is(out, 1, "monday"));
+  CHECK(tk_shape_is(out, 1, w3) && str_is(out, 1, "monday"));
   ol_value_release(out);
   ol_value_release(in);
   /* everything removed: one empty string */
@@ -141,7 +118,7 @@ static void test_string_normalizer(void) {
   const char *only[1] = {"MONDAY"};
   in = strings(2, d1, only);
   CHECK_OK(tk_run("StringNormalizer", 10, a, 1, &in, 1, &out, 1));
-  CHECK(shape_is(out, 2, d1) && str_is(out, 0, ""));
+  CHECK(tk_shape_is(out, 2, d1) && str_is(out, 0, ""));
   ol_value_release(out);
   ol_attr bad[1] = {tk_attr_string("case_change_action", "TITLE")};
   CHECK_STATUS(tk_run("StringNormalizer", 10, bad, 1, &in, 1, &out, 1), OL_INVALID_MODEL);
@@ -161,12 +138,12 @@ static void test_tfidf(void) {
   ol_value *out = NULL;
   CHECK_OK(tk_run("TfIdfVectorizer", 9, a, 7, &in, 1, &out, 1));
   float want[4] = {2, 2, 2, 1}; /* "1" x2, "3" x2, (2,3) x2, (3,1) x1 */
-  CHECK(near_f32(out, want, 4, 0));
+  CHECK(tk_near_f32(out, want, 4, 0));
   ol_value_release(out);
   a[0] = tk_attr_string("mode", "IDF");
   CHECK_OK(tk_run("TfIdfVectorizer", 9, a, 7, &in, 1, &out, 1));
   float idf[4] = {1, 1, 1, 1};
-  CHECK(near_f32(out, idf, 4, 0));
+  CHECK(tk_near_f32(out, idf, 4, 0));
   ol_value_release(out);
   /* TFIDF: counts times the weight of each output position */
   float wts[4] = {0.5f, 1, 2, 3};
@@ -181,7 +158,7 @@ static void test_tfidf(void) {
   a8[7] = wa;
   CHECK_OK(tk_run("TfIdfVectorizer", 9, a8, 8, &in, 1, &out, 1));
   float tfidf[4] = {1, 2, 4, 3};
-  CHECK(near_f32(out, tfidf, 4, 0));
+  CHECK(tk_near_f32(out, tfidf, 4, 0));
   ol_value_release(out);
   int64_t idx3[3] = {0, 1, 2};
   a[5] = tk_attr_ints("ngram_indexes", idx3, 3);
@@ -200,7 +177,7 @@ static void test_grid_sample(void) {
   CHECK_OK(tk_run("GridSample", 16, a, 1, in, 2, &out, 1));
   float want[2] = {1, 2.5f};
   int64_t od[4] = {1, 1, 1, 2};
-  CHECK(shape_is(out, 4, od) && near_f32(out, want, 2, 1e-6f));
+  CHECK(tk_shape_is(out, 4, od) && tk_near_f32(out, want, 2, 1e-6f));
   ol_value_release(out);
   ol_attr n[2] = {tk_attr_string("mode", "nearest"), tk_attr_string("padding_mode", "border")};
   CHECK_OK(tk_run("GridSample", 20, n, 2, in, 2, &out, 1));
@@ -208,7 +185,7 @@ static void test_grid_sample(void) {
   ol_value_release(out);
   ol_attr bad[1] = {tk_attr_string("mode", "bilinear")}; /* renamed to linear at 20 */
   CHECK_STATUS(tk_run("GridSample", 20, bad, 1, in, 2, &out, 1), OL_INVALID_MODEL);
-  release_all(in, 2);
+  tk_release_all(in, 2);
 }
 
 static void test_roi_align_unpool(void) {
@@ -222,7 +199,7 @@ static void test_roi_align_unpool(void) {
   CHECK_OK(tk_run("RoiAlign", 16, a, 2, in, 3, &out, 1));
   /* one bin over [0,1]x[0,1], one sample at (0.5, 0.5): bilinear = 2.5 */
   float want = 2.5f;
-  CHECK(near_f32(out, &want, 1, 1e-6f));
+  CHECK(tk_near_f32(out, &want, 1, 1e-6f));
   ol_value_release(out);
   out = NULL;
   int64_t bad_b[1] = {3};
@@ -230,7 +207,7 @@ static void test_roi_align_unpool(void) {
   CHECK_STATUS(tk_run("RoiAlign", 16, a, 2, in2, 3, &out, 1), OL_INVALID_ARGUMENT);
   ol_value_release(out);
   ol_value_release(in2[2]);
-  release_all(in, 3);
+  tk_release_all(in, 3);
 
   int64_t dp[4] = {1, 1, 1, 1};
   float v[1] = {7};
@@ -240,10 +217,10 @@ static void test_roi_align_unpool(void) {
   ol_attr ua[2] = {tk_attr_ints("kernel_shape", ks, 2), tk_attr_ints("strides", st, 2)};
   CHECK_OK(tk_run("MaxUnpool", 11, ua, 2, up, 2, &out, 1));
   float uw[4] = {0, 0, 0, 7};
-  CHECK(shape_is(out, 4, dx) && near_f32(out, uw, 4, 0));
+  CHECK(tk_shape_is(out, 4, dx) && tk_near_f32(out, uw, 4, 0));
   ol_value_release(out);
   CHECK_STATUS(tk_run("MaxUnpool", 11, NULL, 0, up, 2, &out, 1), OL_INVALID_MODEL);
-  release_all(up, 2);
+  tk_release_all(up, 2);
 }
 
 OL_TEST_MAIN(TEST(test_nms), TEST(test_shrink_det), TEST(test_reverse_sequence), TEST(test_string_normalizer),

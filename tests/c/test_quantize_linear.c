@@ -8,29 +8,6 @@
 #include "harness.h"
 #include "kernel_util.h"
 
-static bool shape_is(const ol_value *v, int rank, const int64_t *dims) {
-  if (!v || v->kind != OL_VALUE_TENSOR || v->tensor.rank != rank) return false;
-  for (int i = 0; i < rank; i++)
-    if (v->tensor.dims[i] != dims[i]) return false;
-  return true;
-}
-static bool near_f32(const ol_value *v, const float *want, int64_t n, float tol) {
-  if (!v || v->tensor.dtype != OL_DTYPE_FLOAT || ol_tcount(&v->tensor) != n) return false;
-  const float *d = ol_tdata(&v->tensor);
-  for (int64_t i = 0; i < n; i++)
-    if (!(fabsf(d[i] - want[i]) <= tol * (1.0f + fabsf(want[i])))) {
-      fprintf(stderr, "  element %lld: got %.9g want %.9g\n", (long long)i, d[i], want[i]);
-      return false;
-    }
-  return true;
-}
-static void release_all(ol_value **v, int n) {
-  for (int i = 0; i < n; i++) {
-    ol_value_release(v[i]);
-    v[i] = NULL;
-  }
-}
-
 static bool eq_bytes(const ol_value *v, ol_dtype dt, const void *want, size_t n) {
   if (!v || v->tensor.dtype != dt) return false;
   if (memcmp(ol_tdata(&v->tensor), want, n) != 0) {
@@ -58,7 +35,7 @@ static void test_quantize(void) {
   uint8_t want0[6] = {0, 1, 2, 255, 0, 0};
   CHECK(eq_bytes(out, OL_DTYPE_UINT8, want0, 6));
   ol_value_release(out);
-  release_all(in, 3);
+  tk_release_all(in, 3);
 
   /* per axis, int8 */
   int64_t d2[2] = {2, 2}, d1[1] = {2};
@@ -76,10 +53,10 @@ static void test_quantize(void) {
   ol_value *dq[3] = {tk_tensor(OL_DTYPE_INT8, 2, d2, q2), pa[1], pa[2]};
   CHECK_OK(tk_run("DequantizeLinear", 13, ax, 1, dq, 3, &out, 1));
   float back[4] = {2, -3, 4, 4};
-  CHECK(near_f32(out, back, 4, 0));
+  CHECK(tk_near_f32(out, back, 4, 0));
   ol_value_release(out);
   ol_value_release(dq[0]);
-  release_all(pa, 3);
+  tk_release_all(pa, 3);
 }
 
 static void test_blocked_int4(void) {
@@ -101,7 +78,7 @@ static void test_blocked_int4(void) {
     ol_value *back = NULL;
     CHECK_OK(tk_run("DequantizeLinear", 21, a, 2, dq, 2, &back, 1));
     float want[4] = {1, 2, 30, -80};
-    CHECK(near_f32(back, want, 4, 0));
+    CHECK(tk_near_f32(back, want, 4, 0));
     ol_value_release(back);
   }
   ol_value_release(out);
@@ -113,7 +90,7 @@ static void test_blocked_int4(void) {
   CHECK_STATUS(tk_run("QuantizeLinear", 21, a, 3, bad, 2, &out, 1), OL_INVALID_ARGUMENT);
   ol_value_release(out);
   ol_value_release(bad[1]);
-  release_all(in, 2);
+  tk_release_all(in, 2);
 }
 
 static void test_float8(void) {
@@ -142,7 +119,7 @@ static void test_float8(void) {
     ol_value *dq[2] = {out, in[1]};
     CHECK_OK(tk_run("DequantizeLinear", 23, NULL, 0, dq, 2, &back, 1));
     float want[3] = {0, 1, 6};
-    CHECK(near_f32(back, want, 3, 0));
+    CHECK(tk_near_f32(back, want, 3, 0));
     ol_value_release(back);
   }
   ol_value_release(out);
@@ -167,7 +144,7 @@ static void test_float8(void) {
   ol_value_release(in3[1]);
   /* float8 needs opset 19 */
   CHECK_STATUS(tk_run("QuantizeLinear", 13, NULL, 0, in, 3, &out, 1), OL_NOT_IMPLEMENTED);
-  release_all(in, 3);
+  tk_release_all(in, 3);
 }
 
 static void test_dynamic(void) {
@@ -179,10 +156,10 @@ static void test_dynamic(void) {
   uint8_t want[6] = {153, 255, 0, 26, 221, 179};
   CHECK(eq_bytes(out[0], OL_DTYPE_UINT8, want, 6));
   float sc = 0.019607844f;
-  CHECK(near_f32(out[1], &sc, 1, 1e-6f));
+  CHECK(tk_near_f32(out[1], &sc, 1, 1e-6f));
   uint8_t zp = 153;
   CHECK(eq_bytes(out[2], OL_DTYPE_UINT8, &zp, 1));
-  release_all(out, 3);
+  tk_release_all(out, 3);
   ol_value_release(in);
 }
 
@@ -206,7 +183,7 @@ static void test_qlinear_matmul(void) {
   CHECK_STATUS(tk_run("QLinearMatMul", 10, NULL, 0, in, 8, &out, 1), OL_INVALID_ARGUMENT);
   in[0] = sw;
   ol_value_release(out);
-  release_all(in, 8);
+  tk_release_all(in, 8);
 }
 
 static void test_conv(void) {
@@ -224,11 +201,11 @@ static void test_conv(void) {
   ol_attr pa[1] = {tk_attr_ints("pads", pads, 4)};
   CHECK_OK(tk_run("ConvInteger", 10, pa, 1, in, 3, &out, 1));
   int64_t od[4] = {1, 1, 4, 4};
-  CHECK(shape_is(out, 4, od) && ((int32_t *)ol_tdata(&out->tensor))[0] == 1);
+  CHECK(tk_shape_is(out, 4, od) && ((int32_t *)ol_tdata(&out->tensor))[0] == 1);
   ol_value_release(out);
   ol_attr bad[1] = {tk_attr_string("auto_pad", "SOMETIMES")};
   CHECK_STATUS(tk_run("ConvInteger", 10, bad, 1, in, 3, &out, 1), OL_INVALID_MODEL);
-  release_all(in, 3);
+  tk_release_all(in, 3);
 
   /* QLinearConv with a bias */
   int64_t dq[4] = {1, 1, 2, 2}, d1[4] = {1, 1, 1, 1}, dbias[1] = {1};
@@ -245,7 +222,7 @@ static void test_conv(void) {
   uint8_t wq[4] = {12, 22, 32, 42};
   CHECK(eq_bytes(out, OL_DTYPE_UINT8, wq, 4));
   ol_value_release(out);
-  release_all(q, 9);
+  tk_release_all(q, 9);
 }
 
 static void test_errors(void) {
@@ -264,7 +241,7 @@ static void test_errors(void) {
   /* dequantizing floats is not defined */
   CHECK_STATUS(tk_run("DequantizeLinear", 13, NULL, 0, in, 2, &out, 1), OL_NOT_IMPLEMENTED);
   ol_value_release(out);
-  release_all(in, 2);
+  tk_release_all(in, 2);
 }
 
 OL_TEST_MAIN(TEST(test_quantize), TEST(test_blocked_int4), TEST(test_float8), TEST(test_dynamic),

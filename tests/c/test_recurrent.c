@@ -8,29 +8,6 @@
 #include "harness.h"
 #include "kernel_util.h"
 
-static bool shape_is(const ol_value *v, int rank, const int64_t *dims) {
-  if (!v || v->kind != OL_VALUE_TENSOR || v->tensor.rank != rank) return false;
-  for (int i = 0; i < rank; i++)
-    if (v->tensor.dims[i] != dims[i]) return false;
-  return true;
-}
-static bool near_f32(const ol_value *v, const float *want, int64_t n, float tol) {
-  if (!v || v->tensor.dtype != OL_DTYPE_FLOAT || ol_tcount(&v->tensor) != n) return false;
-  const float *d = ol_tdata(&v->tensor);
-  for (int64_t i = 0; i < n; i++)
-    if (!(fabsf(d[i] - want[i]) <= tol * (1.0f + fabsf(want[i])))) {
-      fprintf(stderr, "  element %lld: got %.9g want %.9g\n", (long long)i, d[i], want[i]);
-      return false;
-    }
-  return true;
-}
-static void release_all(ol_value **v, int n) {
-  for (int i = 0; i < n; i++) {
-    ol_value_release(v[i]);
-    v[i] = NULL;
-  }
-}
-
 static double sigm(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 static ol_attr strings_attr(const char *name, char **v, size_t n) {
@@ -57,10 +34,10 @@ static void test_rnn(void) {
     want[t] = (float)h;
   }
   int64_t yd[4] = {3, 1, 1, 1};
-  CHECK(shape_is(out[0], 4, yd));
-  CHECK(near_f32(out[0], want, 3, 1e-5f));
-  CHECK(near_f32(out[1], &want[2], 1, 1e-5f));
-  release_all(out, 2);
+  CHECK(tk_shape_is(out[0], 4, yd));
+  CHECK(tk_near_f32(out[0], want, 3, 1e-5f));
+  CHECK(tk_near_f32(out[1], &want[2], 1, 1e-5f));
+  tk_release_all(out, 2);
   /* reverse: processes t = 2, 1, 0 */
   ol_attr ar[2] = {tk_attr_int("hidden_size", 1), tk_attr_string("direction", "reverse")};
   CHECK_OK(tk_run("RNN", 14, ar, 2, in, 4, out, 2));
@@ -70,9 +47,9 @@ static void test_rnn(void) {
     h = tanh(0.7 * x[t] + 0.3 * h + 0.1 - 0.2);
     wr[t] = (float)h;
   }
-  CHECK(near_f32(out[0], wr, 3, 1e-5f));
-  CHECK(near_f32(out[1], &wr[0], 1, 1e-5f));
-  release_all(out, 2);
+  CHECK(tk_near_f32(out[0], wr, 3, 1e-5f));
+  CHECK(tk_near_f32(out[1], &wr[0], 1, 1e-5f));
+  tk_release_all(out, 2);
   /* Relu activation */
   char *acts[1] = {"Relu"};
   ol_attr aa[2] = {tk_attr_int("hidden_size", 1), strings_attr("activations", acts, 1)};
@@ -84,9 +61,9 @@ static void test_rnn(void) {
     h = v > 0 ? v : 0;
     wl[t] = (float)h;
   }
-  CHECK(near_f32(out[0], wl, 3, 1e-6f));
-  release_all(out, 2);
-  release_all(in, 4);
+  CHECK(tk_near_f32(out[0], wl, 3, 1e-6f));
+  tk_release_all(out, 2);
+  tk_release_all(in, 4);
 }
 
 static void test_gru(void) {
@@ -106,10 +83,10 @@ static void test_gru(void) {
       h = (1 - z) * hh + z * h;
       want[t] = (float)h;
     }
-    CHECK(near_f32(out[0], want, 2, 1e-5f));
-    release_all(out, 2);
+    CHECK(tk_near_f32(out[0], want, 2, 1e-5f));
+    tk_release_all(out, 2);
   }
-  release_all(in, 3);
+  tk_release_all(in, 3);
 }
 
 static void test_lstm(void) {
@@ -139,10 +116,10 @@ static void test_lstm(void) {
     wh[b] = (float)h;
     wc[b] = (float)c;
   }
-  CHECK(near_f32(out[0], wy, 4, 1e-5f));
-  CHECK(near_f32(out[1], wh, 2, 1e-5f));
-  CHECK(near_f32(out[2], wc, 2, 1e-5f));
-  release_all(out, 3);
+  CHECK(tk_near_f32(out[0], wy, 4, 1e-5f));
+  CHECK(tk_near_f32(out[1], wh, 2, 1e-5f));
+  CHECK(tk_near_f32(out[2], wc, 2, 1e-5f));
+  tk_release_all(out, 3);
   /* bidirectional shapes with layout 1 */
   float w2[8] = {0.1f, 0.2f, 0.3f, 0.4f, 0.1f, 0.2f, 0.3f, 0.4f};
   int64_t dw2[3] = {2, 4, 1};
@@ -151,12 +128,12 @@ static void test_lstm(void) {
                    tk_attr_int("layout", 1)};
   CHECK_OK(tk_run("LSTM", 14, ab, 3, bi, 3, out, 3));
   int64_t yd[4] = {2, 2, 2, 1}, hd[3] = {2, 2, 1};
-  CHECK(shape_is(out[0], 4, yd));
-  CHECK(shape_is(out[1], 3, hd));
-  release_all(out, 3);
+  CHECK(tk_shape_is(out[0], 4, yd));
+  CHECK(tk_shape_is(out[1], 3, hd));
+  tk_release_all(out, 3);
   ol_value_release(bi[1]);
   ol_value_release(bi[2]);
-  release_all(in, 8);
+  tk_release_all(in, 8);
 }
 
 static void test_errors(void) {
@@ -174,14 +151,14 @@ static void test_errors(void) {
   CHECK_STATUS(tk_run("RNN", 14, c, 2, in, 3, out, 2), OL_INVALID_MODEL);
   /* GRU with LSTM-sized weights: W must be [1, 3, 1] */
   CHECK_STATUS(tk_run("GRU", 14, a, 1, in, 3, out, 2), OL_INVALID_ARGUMENT);
-  release_all(out, 3);
+  tk_release_all(out, 3);
   int64_t dl[1] = {1};
   int64_t lens[1] = {5};
   ol_value *in2[5] = {in[0], in[1], in[2], NULL, tk_i64(1, dl, lens)};
   CHECK_STATUS(tk_run("LSTM", 14, a, 1, in2, 5, out, 3), OL_INVALID_ARGUMENT); /* length > T */
-  release_all(out, 3);
+  tk_release_all(out, 3);
   ol_value_release(in2[4]);
-  release_all(in, 3);
+  tk_release_all(in, 3);
 }
 
 OL_TEST_MAIN(TEST(test_rnn), TEST(test_gru), TEST(test_lstm), TEST(test_errors))

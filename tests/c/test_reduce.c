@@ -7,12 +7,6 @@
 #include "harness.h"
 #include "kernel_util.h"
 
-static bool shape_is(const ol_value *v, int rank, const int64_t *dims) {
-  if (!v || v->kind != OL_VALUE_TENSOR || v->tensor.rank != rank) return false;
-  for (int i = 0; i < rank; i++)
-    if (v->tensor.dims[i] != dims[i]) return false;
-  return true;
-}
 static bool near_f32(const ol_value *v, const float *want, int64_t n, float tol) {
   if (!v || v->tensor.dtype != OL_DTYPE_FLOAT || ol_tcount(&v->tensor) != n) return false;
   const float *d = ol_tdata(&v->tensor);
@@ -38,7 +32,7 @@ static void test_reduce_mean_axes(void) {
   CHECK_OK(tk_run("ReduceMean", 13, NULL, 0, &x, 1, &out, 1));
   int64_t w11[2] = {1, 1};
   float m = 3.5f;
-  CHECK(shape_is(out, 2, w11) && near_f32(out, &m, 1, 0));
+  CHECK(tk_shape_is(out, 2, w11) && near_f32(out, &m, 1, 0));
   ol_value_release(out);
   /* attribute axes (opset 13) */
   int64_t ax[1] = {-1};
@@ -46,7 +40,7 @@ static void test_reduce_mean_axes(void) {
   CHECK_OK(tk_run("ReduceMean", 13, a, 2, &x, 1, &out, 1));
   int64_t w2[1] = {2};
   float want[2] = {2, 5};
-  CHECK(shape_is(out, 1, w2) && near_f32(out, want, 2, 0));
+  CHECK(tk_shape_is(out, 1, w2) && near_f32(out, want, 2, 0));
   ol_value_release(out);
   /* axes input (opset 18), reducing the outer axis (inner kept path) */
   int64_t ax0[1] = {0};
@@ -54,12 +48,12 @@ static void test_reduce_mean_axes(void) {
   CHECK_OK(tk_run("ReduceMean", 18, NULL, 0, in, 2, &out, 1));
   int64_t w13[2] = {1, 3};
   float want2[3] = {2.5f, 3.5f, 4.5f};
-  CHECK(shape_is(out, 2, w13) && near_f32(out, want2, 3, 0));
+  CHECK(tk_shape_is(out, 2, w13) && near_f32(out, want2, 3, 0));
   ol_value_release(out);
   /* attribute is ignored from 18 on: the input decides */
   CHECK_OK(tk_run("ReduceMean", 18, a + 1, 1, in, 2, &out, 1));
   int64_t w3[1] = {3};
-  CHECK(shape_is(out, 1, w3));
+  CHECK(tk_shape_is(out, 1, w3));
   ol_value_release(out);
   ol_value_release(in[1]);
   /* errors */
@@ -87,7 +81,7 @@ static void test_reduce_sum_noop(void) {
   CHECK_OK(tk_run("ReduceSum", 13, &noop, 1, in, 2, &out, 1));
   int64_t d[2] = {2, 3};
   float v[6] = {1, 2, 3, 4, 5, 6};
-  CHECK(shape_is(out, 2, d) && near_f32(out, v, 6, 0));
+  CHECK(tk_shape_is(out, 2, d) && near_f32(out, v, 6, 0));
   ol_value_release(out);
   /* empty axes without noop: reduce everything */
   CHECK_OK(tk_run("ReduceSum", 13, NULL, 0, in, 2, &out, 1));
@@ -106,7 +100,7 @@ static void test_reduce_sum_noop(void) {
   CHECK_OK(tk_run("ReduceSum", 11, &a, 1, &x, 1, &out, 1));
   float want[2] = {6, 15};
   int64_t w[2] = {2, 1};
-  CHECK(shape_is(out, 2, w) && near_f32(out, want, 2, 0));
+  CHECK(tk_shape_is(out, 2, w) && near_f32(out, want, 2, 0));
   ol_value_release(out);
   ol_value_release(x);
 }
@@ -248,7 +242,7 @@ static void test_reduce_3d_middle(void) {
   ol_attr a2 = tk_attr_ints("axes", ax2, 2);
   CHECK_OK(tk_run("ReduceMax", 11, &a2, 1, &x, 1, &out, 1));
   int64_t w[3] = {1, 3, 1};
-  CHECK(shape_is(out, 3, w));
+  CHECK(tk_shape_is(out, 3, w));
   ok = out != NULL;
   for (int j = 0; ok && j < 3; j++) {
     float m = -INFINITY;

@@ -9,29 +9,6 @@
 #include "harness.h"
 #include "kernel_util.h"
 
-static bool shape_is(const ol_value *v, int rank, const int64_t *dims) {
-  if (!v || v->kind != OL_VALUE_TENSOR || v->tensor.rank != rank) return false;
-  for (int i = 0; i < rank; i++)
-    if (v->tensor.dims[i] != dims[i]) return false;
-  return true;
-}
-static bool near_f32(const ol_value *v, const float *want, int64_t n, float tol) {
-  if (!v || v->tensor.dtype != OL_DTYPE_FLOAT || ol_tcount(&v->tensor) != n) return false;
-  const float *d = ol_tdata(&v->tensor);
-  for (int64_t i = 0; i < n; i++)
-    if (!(fabsf(d[i] - want[i]) <= tol * (1.0f + fabsf(want[i])))) {
-      fprintf(stderr, "  element %lld: got %.9g want %.9g\n", (long long)i, d[i], want[i]);
-      return false;
-    }
-  return true;
-}
-static void release_all(ol_value **v, int n) {
-  for (int i = 0; i < n; i++) {
-    ol_value_release(v[i]);
-    v[i] = NULL;
-  }
-}
-
 static void test_nearest_upsample(void) {
   int64_t d[4] = {1, 1, 2, 2};
   float x[4] = {1, 2, 3, 4};
@@ -42,13 +19,13 @@ static void test_nearest_upsample(void) {
   CHECK_OK(tk_run("Resize", 13, NULL, 0, in, 3, &out, 1));
   int64_t want_d[4] = {1, 1, 4, 6};
   float want[24] = {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4};
-  CHECK(shape_is(out, 4, want_d));
-  CHECK(near_f32(out, want, 24, 0));
+  CHECK(tk_shape_is(out, 4, want_d));
+  CHECK(tk_near_f32(out, want, 24, 0));
   ol_value_release(out);
   /* Upsample 9 (scales input) and 7 (attribute) give the same result */
   ol_value *up[2] = {in[0], in[2]};
   CHECK_OK(tk_run("Upsample", 9, NULL, 0, up, 2, &out, 1));
-  CHECK(near_f32(out, want, 24, 0));
+  CHECK(tk_near_f32(out, want, 24, 0));
   ol_value_release(out);
   ol_attr a7[1];
   float sc7[4] = {1, 1, 2, 3};
@@ -58,9 +35,9 @@ static void test_nearest_upsample(void) {
   a7[0].floats = sc7;
   a7[0].count = 4;
   CHECK_OK(tk_run("Upsample", 7, a7, 1, up, 1, &out, 1));
-  CHECK(near_f32(out, want, 24, 0));
+  CHECK(tk_near_f32(out, want, 24, 0));
   ol_value_release(out);
-  release_all(in, 3);
+  tk_release_all(in, 3);
 }
 
 static void test_linear_half_pixel(void) {
@@ -74,7 +51,7 @@ static void test_linear_half_pixel(void) {
   CHECK_OK(tk_run("Resize", 13, a, 1, in, 3, &out, 1));
   float want[16] = {1, 1.25f, 1.75f, 2, 1.5f, 1.75f, 2.25f, 2.5f,
                     2.5f, 2.75f, 3.25f, 3.5f, 3, 3.25f, 3.75f, 4};
-  CHECK(near_f32(out, want, 16, 1e-6f));
+  CHECK(tk_near_f32(out, want, 16, 1e-6f));
   ol_value_release(out);
   /* align_corners */
   ol_attr b[2] = {tk_attr_string("mode", "linear"),
@@ -82,9 +59,9 @@ static void test_linear_half_pixel(void) {
   CHECK_OK(tk_run("Resize", 13, b, 2, in, 3, &out, 1));
   float wa[16] = {1, 4.f / 3, 5.f / 3, 2, 5.f / 3, 2, 7.f / 3, 8.f / 3,
                   7.f / 3, 8.f / 3, 3, 10.f / 3, 3, 10.f / 3, 11.f / 3, 4};
-  CHECK(near_f32(out, wa, 16, 1e-6f));
+  CHECK(tk_near_f32(out, wa, 16, 1e-6f));
   ol_value_release(out);
-  release_all(in, 3);
+  tk_release_all(in, 3);
 }
 
 static void test_float16_linear(void) {
@@ -102,7 +79,7 @@ static void test_float16_linear(void) {
     for (int i = 0; i < 4; i++) CHECK(ol_f16_to_f32(y[i]) == want[i]);
   }
   ol_value_release(out);
-  release_all(in, 4);
+  tk_release_all(in, 4);
 }
 
 static void test_sizes_axes_aspect(void) {
@@ -115,17 +92,17 @@ static void test_sizes_axes_aspect(void) {
   ol_value *out = NULL;
   CHECK_OK(tk_run("Resize", 18, a, 2, in, 4, &out, 1));
   int64_t w1[4] = {1, 1, 7, 7};
-  CHECK(shape_is(out, 4, w1));
+  CHECK(tk_shape_is(out, 4, w1));
   ol_value_release(out);
   a[1] = tk_attr_string("keep_aspect_ratio_policy", "not_smaller");
   CHECK_OK(tk_run("Resize", 18, a, 2, in, 4, &out, 1));
   int64_t w2[4] = {1, 1, 8, 8};
-  CHECK(shape_is(out, 4, w2));
+  CHECK(tk_shape_is(out, 4, w2));
   ol_value_release(out);
   /* axes are an opset-18 attribute: at 13 sizes must cover every axis */
   CHECK_STATUS(tk_run("Resize", 13, NULL, 0, in, 4, &out, 1), OL_INVALID_ARGUMENT);
   ol_value_release(out);
-  release_all(in, 4);
+  tk_release_all(in, 4);
 }
 
 static void test_antialias(void) {
@@ -137,14 +114,14 @@ static void test_antialias(void) {
   ol_value *out = NULL;
   CHECK_OK(tk_run("Resize", 18, a, 2, in, 4, &out, 1));
   float want[2] = {1.625f, 3.375f};
-  CHECK(near_f32(out, want, 2, 1e-6f));
+  CHECK(tk_near_f32(out, want, 2, 1e-6f));
   ol_value_release(out);
   /* without antialias: plain half_pixel linear samples at 0.5 and 2.5 */
   CHECK_OK(tk_run("Resize", 18, a, 1, in, 4, &out, 1));
   float plain[2] = {1.5f, 3.5f};
-  CHECK(near_f32(out, plain, 2, 1e-6f));
+  CHECK(tk_near_f32(out, plain, 2, 1e-6f));
   ol_value_release(out);
-  release_all(in, 4);
+  tk_release_all(in, 4);
 }
 
 static void test_tf_crop_extrapolation(void) {
@@ -159,9 +136,9 @@ static void test_tf_crop_extrapolation(void) {
   ol_value *out = NULL;
   CHECK_OK(tk_run("Resize", 13, a, 3, in, 4, &out, 1));
   float want[3] = {1, 2, 10};
-  CHECK(near_f32(out, want, 3, 1e-6f));
+  CHECK(tk_near_f32(out, want, 3, 1e-6f));
   ol_value_release(out);
-  release_all(in, 4);
+  tk_release_all(in, 4);
 }
 
 static void test_cubic(void) {
@@ -180,7 +157,7 @@ static void test_cubic(void) {
     for (int i = 2; i < 12; i++) CHECK(fabsf(y[i] - 0.5f * (float)i) < 1e-5f);
   }
   ol_value_release(out);
-  release_all(in, 3);
+  tk_release_all(in, 3);
 }
 
 static void test_errors(void) {
@@ -213,7 +190,7 @@ static void test_errors(void) {
   ol_value_release(out);
   ol_value_release(ns);
   ol_value_release(s3);
-  release_all(in, 4);
+  tk_release_all(in, 4);
 }
 
 OL_TEST_MAIN(TEST(test_nearest_upsample), TEST(test_linear_half_pixel), TEST(test_float16_linear), TEST(test_sizes_axes_aspect),

@@ -25,12 +25,6 @@ static bool eq_f32(const ol_value *v, const float *want, int64_t n) {
     if (d[i] != want[i]) return false;
   return true;
 }
-static bool shape_is(const ol_value *v, int rank, const int64_t *dims) {
-  if (!v || v->kind != OL_VALUE_TENSOR || v->tensor.rank != rank) return false;
-  for (int i = 0; i < rank; i++)
-    if (v->tensor.dims[i] != dims[i]) return false;
-  return true;
-}
 static float first_f32(const ol_value *v) { return *(const float *)ol_tdata(&v->tensor); }
 static int64_t scalar_of(const ol_value *v) { return *(const int64_t *)ol_tdata(&v->tensor); }
 static bool bool_of(const ol_value *v) {
@@ -234,7 +228,7 @@ static void test_split_to_sequence(void) {
   CHECK(out && out->kind == OL_VALUE_SEQUENCE && out->count == 3 && out->element_dtype == OL_DTYPE_FLOAT);
   if (out && out->count == 3) {
     const float w2[2] = {4, 5};
-    CHECK(shape_is(out->items[2], 2, d12) && eq_f32(out->items[2], w2, 2));
+    CHECK(tk_shape_is(out->items[2], 2, d12) && eq_f32(out->items[2], w2, 2));
     CHECK(out->items[2]->tensor.buffer == x->tensor.buffer); /* zero copy */
   }
   ol_value_release(out);
@@ -245,7 +239,7 @@ static void test_split_to_sequence(void) {
   CHECK(out && out->count == 2);
   if (out && out->count == 2) {
     const float c1[3] = {1, 3, 5};
-    CHECK(shape_is(out->items[1], 1, d3) && eq_f32(out->items[1], c1, 3));
+    CHECK(tk_shape_is(out->items[1], 1, d3) && eq_f32(out->items[1], c1, 3));
   }
   ol_value_release(out);
   /* scalar split: chunks of 2, the last smaller; keepdims ignored */
@@ -256,8 +250,8 @@ static void test_split_to_sequence(void) {
   if (out && out->count == 2) {
     const float last[2] = {4, 5};
     int64_t d22[2] = {2, 2};
-    CHECK(shape_is(out->items[0], 2, d22));
-    CHECK(shape_is(out->items[1], 2, d12) && eq_f32(out->items[1], last, 2));
+    CHECK(tk_shape_is(out->items[0], 2, d22));
+    CHECK(tk_shape_is(out->items[1], 2, d12) && eq_f32(out->items[1], last, 2));
   }
   ol_value_release(out);
   ol_value_release(in[1]);
@@ -270,8 +264,8 @@ static void test_split_to_sequence(void) {
   if (out && out->count == 3) {
     int64_t d02[2] = {0, 2}, d22[2] = {2, 2};
     const float tail[4] = {2, 3, 4, 5};
-    CHECK(shape_is(out->items[1], 2, d02));
-    CHECK(shape_is(out->items[2], 2, d22) && eq_f32(out->items[2], tail, 4));
+    CHECK(tk_shape_is(out->items[1], 2, d02));
+    CHECK(tk_shape_is(out->items[2], 2, d22) && eq_f32(out->items[2], tail, 4));
   }
   ol_value_release(out);
   ol_value_release(in[1]);
@@ -329,7 +323,7 @@ static void test_concat_from_sequence(void) {
   CHECK_OK(tk_run("ConcatFromSequence", 11, &ax0, 1, &seq, 1, &out, 1));
   int64_t d32[2] = {3, 2};
   const float w0[6] = {1, 2, 3, 4, 5, 6};
-  CHECK(shape_is(out, 2, d32) && eq_f32(out, w0, 6));
+  CHECK(tk_shape_is(out, 2, d32) && eq_f32(out, w0, 6));
   ol_value_release(out);
   ol_attr ax1 = tk_attr_int("axis", 1);
   CHECK_STATUS(tk_run("ConcatFromSequence", 11, &ax1, 1, &seq, 1, &out, 1), OL_INVALID_ARGUMENT);
@@ -345,7 +339,7 @@ static void test_concat_from_sequence(void) {
   CHECK_OK(tk_run("ConcatFromSequence", 11, &axm1, 1, &seq, 1, &out, 1));
   int64_t d23[2] = {2, 3};
   const float w1[6] = {7, 3, 4, 8, 5, 6};
-  CHECK(shape_is(out, 2, d23) && eq_f32(out, w1, 6));
+  CHECK(tk_shape_is(out, 2, d23) && eq_f32(out, w1, 6));
   ol_value_release(out);
   ol_value_release(seq);
   ol_value_release(items2[0]);
@@ -358,15 +352,15 @@ static void test_concat_from_sequence(void) {
   CHECK_OK(tk_run("ConcatFromSequence", 11, stack0, 2, &seq, 1, &out, 1));
   int64_t d22[2] = {2, 2};
   const float s0[4] = {10, 20, 30, 40}, s1[4] = {10, 30, 20, 40};
-  CHECK(shape_is(out, 2, d22) && eq_f32(out, s0, 4));
+  CHECK(tk_shape_is(out, 2, d22) && eq_f32(out, s0, 4));
   ol_value_release(out);
   ol_attr stack1[2] = {tk_attr_int("axis", 1), tk_attr_int("new_axis", 1)};
   CHECK_OK(tk_run("ConcatFromSequence", 11, stack1, 2, &seq, 1, &out, 1));
-  CHECK(shape_is(out, 2, d22) && eq_f32(out, s1, 4));
+  CHECK(tk_shape_is(out, 2, d22) && eq_f32(out, s1, 4));
   ol_value_release(out);
   ol_attr stackm1[2] = {tk_attr_int("axis", -1), tk_attr_int("new_axis", 1)};
   CHECK_OK(tk_run("ConcatFromSequence", 11, stackm1, 2, &seq, 1, &out, 1));
-  CHECK(shape_is(out, 2, d22) && eq_f32(out, s1, 4));
+  CHECK(tk_shape_is(out, 2, d22) && eq_f32(out, s1, 4));
   ol_value_release(out);
   ol_attr stack3[2] = {tk_attr_int("axis", 2), tk_attr_int("new_axis", 1)};
   CHECK_STATUS(tk_run("ConcatFromSequence", 11, stack3, 2, &seq, 1, &out, 1), OL_INVALID_ARGUMENT);
@@ -380,7 +374,7 @@ static void test_concat_from_sequence(void) {
   seq = seq_of(sc, 2);
   CHECK_OK(tk_run("ConcatFromSequence", 11, stack0, 2, &seq, 1, &out, 1));
   const float w_sc[2] = {1, 2};
-  CHECK(shape_is(out, 1, d22) && eq_f32(out, w_sc, 2));
+  CHECK(tk_shape_is(out, 1, d22) && eq_f32(out, w_sc, 2));
   ol_value_release(out);
   CHECK_STATUS(tk_run("ConcatFromSequence", 11, &ax0, 1, &seq, 1, &out, 1), OL_INVALID_ARGUMENT);
   ol_value_release(seq);
@@ -544,7 +538,7 @@ static void test_session_round_trip(void) {
   CHECK_OK(ol_session_run(s, names, feeds, 2, NULL, out, 3, NULL));
   int64_t d52[2] = {5, 2};
   const float want[10] = {0, 1, 2, 3, 4, 5, 6, 7, 2, 3};
-  CHECK(shape_is(out[0], 2, d52) && eq_f32(out[0], want, 10));
+  CHECK(tk_shape_is(out[0], 2, d52) && eq_f32(out[0], want, 10));
   CHECK(out[1] && scalar_of(out[1]) == 5);
   CHECK(out[2] && out[2]->kind == OL_VALUE_SEQUENCE && out[2]->count == 4);
   for (int i = 0; i < 3; i++) ol_value_release(out[i]);

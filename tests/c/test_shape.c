@@ -8,12 +8,6 @@
 #include "harness.h"
 #include "kernel_util.h"
 
-static bool shape_is(const ol_value *v, int rank, const int64_t *dims) {
-  if (!v || v->kind != OL_VALUE_TENSOR || v->tensor.rank != rank) return false;
-  for (int i = 0; i < rank; i++)
-    if (v->tensor.dims[i] != dims[i]) return false;
-  return true;
-}
 static bool eq_f32(const ol_value *v, const float *want, int64_t n) {
   if (!v || v->tensor.dtype != OL_DTYPE_FLOAT || ol_tcount(&v->tensor) != n) return false;
   const float *d = ol_tdata(&v->tensor);
@@ -47,7 +41,7 @@ static void test_constant_forms(void) {
   ol_attr a = attr_tensor("value", t);
   ol_value *out = NULL;
   CHECK_OK(tk_run("Constant", 13, &a, 1, NULL, 0, &out, 1));
-  CHECK(shape_is(out, 2, d) && eq_f32(out, data, 4));
+  CHECK(tk_shape_is(out, 2, d) && eq_f32(out, data, 4));
   /* zero-copy: the output views the attribute's payload */
   CHECK(out && ol_tdata(&out->tensor) == ol_tdata(&t->tensor));
   ol_value_release(out);
@@ -155,7 +149,7 @@ static void test_reshape(void) {
   ol_value *out = NULL;
   CHECK_OK(tk_run("Reshape", 14, NULL, 0, in, 2, &out, 1));
   int64_t want[3] = {4, 3, 2};
-  CHECK(shape_is(out, 3, want) && eq_f32(out, data, 24));
+  CHECK(tk_shape_is(out, 3, want) && eq_f32(out, data, 24));
   CHECK(out && ol_tdata(&out->tensor) == ol_tdata(&x->tensor)); /* zero copy */
   ol_value_release(out);
   ol_value_release(in[1]);
@@ -173,7 +167,7 @@ static void test_reshape(void) {
   ol_value *ein[2] = {ez, vec_i64(2, zs)};
   CHECK_OK(tk_run("Reshape", 14, &az, 1, ein, 2, &out, 1));
   int64_t zw[2] = {3, 0};
-  CHECK(shape_is(out, 2, zw));
+  CHECK(tk_shape_is(out, 2, zw));
   ol_value_release(out);
   int64_t zneg[2] = {0, -1};
   ol_value_release(ein[1]);
@@ -202,7 +196,7 @@ static void test_reshape(void) {
   ol_attr sa = tk_attr_ints("shape", attr_shape, 2);
   CHECK_OK(tk_run("Reshape", 1, &sa, 1, &x, 1, &out, 1));
   int64_t w1[2] = {6, 4};
-  CHECK(shape_is(out, 2, w1));
+  CHECK(tk_shape_is(out, 2, w1));
   ol_value_release(out);
 
   /* int32 shape input */
@@ -210,7 +204,7 @@ static void test_reshape(void) {
   int64_t one = 1;
   in[1] = tk_tensor(OL_DTYPE_INT32, 1, &one, s32);
   CHECK_OK(tk_run("Reshape", 19, NULL, 0, in, 2, &out, 1));
-  CHECK(shape_is(out, 1, &w1[0]) == false && out && out->tensor.dims[0] == 24);
+  CHECK(tk_shape_is(out, 1, &w1[0]) == false && out && out->tensor.dims[0] == 24);
   ol_value_release(out);
   ol_value_release(in[1]);
   ol_value_release(x);
@@ -226,13 +220,13 @@ static void test_flatten(void) {
   for (int a = 0; a <= 4; a++) {
     ol_attr at = tk_attr_int("axis", a);
     CHECK_OK(tk_run("Flatten", 13, &at, 1, &x, 1, &out, 1));
-    CHECK(shape_is(out, 2, axes_want[a]));
+    CHECK(tk_shape_is(out, 2, axes_want[a]));
     ol_value_release(out);
     out = NULL;
   }
   ol_attr neg = tk_attr_int("axis", -1);
   CHECK_OK(tk_run("Flatten", 13, &neg, 1, &x, 1, &out, 1));
-  CHECK(shape_is(out, 2, axes_want[3]));
+  CHECK(tk_shape_is(out, 2, axes_want[3]));
   ol_value_release(out);
   CHECK_STATUS(tk_run("Flatten", 9, &neg, 1, &x, 1, &out, 1), OL_INVALID_MODEL);
   ol_attr big = tk_attr_int("axis", 5);
@@ -246,7 +240,7 @@ static void test_squeeze_unsqueeze(void) {
   ol_value *out = NULL;
   CHECK_OK(tk_run("Squeeze", 13, NULL, 0, &x, 1, &out, 1));
   int64_t w[2] = {3, 5};
-  CHECK(shape_is(out, 2, w));
+  CHECK(tk_shape_is(out, 2, w));
   CHECK(out && ol_tdata(&out->tensor) == ol_tdata(&x->tensor));
   ol_value_release(out);
 
@@ -254,14 +248,14 @@ static void test_squeeze_unsqueeze(void) {
   ol_value *in[2] = {x, vec_i64(1, ax)};
   CHECK_OK(tk_run("Squeeze", 13, NULL, 0, in, 2, &out, 1));
   int64_t w2[3] = {1, 3, 5};
-  CHECK(shape_is(out, 3, w2));
+  CHECK(tk_shape_is(out, 3, w2));
   ol_value_release(out);
   ol_value_release(in[1]);
 
   /* an empty axes input squeezes every 1 (as onnxruntime) */
   in[1] = tk_i64(1, (int64_t[]){0}, NULL);
   CHECK_OK(tk_run("Squeeze", 13, NULL, 0, in, 2, &out, 1));
-  CHECK(shape_is(out, 2, w));
+  CHECK(tk_shape_is(out, 2, w));
   ol_value_release(out);
   ol_value_release(in[1]);
 
@@ -274,7 +268,7 @@ static void test_squeeze_unsqueeze(void) {
   ol_attr aa = tk_attr_ints("axes", attr_axes, 1);
   CHECK_OK(tk_run("Squeeze", 11, &aa, 1, &x, 1, &out, 1));
   int64_t w3[3] = {3, 1, 5};
-  CHECK(shape_is(out, 3, w3));
+  CHECK(tk_shape_is(out, 3, w3));
   ol_value_release(out);
 
   /* Unsqueeze with unsorted and negative axes */
@@ -284,7 +278,7 @@ static void test_squeeze_unsqueeze(void) {
   ol_value *uin[2] = {y, vec_i64(3, uax)};
   CHECK_OK(tk_run("Unsqueeze", 13, NULL, 0, uin, 2, &out, 1));
   int64_t uw[5] = {1, 3, 1, 4, 1};
-  CHECK(shape_is(out, 5, uw));
+  CHECK(tk_shape_is(out, 5, uw));
   CHECK(out && ol_tdata(&out->tensor) == ol_tdata(&y->tensor));
   ol_value_release(out);
   ol_value_release(uin[1]);
@@ -303,7 +297,7 @@ static void test_squeeze_unsqueeze(void) {
   ol_attr ua = tk_attr_ints("axes", a11, 1);
   CHECK_OK(tk_run("Unsqueeze", 11, &ua, 1, &y, 1, &out, 1));
   int64_t uw2[3] = {3, 1, 4};
-  CHECK(shape_is(out, 3, uw2));
+  CHECK(tk_shape_is(out, 3, uw2));
   ol_value_release(out);
   CHECK_STATUS(tk_run("Unsqueeze", 11, NULL, 0, &y, 1, &out, 1), OL_INVALID_MODEL);
 
@@ -313,7 +307,7 @@ static void test_squeeze_unsqueeze(void) {
   ol_value *sin[2] = {s, vec_i64(1, z)};
   CHECK_OK(tk_run("Unsqueeze", 13, NULL, 0, sin, 2, &out, 1));
   int64_t nine = 9, one = 1;
-  CHECK(shape_is(out, 1, &one) && eq_i64(out, &nine, 1));
+  CHECK(tk_shape_is(out, 1, &one) && eq_i64(out, &nine, 1));
   ol_value_release(out);
   ol_value_release(sin[1]);
   ol_value_release(s);
@@ -382,7 +376,7 @@ static void test_constant_of_shape(void) {
   ol_value *out = NULL;
   CHECK_OK(tk_run("ConstantOfShape", 9, NULL, 0, &s, 1, &out, 1));
   float zeros[6] = {0};
-  CHECK(shape_is(out, 2, sh) && eq_f32(out, zeros, 6));
+  CHECK(tk_shape_is(out, 2, sh) && eq_f32(out, zeros, 6));
   ol_value_release(out);
 
   int64_t one = 1, seven = 7;
@@ -396,7 +390,7 @@ static void test_constant_of_shape(void) {
   int64_t zero_shape[2] = {0, 3};
   ol_value *zs = vec_i64(2, zero_shape);
   CHECK_OK(tk_run("ConstantOfShape", 20, &a, 1, &zs, 1, &out, 1));
-  CHECK(shape_is(out, 2, zero_shape));
+  CHECK(tk_shape_is(out, 2, zero_shape));
   ol_value_release(out);
   ol_value_release(zs);
 
@@ -452,7 +446,7 @@ static void test_eyelike(void) {
   ol_value *out = NULL;
   CHECK_OK(tk_run("EyeLike", 9, a, 2, &x, 1, &out, 1));
   float want[12] = {0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
-  CHECK(shape_is(out, 2, d) && eq_f32(out, want, 12));
+  CHECK(tk_shape_is(out, 2, d) && eq_f32(out, want, 12));
   ol_value_release(out);
   CHECK_OK(tk_run("EyeLike", 9, NULL, 0, &x, 1, &out, 1));
   int64_t iw[12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
@@ -508,13 +502,13 @@ static void test_onehot(void) {
   CHECK_OK(tk_run("OneHot", 11, NULL, 0, in, 3, &out, 1));
   int64_t w[3] = {2, 2, 3};
   float want[12] = {9, -1, -1, -1, -1, 9, -1, -1, 9, -1, -1, -1};
-  CHECK(shape_is(out, 3, w) && eq_f32(out, want, 12));
+  CHECK(tk_shape_is(out, 3, w) && eq_f32(out, want, 12));
   ol_value_release(out);
   ol_attr ax = tk_attr_int("axis", 0);
   CHECK_OK(tk_run("OneHot", 11, &ax, 1, in, 3, &out, 1));
   int64_t w0[3] = {3, 2, 2};
   float want0[12] = {9, -1, -1, -1, -1, -1, -1, -1, -1, 9, 9, -1};
-  CHECK(shape_is(out, 3, w0) && eq_f32(out, want0, 12));
+  CHECK(tk_shape_is(out, 3, w0) && eq_f32(out, want0, 12));
   ol_value_release(out);
   for (int i = 0; i < 3; i++) ol_value_release(in[i]);
 }
@@ -527,7 +521,7 @@ static void test_nonzero(void) {
   CHECK_OK(tk_run("NonZero", 13, NULL, 0, &x, 1, &out, 1));
   int64_t w[2] = {2, 3};
   int64_t want[6] = {0, 1, 1, 0, 1, 2};
-  CHECK(shape_is(out, 2, w) && eq_i64(out, want, 6));
+  CHECK(tk_shape_is(out, 2, w) && eq_i64(out, want, 6));
   ol_value_release(out);
   ol_value_release(x);
 }

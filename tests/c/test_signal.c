@@ -8,29 +8,6 @@
 #include "harness.h"
 #include "kernel_util.h"
 
-static bool shape_is(const ol_value *v, int rank, const int64_t *dims) {
-  if (!v || v->kind != OL_VALUE_TENSOR || v->tensor.rank != rank) return false;
-  for (int i = 0; i < rank; i++)
-    if (v->tensor.dims[i] != dims[i]) return false;
-  return true;
-}
-static bool near_f32(const ol_value *v, const float *want, int64_t n, float tol) {
-  if (!v || v->tensor.dtype != OL_DTYPE_FLOAT || ol_tcount(&v->tensor) != n) return false;
-  const float *d = ol_tdata(&v->tensor);
-  for (int64_t i = 0; i < n; i++)
-    if (!(fabsf(d[i] - want[i]) <= tol * (1.0f + fabsf(want[i])))) {
-      fprintf(stderr, "  element %lld: got %.9g want %.9g\n", (long long)i, d[i], want[i]);
-      return false;
-    }
-  return true;
-}
-static void release_all(ol_value **v, int n) {
-  for (int i = 0; i < n; i++) {
-    ol_value_release(v[i]);
-    v[i] = NULL;
-  }
-}
-
 static void test_dft(void) {
   int64_t d[3] = {1, 4, 1};
   float x[4] = {1, 2, 3, 4};
@@ -39,13 +16,13 @@ static void test_dft(void) {
   CHECK_OK(tk_run("DFT", 17, NULL, 0, &in, 1, &out, 1));
   float want[8] = {10, 0, -2, 2, -2, 0, -2, -2};
   int64_t od[3] = {1, 4, 2};
-  CHECK(shape_is(out, 3, od) && near_f32(out, want, 8, 1e-6f));
+  CHECK(tk_shape_is(out, 3, od) && tk_near_f32(out, want, 8, 1e-6f));
   /* inverse of the spectrum gives the signal back */
   ol_value *back = NULL;
   ol_attr inv[1] = {tk_attr_int("inverse", 1)};
   CHECK_OK(tk_run("DFT", 17, inv, 1, &out, 1, &back, 1));
   float sig[8] = {1, 0, 2, 0, 3, 0, 4, 0};
-  CHECK(near_f32(back, sig, 8, 1e-6f));
+  CHECK(tk_near_f32(back, sig, 8, 1e-6f));
   ol_value_release(back);
   ol_value_release(out);
   /* onesided, zero padded to dft_length 6 */
@@ -55,7 +32,7 @@ static void test_dft(void) {
   ol_attr one[1] = {tk_attr_int("onesided", 1)};
   CHECK_OK(tk_run("DFT", 17, one, 1, in2, 2, &out, 1));
   int64_t o4[3] = {1, 4, 2};
-  CHECK(shape_is(out, 3, o4));
+  CHECK(tk_shape_is(out, 3, o4));
   if (out) CHECK(fabsf(((float *)ol_tdata(&out->tensor))[0] - 10.0f) < 1e-6f);
   ol_value_release(out);
   /* opset 20: axis is an input; -2 (default) is the signal axis */
@@ -63,7 +40,7 @@ static void test_dft(void) {
   ol_value *axv = tk_i64(0, NULL, &ax);
   ol_value *in3[3] = {in, NULL, axv};
   CHECK_OK(tk_run("DFT", 20, NULL, 0, in3, 3, &out, 1));
-  CHECK(near_f32(out, want, 8, 1e-6f));
+  CHECK(tk_near_f32(out, want, 8, 1e-6f));
   ol_value_release(out);
   out = NULL;
   *(int64_t *)ol_tdata(&axv->tensor) = 2; /* the complex dimension is not a signal axis */
@@ -80,17 +57,17 @@ static void test_windows(void) {
   ol_value *out = NULL;
   CHECK_OK(tk_run("HannWindow", 17, NULL, 0, &in, 1, &out, 1));
   float hann[4] = {0, 0.5f, 1, 0.5f};
-  CHECK(near_f32(out, hann, 4, 1e-6f));
+  CHECK(tk_near_f32(out, hann, 4, 1e-6f));
   ol_value_release(out);
   ol_attr sym[1] = {tk_attr_int("periodic", 0)};
   CHECK_OK(tk_run("HammingWindow", 17, sym, 1, &in, 1, &out, 1));
   float a0 = 25.0f / 46.0f;
   float ham[4] = {2 * a0 - 1, a0 - (1 - a0) * -0.5f, a0 - (1 - a0) * -0.5f, 2 * a0 - 1};
-  CHECK(near_f32(out, ham, 4, 1e-6f));
+  CHECK(tk_near_f32(out, ham, 4, 1e-6f));
   ol_value_release(out);
   CHECK_OK(tk_run("BlackmanWindow", 17, NULL, 0, &in, 1, &out, 1));
   float bl[4] = {0, 0.34f, 1, 0.34f};
-  CHECK(near_f32(out, bl, 4, 1e-6f));
+  CHECK(tk_near_f32(out, bl, 4, 1e-6f));
   ol_value_release(out);
   ol_attr dt[1] = {tk_attr_int("output_datatype", OL_DTYPE_DOUBLE)};
   CHECK_OK(tk_run("HannWindow", 17, dt, 1, &in, 1, &out, 1));
@@ -109,8 +86,8 @@ static void test_stft(void) {
   ol_value *out = NULL;
   CHECK_OK(tk_run("STFT", 17, NULL, 0, in, 4, &out, 1));
   int64_t od[4] = {1, 3, 3, 2};
-  CHECK(shape_is(out, 4, od));
-  if (shape_is(out, 4, od)) {
+  CHECK(tk_shape_is(out, 4, od));
+  if (tk_shape_is(out, 4, od)) {
     const float *y = ol_tdata(&out->tensor);
     CHECK(y[0] == 4.0f && fabsf(y[2]) < 1e-6f && fabsf(y[4]) < 1e-6f);
   }
@@ -122,7 +99,7 @@ static void test_stft(void) {
   CHECK_STATUS(tk_run("STFT", 17, NULL, 0, in2, 4, &out, 1), OL_INVALID_ARGUMENT);
   ol_value_release(out);
   ol_value_release(bl);
-  release_all(in, 4);
+  tk_release_all(in, 4);
 }
 
 static void test_mel(void) {
@@ -133,8 +110,8 @@ static void test_mel(void) {
   ol_value *out = NULL;
   CHECK_OK(tk_run("MelWeightMatrix", 17, NULL, 0, in, 5, &out, 1));
   int64_t od[2] = {9, 8};
-  CHECK(shape_is(out, 2, od));
-  if (shape_is(out, 2, od)) {
+  CHECK(tk_shape_is(out, 2, od));
+  if (tk_shape_is(out, 2, od)) {
     /* every band peaks at exactly 1 */
     const float *y = ol_tdata(&out->tensor);
     for (int b = 0; b < 8; b++) {
@@ -151,7 +128,7 @@ static void test_mel(void) {
   CHECK_STATUS(tk_run("MelWeightMatrix", 17, NULL, 0, in2, 5, &out, 1), OL_INVALID_ARGUMENT);
   ol_value_release(out);
   ol_value_release(hv);
-  release_all(in, 5);
+  tk_release_all(in, 5);
 }
 
 OL_TEST_MAIN(TEST(test_dft), TEST(test_windows), TEST(test_stft), TEST(test_mel))

@@ -6,12 +6,6 @@
 #include "harness.h"
 #include "kernel_util.h"
 
-static bool shape_is(const ol_value *v, int rank, const int64_t *dims) {
-  if (!v || v->kind != OL_VALUE_TENSOR || v->tensor.rank != rank) return false;
-  for (int i = 0; i < rank; i++)
-    if (v->tensor.dims[i] != dims[i]) return false;
-  return true;
-}
 static bool eq_f32(const ol_value *v, const float *want, int64_t n) {
   if (!v || v->tensor.dtype != OL_DTYPE_FLOAT || ol_tcount(&v->tensor) != n) return false;
   const float *d = ol_tdata(&v->tensor);
@@ -34,13 +28,6 @@ static ol_value *iota_f32(int rank, const int64_t *dims) {
   for (int64_t i = 0; i < ol_tcount(&v->tensor); i++) d[i] = (float)i;
   return v;
 }
-static void release_all(ol_value **v, int n) {
-  for (int i = 0; i < n; i++) {
-    ol_value_release(v[i]);
-    v[i] = NULL;
-  }
-}
-
 /* ------------------------------------------------------------ Concat / Split */
 
 static void test_concat(void) {
@@ -52,7 +39,7 @@ static void test_concat(void) {
   CHECK_OK(tk_run("Concat", 13, &ax, 1, in, 2, &out, 1));
   int64_t w[2] = {2, 3};
   float want[6] = {1, 2, 5, 3, 4, 6};
-  CHECK(shape_is(out, 2, w) && eq_f32(out, want, 6));
+  CHECK(tk_shape_is(out, 2, w) && eq_f32(out, want, 6));
   ol_value_release(out);
   ol_attr ax0 = tk_attr_int("axis", 0);
   CHECK_STATUS(tk_run("Concat", 13, &ax0, 1, in, 2, &out, 1), OL_INVALID_ARGUMENT);
@@ -67,10 +54,10 @@ static void test_concat(void) {
   int64_t iw[3] = {7, 8, 9};
   CHECK(eq_i64(out, iw, 3));
   ol_value_release(out);
-  release_all(iin, 3);
+  tk_release_all(iin, 3);
   in[1] = tk_i64(2, da, NULL);
   CHECK_STATUS(tk_run("Concat", 13, &ax0, 1, in, 2, &out, 1), OL_INVALID_ARGUMENT);
-  release_all(in, 2);
+  tk_release_all(in, 2);
 }
 
 static void test_split(void) {
@@ -81,30 +68,30 @@ static void test_split(void) {
   CHECK_OK(tk_run("Split", 13, &ax, 1, &x, 1, out, 3));
   int64_t w[2] = {2, 2};
   float o1[4] = {2, 3, 8, 9};
-  CHECK(shape_is(out[1], 2, w) && eq_f32(out[1], o1, 4));
-  release_all(out, 3);
+  CHECK(tk_shape_is(out[1], 2, w) && eq_f32(out[1], o1, 4));
+  tk_release_all(out, 3);
 
   int64_t sp[2] = {1, 5};
   ol_value *in[2] = {x, vec_i64(2, sp)};
   CHECK_OK(tk_run("Split", 13, &ax, 1, in, 2, out, 2));
   int64_t w5[2] = {2, 5};
   float o5[10] = {1, 2, 3, 4, 5, 7, 8, 9, 10, 11};
-  CHECK(shape_is(out[1], 2, w5) && eq_f32(out[1], o5, 10));
-  release_all(out, 2);
+  CHECK(tk_shape_is(out[1], 2, w5) && eq_f32(out[1], o5, 10));
+  tk_release_all(out, 2);
   CHECK_STATUS(tk_run("Split", 13, &ax, 1, in, 2, out, 3), OL_INVALID_ARGUMENT);
   ol_value_release(in[1]);
 
   ol_attr a11[2] = {ax, tk_attr_ints("split", sp, 2)};
   CHECK_OK(tk_run("Split", 11, a11, 2, &x, 1, out, 2));
   CHECK(eq_f32(out[1], o5, 10));
-  release_all(out, 2);
+  tk_release_all(out, 2);
 
   ol_attr a18[2] = {ax, tk_attr_int("num_outputs", 4)};
   ol_value *o4[4] = {NULL};
   CHECK_OK(tk_run("Split", 18, a18, 2, &x, 1, o4, 4));
   int64_t wl[2] = {2, 0};
-  CHECK(o4[3] && shape_is(o4[3], 2, wl) && o4[2]->tensor.dims[1] == 2);
-  release_all(o4, 4);
+  CHECK(o4[3] && tk_shape_is(o4[3], 2, wl) && o4[2]->tensor.dims[1] == 2);
+  tk_release_all(o4, 4);
   CHECK_STATUS(tk_run("Split", 13, &ax, 1, &x, 1, out, 4), OL_INVALID_ARGUMENT);
   ol_value_release(x);
 }
@@ -120,9 +107,9 @@ static void test_slice(void) {
   CHECK_OK(tk_run("Slice", 13, NULL, 0, in, 3, &out, 1));
   int64_t w[2] = {2, 3};
   float want[6] = {1, 2, 3, 5, 6, 7};
-  CHECK(shape_is(out, 2, w) && eq_f32(out, want, 6));
+  CHECK(tk_shape_is(out, 2, w) && eq_f32(out, want, 6));
   ol_value_release(out);
-  release_all(in + 1, 2);
+  tk_release_all(in + 1, 2);
 
   /* negative steps, default starts clamp */
   int64_t st2[1] = {-1}, en2[1] = {INT64_MIN}, ax2[1] = {1}, sp2[1] = {-2};
@@ -134,7 +121,7 @@ static void test_slice(void) {
   float want2[6] = {3, 1, 7, 5, 11, 9};
   CHECK(eq_f32(out, want2, 6));
   ol_value_release(out);
-  release_all(in + 1, 4);
+  tk_release_all(in + 1, 4);
 
   /* contiguous region: zero-copy view */
   int64_t st3[1] = {1}, en3[1] = {3};
@@ -145,7 +132,7 @@ static void test_slice(void) {
   CHECK(eq_f32(out, want3, 8));
   CHECK(out && ol_tdata(&out->tensor) == (float *)ol_tdata(&x->tensor) + 4);
   ol_value_release(out);
-  release_all(in + 1, 2);
+  tk_release_all(in + 1, 2);
 
   /* out-of-bounds starts give an empty result */
   int64_t st4[1] = {10}, en4[1] = {20};
@@ -153,9 +140,9 @@ static void test_slice(void) {
   in[2] = vec_i64(1, en4);
   CHECK_OK(tk_run("Slice", 13, NULL, 0, in, 3, &out, 1));
   int64_t w4[2] = {0, 4};
-  CHECK(shape_is(out, 2, w4));
+  CHECK(tk_shape_is(out, 2, w4));
   ol_value_release(out);
-  release_all(in + 1, 2);
+  tk_release_all(in + 1, 2);
 
   /* zero step */
   int64_t z[1] = {0};
@@ -164,7 +151,7 @@ static void test_slice(void) {
   in[3] = vec_i64(1, z);
   in[4] = vec_i64(1, z);
   CHECK_STATUS(tk_run("Slice", 13, NULL, 0, in, 5, &out, 1), OL_INVALID_ARGUMENT);
-  release_all(in + 1, 4);
+  tk_release_all(in + 1, 4);
 
   /* opset 1 attributes */
   int64_t as[1] = {1}, ae[1] = {-1}, aa[1] = {1};
@@ -188,7 +175,7 @@ static void test_gather(void) {
   CHECK_OK(tk_run("Gather", 13, NULL, 0, in, 2, &out, 1));
   int64_t w[3] = {2, 2, 2};
   float want[8] = {0, 1, 4, 5, 2, 3, 0, 1};
-  CHECK(shape_is(out, 3, w) && eq_f32(out, want, 8));
+  CHECK(tk_shape_is(out, 3, w) && eq_f32(out, want, 8));
   ol_value_release(out);
   ol_attr ax = tk_attr_int("axis", 1);
   int64_t one = 1;
@@ -197,7 +184,7 @@ static void test_gather(void) {
   CHECK_OK(tk_run("Gather", 13, &ax, 1, in, 2, &out, 1));
   float want1[3] = {1, 3, 5};
   int64_t w1[1] = {3};
-  CHECK(shape_is(out, 1, w1) && eq_f32(out, want1, 3));
+  CHECK(tk_shape_is(out, 1, w1) && eq_f32(out, want1, 3));
   ol_value_release(out);
   ol_value_release(in[1]);
   int64_t bad = 3;
@@ -256,7 +243,7 @@ static void test_gather_elements_nd(void) {
   ol_value_release(out);
   ((int64_t *)ol_tdata(&in[1]->tensor))[0] = 2;
   CHECK_STATUS(tk_run("GatherElements", 13, &ax, 1, in, 2, &out, 1), OL_INVALID_ARGUMENT);
-  release_all(in, 2);
+  tk_release_all(in, 2);
 
   /* GatherND with batch_dims = 1: data [2,2,2], indices [2,1] */
   int64_t dd[3] = {2, 2, 2}, di[2] = {2, 1};
@@ -267,7 +254,7 @@ static void test_gather_elements_nd(void) {
   CHECK_OK(tk_run("GatherND", 13, &bd, 1, in, 2, &out, 1));
   int64_t w[2] = {2, 2};
   float want2[4] = {2, 3, 4, 5};
-  CHECK(shape_is(out, 2, w) && eq_f32(out, want2, 4));
+  CHECK(tk_shape_is(out, 2, w) && eq_f32(out, want2, 4));
   ol_value_release(out);
   ol_value_release(in[1]);
   /* batch_dims = 0, full index */
@@ -277,7 +264,7 @@ static void test_gather_elements_nd(void) {
   float want3[2] = {3, 4};
   CHECK(eq_f32(out, want3, 2));
   ol_value_release(out);
-  release_all(in, 2);
+  tk_release_all(in, 2);
 }
 
 /* ------------------------------------------------------------ Scatter */
@@ -309,7 +296,7 @@ static void test_scatter(void) {
   ol_value_release(out);
   ((int64_t *)ol_tdata(&in[1]->tensor))[0] = 8;
   CHECK_STATUS(tk_run("ScatterND", 13, NULL, 0, in, 3, &out, 1), OL_INVALID_ARGUMENT);
-  release_all(in, 3);
+  tk_release_all(in, 3);
 
   /* ScatterElements axis 1 with negative index and mul reduction */
   int64_t d2[2] = {1, 5};
@@ -331,7 +318,7 @@ static void test_scatter(void) {
   CHECK_OK(tk_run("Scatter", 10, attrs, 1, in, 3, &out, 1));
   CHECK(eq_f32(out, w4, 5));
   ol_value_release(out);
-  release_all(in, 3);
+  tk_release_all(in, 3);
 }
 
 /* ------------------------------------------------------------ Transpose / Expand / Tile */
@@ -344,7 +331,7 @@ static void test_transpose(void) {
   ol_value *out = NULL;
   CHECK_OK(tk_run("Transpose", 13, &p, 1, &x, 1, &out, 1));
   int64_t w[3] = {3, 4, 2};
-  CHECK(shape_is(out, 3, w));
+  CHECK(tk_shape_is(out, 3, w));
   bool ok = out != NULL;
   for (int i = 0; ok && i < 3; i++)
     for (int j = 0; j < 4; j++)
@@ -355,7 +342,7 @@ static void test_transpose(void) {
   /* default: reverse */
   CHECK_OK(tk_run("Transpose", 13, NULL, 0, &x, 1, &out, 1));
   int64_t wr[3] = {4, 3, 2};
-  CHECK(shape_is(out, 3, wr) && ((float *)ol_tdata(&out->tensor))[1] == 12.0f);
+  CHECK(tk_shape_is(out, 3, wr) && ((float *)ol_tdata(&out->tensor))[1] == 12.0f);
   ol_value_release(out);
   int64_t bad[3] = {0, 0, 1};
   ol_attr pb = tk_attr_ints("perm", bad, 3);
@@ -418,7 +405,7 @@ static void test_expand_tile(void) {
   CHECK_OK(tk_run("Expand", 13, NULL, 0, in, 2, &out, 1));
   int64_t w[3] = {2, 3, 2};
   float want[12] = {1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3};
-  CHECK(shape_is(out, 3, w) && eq_f32(out, want, 12));
+  CHECK(tk_shape_is(out, 3, w) && eq_f32(out, want, 12));
   ol_value_release(out);
   ol_value_release(in[1]);
   int64_t bad[1] = {2};
@@ -426,20 +413,20 @@ static void test_expand_tile(void) {
   ol_value *v3 = tk_f32(1, d2, data);
   ol_value *bin[2] = {v3, vec_i64(1, bad)};
   CHECK_STATUS(tk_run("Expand", 13, NULL, 0, bin, 2, &out, 1), OL_INVALID_ARGUMENT);
-  release_all(bin, 2);
+  tk_release_all(bin, 2);
 
   int64_t reps[2] = {2, 3};
   in[1] = vec_i64(2, reps);
   CHECK_OK(tk_run("Tile", 13, NULL, 0, in, 2, &out, 1));
   int64_t wt[2] = {6, 3};
   float want2[18] = {1, 1, 1, 2, 2, 2, 3, 3, 3, 1, 1, 1, 2, 2, 2, 3, 3, 3};
-  CHECK(shape_is(out, 2, wt) && eq_f32(out, want2, 18));
+  CHECK(tk_shape_is(out, 2, wt) && eq_f32(out, want2, 18));
   ol_value_release(out);
   ol_value_release(in[1]);
   int64_t reps1[1] = {2};
   in[1] = vec_i64(1, reps1);
   CHECK_STATUS(tk_run("Tile", 13, NULL, 0, in, 2, &out, 1), OL_INVALID_ARGUMENT);
-  release_all(in, 2);
+  tk_release_all(in, 2);
 
   int64_t dd[2] = {2, 2};
   ol_value *m = iota_f32(2, dd);
@@ -449,7 +436,7 @@ static void test_expand_tile(void) {
   float want3[16] = {0, 1, 0, 1, 2, 3, 2, 3, 0, 1, 0, 1, 2, 3, 2, 3};
   CHECK(eq_f32(out, want3, 16));
   ol_value_release(out);
-  release_all(tin, 2);
+  tk_release_all(tin, 2);
 }
 
 /* ------------------------------------------------------------ Pad */
@@ -464,7 +451,7 @@ static void test_pad(void) {
   CHECK_OK(tk_run("Pad", 13, NULL, 0, in, 3, &out, 1));
   int64_t w[2] = {3, 5};
   float want[15] = {9, 9, 1, 2, 3, 9, 9, 4, 5, 6, 9, 9, 9, 9, 9};
-  CHECK(shape_is(out, 2, w) && eq_f32(out, want, 15));
+  CHECK(tk_shape_is(out, 2, w) && eq_f32(out, want, 15));
   ol_value_release(out);
 
   ol_attr refl = tk_attr_string("mode", "reflect");
@@ -521,7 +508,7 @@ static void test_depth_space(void) {
   ol_value *out = NULL, *back = NULL;
   CHECK_OK(tk_run("DepthToSpace", 13, a, 2, &x, 1, &out, 1));
   int64_t w[4] = {1, 2, 4, 6};
-  CHECK(shape_is(out, 4, w));
+  CHECK(tk_shape_is(out, 4, w));
   /* DCR: out[0][c][h*2+i][w*2+j] = in[0][(i*2+j)*2+c][h][w] */
   CHECK(out && ((float *)ol_tdata(&out->tensor))[1] == 12.0f);  /* c0 h0 i0 w0 j1 -> ch 2 */
   CHECK(out && ((float *)ol_tdata(&out->tensor))[6] == 24.0f);  /* row 1 = i1 -> ch 4 */
@@ -536,7 +523,7 @@ static void test_depth_space(void) {
   ol_value_release(out);
   CHECK_OK(tk_run("DepthToSpace", 13, a, 2, &x, 1, &out, 1));
   CHECK_OK(tk_run("SpaceToDepth", 13, a, 1, &out, 1, &back, 1));
-  CHECK(shape_is(back, 4, d) && eq_f32(back, ol_tdata(&x->tensor), 48));
+  CHECK(tk_shape_is(back, 4, d) && eq_f32(back, ol_tdata(&x->tensor), 48));
   ol_value_release(back);
   ol_value_release(out);
   ol_attr b3 = tk_attr_int("blocksize", 3);
@@ -560,7 +547,7 @@ static void test_compress(void) {
   float want2[2] = {1, 2};
   CHECK(eq_f32(out, want2, 2) && out->tensor.rank == 1);
   ol_value_release(out);
-  release_all(in, 2);
+  tk_release_all(in, 2);
 }
 
 /* ------------------------------------------------------------ ordering */
@@ -583,7 +570,7 @@ static void test_argmax_topk(void) {
   CHECK_OK(tk_run("ArgMin", 13, NULL, 0, &x, 1, &out, 1));
   int64_t wm[3] = {0, 1, 0};
   int64_t ws[2] = {1, 3};
-  CHECK(shape_is(out, 2, ws) && eq_i64(out, wm, 3));
+  CHECK(tk_shape_is(out, 2, ws) && eq_i64(out, wm, 3));
   ol_value_release(out);
 
   ol_value *in[2] = {x, vec_i64(1, (int64_t[]){2})};
@@ -592,13 +579,13 @@ static void test_argmax_topk(void) {
   float tv[4] = {5, 5, 7, 7};
   int64_t ti[4] = {1, 2, 0, 2};
   CHECK(eq_f32(tk[0], tv, 4) && eq_i64(tk[1], ti, 4));
-  release_all(tk, 2);
+  tk_release_all(tk, 2);
   ol_attr small = tk_attr_int("largest", 0);
   CHECK_OK(tk_run("TopK", 11, &small, 1, in, 2, tk, 2));
   float sv[4] = {1, 5, 2, 7};
   int64_t si[4] = {0, 1, 1, 0};
   CHECK(eq_f32(tk[0], sv, 4) && eq_i64(tk[1], si, 4));
-  release_all(tk, 2);
+  tk_release_all(tk, 2);
   ol_value_release(in[1]);
   in[1] = vec_i64(1, (int64_t[]){4});
   CHECK_STATUS(tk_run("TopK", 11, NULL, 0, in, 2, tk, 2), OL_INVALID_ARGUMENT);
@@ -607,7 +594,7 @@ static void test_argmax_topk(void) {
   CHECK_OK(tk_run("TopK", 1, &k1, 1, &x, 1, tk, 2));
   float t1[2] = {5, 7};
   CHECK(eq_f32(tk[0], t1, 2));
-  release_all(tk, 2);
+  tk_release_all(tk, 2);
 
   CHECK_OK(tk_run("Hardmax", 13, NULL, 0, &x, 1, &out, 1));
   float hm[6] = {0, 1, 0, 1, 0, 0};
@@ -635,7 +622,7 @@ static void test_cumsum_unique(void) {
   float w2[4] = {9, 7, 4, 0};
   CHECK(eq_f32(out, w2, 4));
   ol_value_release(out);
-  release_all(in, 2);
+  tk_release_all(in, 2);
 
   int64_t u[6] = {2, 1, 1, 3, 4, 3};
   int64_t six = 6;
@@ -646,12 +633,12 @@ static void test_cumsum_unique(void) {
           cnt[4] = {2, 1, 2, 1};
   CHECK(eq_i64(o[0], y, 4) && eq_i64(o[1], idx, 4) && eq_i64(o[2], inv, 6) &&
         eq_i64(o[3], cnt, 4));
-  release_all(o, 4);
+  tk_release_all(o, 4);
   ol_attr ns = tk_attr_int("sorted", 0);
   CHECK_OK(tk_run("Unique", 11, &ns, 1, &x, 1, o, 4));
   int64_t y2[4] = {2, 1, 3, 4}, inv2[6] = {0, 1, 1, 2, 3, 2};
   CHECK(eq_i64(o[0], y2, 4) && eq_i64(o[2], inv2, 6));
-  release_all(o, 4);
+  tk_release_all(o, 4);
   ol_value_release(x);
 
   int64_t d2[2] = {3, 2};
@@ -662,8 +649,8 @@ static void test_cumsum_unique(void) {
   int64_t w3[2] = {2, 2};
   float uy[4] = {0, 1, 1, 0};
   int64_t ucnt[2] = {1, 2};
-  CHECK(shape_is(o[0], 2, w3) && eq_f32(o[0], uy, 4) && eq_i64(o[3], ucnt, 2));
-  release_all(o, 4);
+  CHECK(tk_shape_is(o[0], 2, w3) && eq_f32(o[0], uy, 4) && eq_i64(o[3], ucnt, 2));
+  tk_release_all(o, 4);
   ol_value_release(m);
 }
 
