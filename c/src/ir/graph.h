@@ -63,6 +63,9 @@ typedef struct ol_node {
   /* A call of a model-local function: its body, specialized for this call
    * site (NULL otherwise). Runs as a subgraph. */
   struct ol_graph *function_body;
+  /* The graph holding this node (its model is graph->model: kernels reach
+   * the ModelProto, e.g. ModelProto.struct_types, through it). */
+  const struct ol_graph *graph;
 } ol_node;
 
 /* Declared type of a graph input/output/value_info. */
@@ -72,6 +75,10 @@ typedef struct ol_type_info {
   int rank;            /* -1: unknown */
   int64_t dims[OL_MAX_RANK]; /* -1: symbolic or unknown */
   const char *dim_params[OL_MAX_RANK];
+  /* The Onnx__TypeProto it came from (NULL: none), kept alive by the model:
+   * nested checks (struct fields, sequence elements) walk it. STRUCT kinds
+   * may carry a type_ref resolved through ModelProto.struct_types. */
+  const void *proto;
 } ol_type_info;
 
 typedef struct ol_graph_value {
@@ -82,7 +89,15 @@ typedef struct ol_graph_value {
 
 typedef struct ol_initializer {
   const char *name;
-  ol_value *value; /* decoded tensor, payload viewed in place where possible */
+  /* decoded tensor, payload viewed in place where possible; for encoded
+   * initializers an OL_VALUE_ENCODED value whose payload reads as the
+   * model's Onnx__EncodedValueProto in place (it keeps the model's proto
+   * alive; treat it as read-only) */
+  ol_value *value;
+  /* from GraphProto.encoded_initializer (they follow the tensor initializers
+   * in the graph's initializer list) */
+  bool encoded;
+  const void *proto; /* encoded: the model's Onnx__EncodedValueProto, else NULL */
 } ol_initializer;
 
 struct ol_graph {

@@ -255,6 +255,7 @@ static ol_status decode_function_body(decode_ctx *dc, const Onnx__FunctionProto 
 static ol_status decode_node(decode_ctx *dc, const Onnx__NodeProto *np, size_t index,
                              const ol_graph *graph, ol_node *n) {
   n->proto = np;
+  n->graph = graph;
   n->index = index;
   n->name = S(np->name);
   n->op_type = S(np->op_type);
@@ -288,6 +289,31 @@ static ol_status decode_node(decode_ctx *dc, const Onnx__NodeProto *np, size_t i
     if (s != OL_OK) return s;
   }
   return OL_OK;
+}
+
+/* An encoded initializer's value views the model's message in place (no
+ * payload copy): a shallow copy of the EncodedValueProto whose nested fields
+ * and raw_data belong to the model's proto, plus a reference on the proto
+ * owner so the value stays valid after the model is destroyed. Consumers read
+ * it as a const Onnx__EncodedValueProto (the message is the first member). */
+typedef struct encoded_view {
+  Onnx__EncodedValueProto message;
+  ol_proto_owner *owner;
+} encoded_view;
+
+static void encoded_view_free(void *payload) {
+  encoded_view *view = payload;
+  ol_proto_owner_release(view->owner);
+  free(view);
+}
+
+static ol_status encoded_value(const Onnx__EncodedValueProto *ev, ol_proto_owner *owner, ol_value **out) {
+  *out = NULL;
+  encoded_view *view = ol_xmalloc(sizeof *view);
+  if (!view) return OL_OUT_OF_MEMORY;
+  view->message = *ev;
+  view->owner = ol_proto_owner_retain(owner);
+  return ol_value_new_encoded(view, encoded_view_free, out);
 }
 
 static ol_status decode_values(Onnx__ValueInfoProto **vi, size_t count, ol_graph_value **out) {
@@ -328,7 +354,8 @@ static ol_status decode_graph(decode_ctx *dc, const Onnx__GraphProto *gp, const 
   }
   if (gp->n_sparse_initializer)
     return ol_error(OL_NOT_IMPLEMENTED, "graph '%s': sparse initializers are not supported yet", g->name);
-  g->initializers = ol_xcalloc(gp->n_initializer, sizeof(ol_initializer));
+  size_t total = gp->n_initializer + gp->n_encoded_initializer;
+  g->initializers = ol_xcalloc(total ? total : 1, sizeof(ol_initializer));
   if (!g->initializers) return OL_OUT_OF_MEMORY;
   ol_tensor_source src = {dc->options, dc->model->owner};
   for (size_t i = 0; i < gp->n_initializer; i++) {
@@ -336,6 +363,18 @@ static ol_status decode_graph(decode_ctx *dc, const Onnx__GraphProto *gp, const 
     ol_status s = ol_tensor_from_proto(gp->initializer[i], &src, &g->initializers[i].value);
     g->num_initializers = i + 1;
     if (s != OL_OK) return ol_error_wrap(s, "graph '%s' initializer %zu", g->name, i);
+  }
+  /* Encoded initializers: ENCODED values viewing the model's message (layouts
+   * are validated by the checker and by the consumers). */
+  for (size_t i = 0; i < gp->n_encoded_initializer; i++) {
+    const Onnx__EncodedValueProto *ev = gp->encoded_initializer[i];
+    ol_initializer *init = &g->initializers[g->num_initializers++];
+    init->name = S(ev->name);
+    init->encoded = true;
+    init->proto = ev;
+    ol_status s = encoded_value(ev, dc->model->owner, &init->value);
+    if (s != OL_OK)
+      return ol_error_wrap(s, "graph '%s' encoded initializer '%s'", g->name, init->name);
   }
   g->nodes = ol_xcalloc(gp->n_node, sizeof(ol_node));
   if (!g->nodes) return OL_OUT_OF_MEMORY;

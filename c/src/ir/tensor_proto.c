@@ -236,6 +236,7 @@ ol_status ol_tensor_to_proto(const ol_tensor *t, const char *name, Onnx__TensorP
 void ol_type_info_from_proto(const Onnx__TypeProto *tp, ol_type_info *out) {
   memset(out, 0, sizeof *out);
   out->rank = -1;
+  out->proto = tp;
   if (!tp) return;
   switch (tp->value_case) {
     case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE: {
@@ -271,7 +272,13 @@ void ol_type_info_from_proto(const Onnx__TypeProto *tp, ol_type_info *out) {
       out->dtype = inner.dtype;
       break;
     }
+    case ONNX__TYPE_PROTO__VALUE_STRUCT_TYPE:
+      /* named fields (inline structure or type_ref); checked through proto */
+      out->kind = OL_VALUE_STRUCT;
+      break;
     default:
+      /* sparse, opaque or no type: no runtime kind of their own (tensor kind
+       * kept for ordinary feeds; persistent declarations reject them) */
       out->kind = OL_VALUE_TENSOR;
       break;
   }

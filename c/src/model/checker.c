@@ -6,6 +6,7 @@
 #include "core/status.h"
 #include "core/strmap.h"
 #include "ir/model.h"
+#include "quant/wire.h"
 
 typedef struct scope {
   ol_strmap names; /* values defined in this graph */
@@ -51,6 +52,48 @@ static ol_status define(scope *s, const ol_graph *g, const char *name, const cha
   return ol_strmap_put(&s->names, name, 1);
 }
 
+/* An encoded initializer's layout must decode with the quantization wire
+ * decoder: inline descriptor or struct_type.type_ref through
+ * ModelProto.struct_types, payload consistent with it. */
+static ol_status check_encoded(const ol_model_data *m, const ol_graph *g, const ol_initializer *init) {
+  const Onnx__EncodedValueProto *ev = init->proto;
+  if (ev->parameter_ref && ev->parameter_ref[0])
+    return ol_error(OL_NOT_IMPLEMENTED,
+                    "graph '%s': encoded initializer '%s' refers to the shared quantization parameter "
+                    "set '%s'; shared parameter sets are not supported yet",
+                    g->name, init->name, ev->parameter_ref);
+  ol_quant_decoded decoded;
+  ol_status st = ol_quant_decode_proto(ev, m->proto, &decoded, NULL);
+  ol_quant_decoded_clear(&decoded);
+  if (st == OL_OK || st == OL_OUT_OF_MEMORY) return st;
+  return ol_error_wrap(OL_INVALID_MODEL, "graph '%s': encoded initializer '%s' has an invalid layout",
+                       g->name, init->name);
+}
+
+/* A TYPE_PROTO attribute holding a struct_type.type_ref (e.g. ai.rt::Quantize's
+ * destination `type`) must name a declaration in ModelProto.struct_types. */
+static ol_status check_type_attr(const ol_model_data *m, const ol_node *n, const ol_attr *attr) {
+  const Onnx__AttributeProto *ap = attr->proto;
+  if (attr->type != OL_ATTR_TYPE_PROTO || !ap || !ap->tp ||
+      ap->tp->value_case != ONNX__TYPE_PROTO__VALUE_STRUCT_TYPE || !ap->tp->struct_type)
+    return OL_OK;
+  const Onnx__StructTypeProto *st = ap->tp->struct_type;
+  for (int depth = 0; st->kind_case == ONNX__STRUCT_TYPE_PROTO__KIND_TYPE_REF; depth++) {
+    const Onnx__StructTypeProto *found = NULL;
+    for (size_t i = 0; depth < 64 && i < m->proto->n_struct_types && !found; i++)
+      if (m->proto->struct_types[i]->has_type_id && m->proto->struct_types[i]->type_id == st->type_ref)
+        found = m->proto->struct_types[i];
+    if (!found)
+      return ol_error(OL_INVALID_MODEL,
+                      "node '%s' (%s): attribute '%s' refers to struct_type.type_ref %llu, which %s",
+                      n->name, n->op_type, attr->name, (unsigned long long)st->type_ref,
+                      depth < 64 ? "is not declared in the model's struct_types"
+                                 : "nests deeper than 64 references");
+    st = found;
+  }
+  return OL_OK;
+}
+
 static ol_status check_graph_body(const ol_model_data *m, const ol_graph *g, scope *s) {
   const Onnx__GraphProto *gp = g->proto;
   if (g->parent && gp && gp->n_persistent_bindings)
@@ -60,11 +103,20 @@ static ol_status check_graph_body(const ol_model_data *m, const ol_graph *g, sco
     OL_TRY(define(s, g, g->inputs[i].name, "input"));
   }
   for (size_t i = 0; i < g->num_initializers; i++) {
-    const char *name = g->initializers[i].name;
-    if (!name[0]) return ol_error(OL_INVALID_MODEL, "graph '%s': initializer %zu has no name", g->name, i);
+    const ol_initializer *init = &g->initializers[i];
+    const char *name = init->name;
+    const char *kind = init->encoded ? "encoded initializer" : "initializer";
+    if (!name[0]) return ol_error(OL_INVALID_MODEL, "graph '%s': %s %zu has no name", g->name, kind, i);
+    /* names are unique across initializer kinds (an input may still carry a default) */
+    for (size_t k = 0; k < i; k++)
+      if (strcmp(g->initializers[k].name, name) == 0)
+        return ol_error(OL_INVALID_MODEL, "graph '%s': %s '%s' has the same name as an earlier %s",
+                        g->name, kind, name,
+                        g->initializers[k].encoded ? "encoded initializer" : "initializer");
+    if (init->encoded) OL_TRY(check_encoded(m, g, init));
     bool is_input = false;
     for (size_t k = 0; k < g->num_inputs; k++) is_input |= strcmp(g->inputs[k].name, name) == 0;
-    if (!is_input) OL_TRY(define(s, g, name, "initializer"));
+    if (!is_input) OL_TRY(define(s, g, name, kind));
   }
   for (size_t i = 0; i < g->num_nodes; i++) {
     const ol_node *n = &g->nodes[i];
@@ -85,6 +137,7 @@ static ol_status check_graph_body(const ol_model_data *m, const ol_graph *g, sco
                         n->inputs[k]);
     for (size_t a = 0; a < n->num_attrs; a++) {
       const ol_attr *attr = &n->attrs[a];
+      OL_TRY(check_type_attr(m, n, attr));
       for (size_t k = 0; k < attr->count || (attr->graph && k == 0); k++) {
         const ol_graph *sub = attr->type == OL_ATTR_GRAPH ? attr->graph
                               : attr->type == OL_ATTR_GRAPHS ? attr->graphs[k] : NULL;

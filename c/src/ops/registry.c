@@ -8,7 +8,7 @@ static const ol_op_registration *const families[] = {
     ol_ops_control, ol_ops_sequence, ol_ops_nn23, ol_ops_contrib_ms,
     ol_ops_attention,
     ol_ops_resize, ol_ops_loss, ol_ops_recurrent, ol_ops_quantize_linear,
-    ol_ops_misc, ol_ops_signal,
+    ol_ops_misc, ol_ops_signal, ol_ops_quantize_rt,
 };
 #define FAMILY_COUNT (sizeof families / sizeof families[0])
 

@@ -32,6 +32,7 @@ extern const ol_op_registration ol_ops_recurrent[];
 extern const ol_op_registration ol_ops_quantize_linear[];
 extern const ol_op_registration ol_ops_misc[];
 extern const ol_op_registration ol_ops_signal[];
+extern const ol_op_registration ol_ops_quantize_rt[]; /* ai.rt Quantize, Dequantize */
 
 /* The kernel of a call of a model-local function (node->function_body). */
 ol_status ol_function_call_create(const ol_node *node, ol_kernel **out);

@@ -2,6 +2,7 @@
  * decoding from protobuf-c messages (see wire.h). */
 #include "quant/wire.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,4 +296,58 @@ ol_status ol_quant_decode_proto(const Onnx__EncodedValueProto *value, const Onnx
   else *parsed = plan;
   if (s != OL_OK) ol_quant_decoded_clear(out);
   return s;
+}
+
+/* ============================================================ destination descriptors */
+
+ol_status ol_quant_plan_from_type(const Onnx__StructTypeProto *type, const Onnx__ModelProto *model,
+                                  uint64_t count, ol_quant_plan **out) {
+  *out = NULL;
+  if (!type) return INVALID("Missing quantization descriptor");
+  const Onnx__StructTypeProto *root = NULL;
+  OL_TRY(ol_qw_resolve(type, model, &root));
+  const size_t prefix = strlen(OL_QUANT_WIRE_PREFIX);
+  if (!root->name || strncmp(root->name, OL_QUANT_WIRE_PREFIX, prefix) != 0)
+    return INVALID("Unsupported quantization descriptor '%s' (expected a name starting with '"
+                   OL_QUANT_WIRE_PREFIX "')", root->name ? root->name : "");
+  ol_quant_plan *plan;
+  OL_TRY(ol_quant_plan_new(&plan));
+  ol_status s = ol_quant_format_parse(root->name + prefix, &plan->format);
+  const ol_quant_profile *row = s == OL_OK ? ol_quant_profile_info(plan->format) : NULL;
+  if (s == OL_OK && row->ort)
+    s = ol_error(OL_NOT_IMPLEMENTED,
+                 "Quantizing into the ORT MatMulNBits layout '%s' from a descriptor is not "
+                 "implemented; use ol_quant_make_matmul_nbits_plan and ol_quant_encode_proto",
+                 row->name);
+  if (s == OL_OK) s = read_shape(root, count, plan);
+  uint32_t table_count = 0;
+  const double *table = row ? ol_quant_table_values(row->table, &table_count) : NULL;
+  for (size_t r = 0; s == OL_OK && r < plan->run_count; r++) {
+    ol_quant_run *run = &plan->runs[r];
+    const ol_quant_layout *l = &run->layout;
+    if (!ol_quant_layout_sizes_fit(l)) {
+      s = INVALID("Invalid quantization layout in run %zu", r);
+      break;
+    }
+    run->blocks = ol_xcalloc(run->block_count, sizeof(ol_quant_block));
+    if (!run->blocks) {
+      run->block_count = 0;
+      s = OL_OUT_OF_MEMORY;
+      break;
+    }
+    double zero_point = 0;
+    if (l->method == OL_QUANT_AFFINE && !l->signed_codes) zero_point = ldexp(1.0, (int)l->bits - 1);
+    bool fixed = table && l->method == OL_QUANT_CODEBOOK && ol_quant_layout_table_size(l) == table_count;
+    for (size_t b = 0; s == OL_OK && b < run->block_count; b++) {
+      run->blocks[b] = (ol_quant_block){1.0, zero_point, 0.0, NULL, 0};
+      if (fixed) s = ol_quant_block_set_codebook(&run->blocks[b], table, table_count);
+    }
+  }
+  if (s == OL_OK) s = check_schema(root, plan);
+  if (s != OL_OK) {
+    ol_quant_plan_destroy(plan);
+    return s;
+  }
+  *out = plan;
+  return OL_OK;
 }

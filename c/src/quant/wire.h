@@ -48,6 +48,19 @@ ol_status ol_quant_decode_proto(const Onnx__EncodedValueProto *value, const Onnx
                                 ol_quant_decoded *out, ol_quant_plan **parsed);
 void ol_quant_decoded_clear(ol_quant_decoded *decoded);
 
+/* The plan a destination descriptor (inline or struct_type.type_ref through
+ * model->struct_types) declares for a tensor of count elements, as the
+ * Quantize operator uses it: the format from the root name, run layouts and
+ * block counts from the headers (checked against the exact versioned schema),
+ * and per-block defaults: scale 1, zero point 0 (2^(bits-1) for unsigned
+ * affine codes), offset 0, the profile's fixed table where its size matches
+ * (learned codebooks stay empty). permutation_size, transform_size
+ * (forward_size/inverse_size) and outlier_count are the declared sizes with
+ * NULL arrays: the caller supplies them (ol_quant_plan_set_*) before encoding.
+ * ORT MatMulNBits descriptors give OL_NOT_IMPLEMENTED. */
+ol_status ol_quant_plan_from_type(const Onnx__StructTypeProto *type, const Onnx__ModelProto *model,
+                                  uint64_t count, ol_quant_plan **out);
+
 void ol_quant_proto_free(Onnx__EncodedValueProto *value);
 void ol_quant_type_free(Onnx__StructTypeProto *type);
 

@@ -1,6 +1,8 @@
 /* Sessions: plan once, run many times. */
 #include "runtime/session.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,27 +74,278 @@ ol_status ol_session_output_info(const ol_session *s, size_t i, ol_value_info *o
   return describe(&s->model->graph->outputs[i], out);
 }
 
-/* A feed must match the declared kind, element type, rank and fixed dims. */
-ol_status ol_check_value_type(const ol_graph_value *decl, const ol_value *v) {
+/* ------------------------------------------------------------ value checks */
+
+ol_status ol_struct_type_resolve(const Onnx__ModelProto *model, const Onnx__StructTypeProto *type,
+                                 const Onnx__StructTypeProto **out) {
+  *out = NULL;
+  for (int depth = 0; type && type->kind_case == ONNX__STRUCT_TYPE_PROTO__KIND_TYPE_REF; depth++) {
+    if (depth >= OL_STRUCT_MAX_NESTING)
+      return ol_error(OL_INVALID_MODEL, "struct type_ref chain deeper than %d (a cycle?)", OL_STRUCT_MAX_NESTING);
+    const Onnx__StructTypeProto *found = NULL;
+    for (size_t i = 0; model && !found && i < model->n_struct_types; i++) {
+      const Onnx__StructTypeProto *c = model->struct_types[i];
+      if (c && c->has_type_id && c->type_id == type->type_ref) found = c;
+    }
+    if (!found)
+      return ol_error(OL_INVALID_MODEL, "struct type_ref %llu does not name a ModelProto.struct_types entry",
+                      (unsigned long long)type->type_ref);
+    type = found;
+  }
+  *out = type;
+  return OL_OK;
+}
+
+static const char *kind_name(ol_value_kind k) {
+  switch (k) {
+    case OL_VALUE_TENSOR: return "tensor";
+    case OL_VALUE_SEQUENCE: return "sequence";
+    case OL_VALUE_MAP: return "map";
+    case OL_VALUE_OPTIONAL: return "optional";
+    case OL_VALUE_ENCODED: return "encoded value";
+    case OL_VALUE_STRUCT: return "struct";
+  }
+  return "value";
+}
+
+/* One walk of a value against a TypeProto: path names the position ("field
+ * 'blocks'[2].key") for messages "<label> '<name>': <path>: <problem>". */
+typedef struct vwalk {
+  const Onnx__ModelProto *model;
+  bool persistent;
+  const char *label;
+  const char *name;
+  char path[512];
+} vwalk;
+
+static ol_status fail(const vwalk *w, ol_status code, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return ol_error(code, "%s '%s': %s%s%s", w->label, w->name, w->path, w->path[0] ? ": " : "", msg);
+}
+
+static size_t push_field(vwalk *w, const char *field) {
+  size_t len = strlen(w->path);
+  snprintf(w->path + len, sizeof w->path - len, len ? ".%s" : "field '%s'", field);
+  return len;
+}
+
+static size_t push_element(vwalk *w, size_t i) {
+  size_t len = strlen(w->path);
+  snprintf(w->path + len, sizeof w->path - len, len ? "[%zu]" : "element [%zu]", i);
+  return len;
+}
+
+/* dtype/rank/fixed dims of a tensor against a declared tensor type */
+static ol_status check_shape(const vwalk *w, const Onnx__TypeProto__Tensor *t, ol_dtype dtype, int rank,
+                             const int64_t *dims, const char *got, const char *what) {
+  if (t->has_elem_type && t->elem_type && (ol_dtype)t->elem_type != dtype)
+    return fail(w, OL_INVALID_ARGUMENT, "%sexpected element type %s, got %s", what,
+                ol_dtype_name((ol_dtype)t->elem_type), got);
+  if (!t->shape) return OL_OK;
+  if ((size_t)rank != t->shape->n_dim)
+    return fail(w, OL_INVALID_ARGUMENT, "%sexpected rank %zu, got %s", what, t->shape->n_dim, got);
+  for (int d = 0; d < rank; d++) {
+    const Onnx__TensorShapeProto__Dimension *dim = t->shape->dim[d];
+    if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dim->dim_value >= 0 &&
+        dims[d] != dim->dim_value)
+      return fail(w, OL_INVALID_ARGUMENT, "%sdimension %d must be %lld, got %s", what, d,
+                  (long long)dim->dim_value, got);
+  }
+  return OL_OK;
+}
+
+/* Encoded values are checked through their logical tensor type, never decoded.
+ * t (may be NULL: unconstrained) is the declared tensor type. */
+static ol_status check_encoded(const vwalk *w, const Onnx__TypeProto__Tensor *t, const ol_value *v) {
+  const Onnx__EncodedValueProto *e = v->encoded;
+  if (!e) return fail(w, OL_INVALID_ARGUMENT, "encoded value without a payload");
+  if (w->persistent && (e->n_external_data ||
+                        (e->has_data_location && e->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)))
+    return fail(w, OL_INVALID_ARGUMENT, "an encoded value with an external payload must be loaded before it is retained");
+  const Onnx__TypeProto *lt = e->logical_type;
+  if (!lt || lt->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !lt->tensor_type->has_elem_type)
+    return fail(w, OL_INVALID_ARGUMENT, "encoded value without a logical tensor type");
+  const Onnx__TypeProto__Tensor *lg = lt->tensor_type;
+  int64_t dims[OL_MAX_RANK];
+  if (!lg->shape || lg->shape->n_dim > OL_MAX_RANK)
+    return fail(w, OL_INVALID_ARGUMENT, "encoded value: logical_type has no rank (it must be concrete)");
+  int rank = (int)lg->shape->n_dim;
+  for (int d = 0; d < rank; d++) {
+    const Onnx__TensorShapeProto__Dimension *dim = lg->shape->dim[d];
+    if (dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE || dim->dim_value < 0)
+      return fail(w, OL_INVALID_ARGUMENT, "encoded value: logical_type dimension %d is not concrete", d);
+    dims[d] = dim->dim_value;
+  }
+  ol_dtype dtype = (ol_dtype)lg->elem_type;
+  if (w->persistent && dtype == OL_DTYPE_STRING)
+    return fail(w, OL_INVALID_ARGUMENT, "string tensors cannot be persistent");
+  if (!t) return OL_OK;
+  char got[128];
+  int n = snprintf(got, sizeof got, "%s[", ol_dtype_name(dtype));
+  for (int d = 0; d < rank && n > 0 && (size_t)n < sizeof got; d++)
+    n += snprintf(got + n, sizeof got - (size_t)n, d ? ",%lld" : "%lld", (long long)dims[d]);
+  if (n > 0 && (size_t)n < sizeof got - 1) snprintf(got + n, sizeof got - (size_t)n, "]");
+  return check_shape(w, t, dtype, rank, dims, got, "encoded value: logical type: ");
+}
+
+static ol_status walk_value(vwalk *w, const Onnx__TypeProto *tp, const ol_value *v, int depth);
+
+/* Persistent values under an unconstrained declaration still reject their
+ * unsupported leaves. */
+static ol_status walk_unconstrained(vwalk *w, const ol_value *v, int depth) {
+  if (!w->persistent) return OL_OK;
+  if (v->kind == OL_VALUE_ENCODED) return check_encoded(w, NULL, v);
+  if (v->kind != OL_VALUE_SEQUENCE && v->kind != OL_VALUE_STRUCT) return OL_OK;
+  for (size_t i = 0; i < v->count; i++) {
+    size_t len = v->kind == OL_VALUE_STRUCT ? push_field(w, v->field_names[i]) : push_element(w, i);
+    ol_status s = walk_value(w, NULL, v->items[i], depth + 1);
+    if (s != OL_OK) return s;
+    w->path[len] = '\0';
+  }
+  return OL_OK;
+}
+
+static ol_status walk_struct(vwalk *w, const Onnx__StructTypeProto *declared, const ol_value *v, int depth) {
+  const Onnx__StructTypeProto *st = NULL;
+  if (ol_struct_type_resolve(w->model, declared, &st) != OL_OK) {
+    char why[256];
+    snprintf(why, sizeof why, "%s", ol_last_error());
+    return fail(w, OL_INVALID_MODEL, "%s", why);
+  }
+  if (!st || st->kind_case == ONNX__STRUCT_TYPE_PROTO__KIND__NOT_SET) {
+    if (w->persistent)
+      return fail(w, OL_INVALID_MODEL,
+                  "a layout-less struct_type is reserved for paged caches, which this runtime does not support");
+    if (v->kind != OL_VALUE_STRUCT && v->kind != OL_VALUE_ENCODED)
+      return fail(w, OL_INVALID_ARGUMENT, "expected a struct, got a %s", kind_name(v->kind));
+    return OL_OK;
+  }
+  if (st->kind_case != ONNX__STRUCT_TYPE_PROTO__KIND_STRUCTURE || v->kind == OL_VALUE_ENCODED)
+    return fail(w, OL_NOT_IMPLEMENTED,
+                "encoded struct values (struct_type kind %s) are not supported: named runtime fields only",
+                st->kind_case == ONNX__STRUCT_TYPE_PROTO__KIND_ARRAY ? "array"
+                : st->kind_case == ONNX__STRUCT_TYPE_PROTO__KIND_BIT_PACKING ? "bit_packing" : "structure");
+  if (v->kind != OL_VALUE_STRUCT) return fail(w, OL_INVALID_ARGUMENT, "expected a struct, got a %s", kind_name(v->kind));
+  const Onnx__StructTypeProto__Structure *S = st->structure;
+  size_t n = 0; /* runtime fields: constant fields are not part of the value */
+  for (size_t f = 0; S && f < S->n_field; f++)
+    if (S->field[f]->content_case != ONNX__STRUCT_TYPE_PROTO__STRUCTURE__FIELD__CONTENT_CONSTANT) n++;
+  if (v->count != n)
+    return fail(w, OL_INVALID_ARGUMENT, "expected a struct of %zu runtime fields, got %zu fields", n, v->count);
+  size_t i = 0;
+  for (size_t f = 0; S && f < S->n_field; f++) {
+    const Onnx__StructTypeProto__Structure__Field *fd = S->field[f];
+    if (fd->content_case == ONNX__STRUCT_TYPE_PROTO__STRUCTURE__FIELD__CONTENT_CONSTANT) continue;
+    const char *want = fd->name ? fd->name : "";
+    if (strcmp(v->field_names[i], want) != 0)
+      return fail(w, OL_INVALID_ARGUMENT, "struct field %zu is '%s', expected '%s' (declaration order)", i,
+                  v->field_names[i], want);
+    size_t len = push_field(w, want);
+    ol_status s = walk_value(
+        w, fd->content_case == ONNX__STRUCT_TYPE_PROTO__STRUCTURE__FIELD__CONTENT_TYPE ? fd->type : NULL,
+        v->items[i], depth + 1);
+    if (s != OL_OK) return s;
+    w->path[len] = '\0';
+    i++;
+  }
+  return OL_OK;
+}
+
+static ol_status walk_value(vwalk *w, const Onnx__TypeProto *tp, const ol_value *v, int depth) {
+  if (depth > OL_STRUCT_MAX_NESTING)
+    return fail(w, OL_INVALID_MODEL, "types nest deeper than %d levels", OL_STRUCT_MAX_NESTING);
+  if (!v) return fail(w, OL_INVALID_ARGUMENT, "value is NULL");
+  if (w->persistent) {
+    if (v->kind == OL_VALUE_MAP || v->kind == OL_VALUE_OPTIONAL)
+      return fail(w, OL_INVALID_ARGUMENT, "%s values cannot be persistent", kind_name(v->kind));
+    if (v->kind == OL_VALUE_TENSOR && v->tensor.dtype == OL_DTYPE_STRING)
+      return fail(w, OL_INVALID_ARGUMENT, "string tensors cannot be persistent");
+  }
+  if (!tp) return walk_unconstrained(w, v, depth);
+  switch (tp->value_case) {
+    case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE: {
+      if (v->kind == OL_VALUE_ENCODED) return check_encoded(w, tp->tensor_type, v);
+      if (v->kind != OL_VALUE_TENSOR)
+        return fail(w, OL_INVALID_ARGUMENT, "expected a tensor value, got a %s", kind_name(v->kind));
+      char got[256];
+      ol_tensor_describe(&v->tensor, got, sizeof got);
+      return check_shape(w, tp->tensor_type, v->tensor.dtype, v->tensor.rank, v->tensor.dims, got, "");
+    }
+    case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE: {
+      if (v->kind != OL_VALUE_SEQUENCE)
+        return fail(w, OL_INVALID_ARGUMENT, "expected a sequence value, got a %s", kind_name(v->kind));
+      const Onnx__TypeProto *elem = tp->sequence_type->elem_type;
+      if (elem && elem->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && elem->tensor_type->has_elem_type &&
+          elem->tensor_type->elem_type && v->element_dtype != OL_DTYPE_UNDEFINED &&
+          v->element_dtype != (ol_dtype)elem->tensor_type->elem_type)
+        return fail(w, OL_INVALID_ARGUMENT, "expected a sequence of %s tensors, got a sequence of %s",
+                    ol_dtype_name((ol_dtype)elem->tensor_type->elem_type), ol_dtype_name(v->element_dtype));
+      for (size_t i = 0; i < v->count; i++) {
+        size_t len = push_element(w, i);
+        ol_status s = walk_value(w, elem, v->items[i], depth + 1);
+        if (s != OL_OK) return s;
+        w->path[len] = '\0';
+      }
+      return OL_OK;
+    }
+    case ONNX__TYPE_PROTO__VALUE_STRUCT_TYPE:
+      return walk_struct(w, tp->struct_type, v, depth);
+    case ONNX__TYPE_PROTO__VALUE_MAP_TYPE:
+    case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE: {
+      bool map = tp->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE;
+      if (w->persistent) return fail(w, OL_INVALID_MODEL, "%s values cannot be persistent", map ? "map" : "optional");
+      ol_value_kind want = map ? OL_VALUE_MAP : OL_VALUE_OPTIONAL;
+      if (v->kind != want)
+        return fail(w, OL_INVALID_ARGUMENT, "expected a %s value, got a %s", kind_name(want), kind_name(v->kind));
+      return OL_OK;
+    }
+    case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE:
+    case ONNX__TYPE_PROTO__VALUE_OPAQUE_TYPE:
+      if (w->persistent)
+        return fail(w, OL_INVALID_MODEL, "%s values cannot be persistent",
+                    tp->value_case == ONNX__TYPE_PROTO__VALUE_OPAQUE_TYPE ? "opaque" : "sparse tensor");
+      /* fallthrough */
+    default:
+      /* no type: ordinary feeds keep the tensor kind, persistent values are walked */
+      if (!w->persistent && v->kind != OL_VALUE_TENSOR)
+        return fail(w, OL_INVALID_ARGUMENT, "expected a tensor value, got a %s", kind_name(v->kind));
+      return walk_unconstrained(w, v, depth);
+  }
+}
+
+ol_status ol_check_value_decl(const Onnx__ModelProto *model, const ol_graph_value *decl, const ol_value *v,
+                              bool persistent, const char *label) {
+  vwalk w = {model, persistent, label ? label : "input", decl->name ? decl->name : "", {0}};
   const ol_type_info *t = &decl->type;
-  if (!decl->has_type) return OL_OK;
-  if (v->kind != t->kind)
-    return ol_error(OL_INVALID_ARGUMENT, "input '%s': expected a %s value", decl->name,
-                    t->kind == OL_VALUE_TENSOR ? "tensor" : t->kind == OL_VALUE_SEQUENCE ? "sequence"
-                    : t->kind == OL_VALUE_OPTIONAL ? "optional" : "map");
+  if (!decl->has_type) return walk_value(&w, NULL, v, 0);
+  if (t->proto) return walk_value(&w, t->proto, v, 0);
+  /* a declaration without its TypeProto: kind, element type, rank and fixed dims */
+  if (!v) return fail(&w, OL_INVALID_ARGUMENT, "value is NULL");
+  if (v->kind != t->kind) return fail(&w, OL_INVALID_ARGUMENT, "expected a %s value", kind_name(t->kind));
+  OL_TRY(walk_unconstrained(&w, v, 0));
   if (v->kind != OL_VALUE_TENSOR) return OL_OK;
+  if (persistent && v->tensor.dtype == OL_DTYPE_STRING)
+    return fail(&w, OL_INVALID_ARGUMENT, "string tensors cannot be persistent");
   char got[256];
+  ol_tensor_describe(&v->tensor, got, sizeof got);
   if (t->dtype && v->tensor.dtype != t->dtype)
-    return ol_error(OL_INVALID_ARGUMENT, "input '%s': expected element type %s, got %s", decl->name,
-                    ol_dtype_name(t->dtype), ol_tensor_describe(&v->tensor, got, sizeof got));
+    return fail(&w, OL_INVALID_ARGUMENT, "expected element type %s, got %s", ol_dtype_name(t->dtype), got);
   if (t->rank >= 0 && v->tensor.rank != t->rank)
-    return ol_error(OL_INVALID_ARGUMENT, "input '%s': expected rank %d, got %s", decl->name, t->rank,
-                    ol_tensor_describe(&v->tensor, got, sizeof got));
+    return fail(&w, OL_INVALID_ARGUMENT, "expected rank %d, got %s", t->rank, got);
   for (int d = 0; t->rank >= 0 && d < t->rank; d++)
     if (t->dims[d] >= 0 && v->tensor.dims[d] != t->dims[d])
-      return ol_error(OL_INVALID_ARGUMENT, "input '%s': dimension %d must be %lld, got %s", decl->name, d,
-                      (long long)t->dims[d], ol_tensor_describe(&v->tensor, got, sizeof got));
+      return fail(&w, OL_INVALID_ARGUMENT, "dimension %d must be %lld, got %s", d, (long long)t->dims[d], got);
   return OL_OK;
+}
+
+/* A feed must match the declared kind, element type, rank and fixed dims,
+ * recursively through struct fields and sequence elements. */
+ol_status ol_check_value_type(const ol_graph_value *decl, const ol_value *v) {
+  return ol_check_value_decl(NULL, decl, v, false, "input");
 }
 
 ol_status ol_session_run(ol_session *s, const char *const *input_names, ol_value *const *inputs,
@@ -116,7 +369,7 @@ ol_status ol_session_match_feeds(const ol_session *s, const char *const *names, 
       return ol_error(OL_INVALID_ARGUMENT, "input '%s' is retained by the persistent state; current feeds cannot override it",
                       names[i]);
     if (feeds[k]) return ol_error(OL_INVALID_ARGUMENT, "input '%s' is fed twice", names[i]);
-    OL_TRY(ol_check_value_type(&g->inputs[k], inputs[i]));
+    OL_TRY(ol_check_value_decl(s->model->proto, &g->inputs[k], inputs[i], false, "input"));
     feeds[k] = inputs[i];
   }
   for (size_t k = 0; k < g->num_inputs; k++)

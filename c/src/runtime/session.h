@@ -21,6 +21,18 @@ ol_status ol_session_match_feeds(const ol_session *s, const char *const *names, 
 ol_status ol_session_match_outputs(const ol_session *s, const char *const *names, size_t n, size_t *pick);
 /* A value must match a declaration's kind, element type, rank and fixed dims. */
 ol_status ol_check_value_type(const ol_graph_value *decl, const ol_value *v);
+/* The same check walking struct fields (declaration order, constant fields
+ * excluded) and sequence elements recursively; model (may be NULL) resolves
+ * struct type_refs. persistent also rejects map, optional, sparse, opaque and
+ * string leaves, layout-less structs and external encoded payloads. Messages
+ * read "<label> '<name>': field 'blocks'[2].key: <problem>". */
+ol_status ol_check_value_decl(const Onnx__ModelProto *model, const ol_graph_value *decl, const ol_value *v,
+                              bool persistent, const char *label);
+/* Follows struct type_ref through ModelProto.struct_types (at most
+ * OL_STRUCT_MAX_NESTING steps); *out is the declaration with a kind. */
+#define OL_STRUCT_MAX_NESTING 64
+ol_status ol_struct_type_resolve(const Onnx__ModelProto *model, const Onnx__StructTypeProto *type,
+                                 const Onnx__StructTypeProto **out);
 
 /* ol_state_run that polls watch for cancellation (between nodes and at the
  * publication gate) without completing it: generation passes its caller's

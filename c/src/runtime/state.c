@@ -4,6 +4,8 @@
  * publishes the bound outputs by swapping handles after a run has fully
  * succeeded. Eligible kernels (Attention) append into spare capacity of
  * buffers this file certifies (see reserve_append below). */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,7 +38,110 @@ void ol_session_options_init(ol_session_options *o) {
 
 /* ------------------------------------------------------------ validation */
 
-static ol_status reject_unsupported(const char *what, const char *name, const ol_type_info *t) {
+/* Declarations: every level of a persistent input/output type must have a
+ * native persistent representation (tensors but strings, named structs,
+ * typed sequences). path names the position, "[]" standing for any element. */
+typedef struct dwalk {
+  const Onnx__ModelProto *model;
+  const char *what; /* "input" / "output" */
+  const char *name;
+  char path[512];
+} dwalk;
+
+static ol_status decl_fail(const dwalk *w, ol_status code, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return ol_error(code, "persistent %s '%s': %s%s%s", w->what, w->name, w->path, w->path[0] ? ": " : "", msg);
+}
+
+static size_t decl_push(dwalk *w, const char *field) {
+  size_t len = strlen(w->path);
+  if (field)
+    snprintf(w->path + len, sizeof w->path - len, len ? ".%s" : "field '%s'", field);
+  else
+    snprintf(w->path + len, sizeof w->path - len, len ? "[]" : "element []");
+  return len;
+}
+
+static ol_status check_decl(dwalk *w, const Onnx__TypeProto *tp, int depth) {
+  if (depth > OL_STRUCT_MAX_NESTING)
+    return decl_fail(w, OL_INVALID_MODEL, "types nest deeper than %d levels", OL_STRUCT_MAX_NESTING);
+  if (!tp) return OL_OK;
+  switch (tp->value_case) {
+    case ONNX__TYPE_PROTO__VALUE__NOT_SET:
+      return OL_OK;
+    case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE:
+      if (tp->tensor_type->has_elem_type && tp->tensor_type->elem_type == OL_DTYPE_STRING)
+        return decl_fail(w, OL_INVALID_MODEL, "string tensors cannot be persistent");
+      return OL_OK;
+    case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE: {
+      size_t len = decl_push(w, NULL);
+      OL_TRY(check_decl(w, tp->sequence_type->elem_type, depth + 1));
+      w->path[len] = '\0';
+      return OL_OK;
+    }
+    case ONNX__TYPE_PROTO__VALUE_MAP_TYPE:
+      return decl_fail(w, OL_INVALID_MODEL, "map values cannot be persistent");
+    case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE:
+      return decl_fail(w, OL_INVALID_MODEL, "optional values cannot be persistent");
+    case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE:
+      return decl_fail(w, OL_INVALID_MODEL, "sparse tensor values cannot be persistent");
+    case ONNX__TYPE_PROTO__VALUE_OPAQUE_TYPE:
+      return decl_fail(w, OL_INVALID_MODEL, "opaque values cannot be persistent");
+    case ONNX__TYPE_PROTO__VALUE_STRUCT_TYPE:
+      break;
+    default:
+      return decl_fail(w, OL_INVALID_MODEL, "unknown TypeProto kind %d", (int)tp->value_case);
+  }
+  const Onnx__StructTypeProto *st = NULL;
+  if (ol_struct_type_resolve(w->model, tp->struct_type, &st) != OL_OK) {
+    char why[256];
+    snprintf(why, sizeof why, "%s", ol_last_error());
+    return decl_fail(w, OL_INVALID_MODEL, "%s", why);
+  }
+  switch (st->kind_case) {
+    case ONNX__STRUCT_TYPE_PROTO__KIND_STRUCTURE:
+      break;
+    case ONNX__STRUCT_TYPE_PROTO__KIND__NOT_SET:
+      /* the seed reserves these for structurally recognized paged caches */
+      return decl_fail(w, OL_INVALID_MODEL,
+                       "a layout-less struct_type is reserved for paged caches, which this runtime does not support");
+    default:
+      return decl_fail(w, OL_NOT_IMPLEMENTED, "struct_type kind %s describes an encoded layout; only named fields can "
+                       "be persistent", st->kind_case == ONNX__STRUCT_TYPE_PROTO__KIND_ARRAY ? "array" : "bit_packing");
+  }
+  const Onnx__StructTypeProto__Structure *S = st->structure;
+  for (size_t f = 0; S && f < S->n_field; f++) {
+    const Onnx__StructTypeProto__Structure__Field *fd = S->field[f];
+    const char *fname = fd->name ? fd->name : "";
+    if (!fname[0]) return decl_fail(w, OL_INVALID_MODEL, "struct field %zu has no name", f);
+    for (size_t k = 0; k < f; k++)
+      if (S->field[k]->name && strcmp(S->field[k]->name, fname) == 0)
+        return decl_fail(w, OL_INVALID_MODEL, "struct field '%s' is declared twice", fname);
+    size_t len = decl_push(w, fname);
+    if (fd->content_case == ONNX__STRUCT_TYPE_PROTO__STRUCTURE__FIELD__CONTENT_CONSTANT) {
+      if (fd->constant && fd->constant->data_type == OL_DTYPE_STRING)
+        return decl_fail(w, OL_INVALID_MODEL, "string tensors cannot be persistent (constant field)");
+    } else if (fd->content_case == ONNX__STRUCT_TYPE_PROTO__STRUCTURE__FIELD__CONTENT_TYPE) {
+      OL_TRY(check_decl(w, fd->type, depth + 1));
+    } else {
+      return decl_fail(w, OL_INVALID_MODEL, "struct field has neither a type nor a constant");
+    }
+    w->path[len] = '\0';
+  }
+  return OL_OK;
+}
+
+static ol_status reject_unsupported(const ol_state *st, const char *what, const char *name, const ol_graph_value *gv) {
+  const ol_type_info *t = &gv->type;
+  if (!gv->has_type) return OL_OK;
+  if (t->proto) {
+    dwalk w = {st->session->model->proto, what, name, {0}};
+    return check_decl(&w, t->proto, 0);
+  }
   if (t->kind == OL_VALUE_MAP || t->kind == OL_VALUE_OPTIONAL)
     return ol_error(OL_INVALID_MODEL, "persistent %s '%s': map and optional values cannot be persistent", what, name);
   if (t->dtype == OL_DTYPE_STRING)
@@ -44,26 +149,72 @@ static ol_status reject_unsupported(const char *what, const char *name, const ol
   return OL_OK;
 }
 
-/* Retained values: tensors (not strings) or sequences of them. */
-static ol_status check_retainable(const char *name, const ol_value *v) {
-  if (!v) return ol_error(OL_INVALID_ARGUMENT, "persistent value '%s' is NULL", name);
-  if (v->kind == OL_VALUE_SEQUENCE) {
-    for (size_t i = 0; i < v->count; i++) OL_TRY(check_retainable(name, v->items[i]));
-    return OL_OK;
+/* Input and output declarations of a binding describe the same value:
+ * same kinds, element types, ranks and fixed dims where both say, the same
+ * runtime struct fields in the same order. path gets the first mismatch. */
+#define CONSTANT_FIELD ONNX__STRUCT_TYPE_PROTO__STRUCTURE__FIELD__CONTENT_CONSTANT
+
+static bool types_compatible(const Onnx__ModelProto *m, const Onnx__TypeProto *a, const Onnx__TypeProto *b,
+                             char *path, size_t cap, int depth) {
+  if (!a || !b || a->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET ||
+      b->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET)
+    return true;
+  if (depth > OL_STRUCT_MAX_NESTING || a->value_case != b->value_case) return false;
+  size_t len = strlen(path);
+  switch (a->value_case) {
+    case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE: {
+      const Onnx__TypeProto__Tensor *x = a->tensor_type, *y = b->tensor_type;
+      if (x->has_elem_type && y->has_elem_type && x->elem_type && y->elem_type && x->elem_type != y->elem_type)
+        return false;
+      if (!x->shape || !y->shape) return true;
+      if (x->shape->n_dim != y->shape->n_dim) return false;
+      for (size_t d = 0; d < x->shape->n_dim; d++) {
+        const Onnx__TensorShapeProto__Dimension *p = x->shape->dim[d], *q = y->shape->dim[d];
+        if (p->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+            q->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && p->dim_value != q->dim_value)
+          return false;
+      }
+      return true;
+    }
+    case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE:
+      snprintf(path + len, cap - len, len ? "[]" : "element []");
+      if (!types_compatible(m, a->sequence_type->elem_type, b->sequence_type->elem_type, path, cap, depth + 1))
+        return false;
+      path[len] = '\0';
+      return true;
+    case ONNX__TYPE_PROTO__VALUE_STRUCT_TYPE: {
+      const Onnx__StructTypeProto *x = NULL, *y = NULL;
+      if (ol_struct_type_resolve(m, a->struct_type, &x) != OL_OK ||
+          ol_struct_type_resolve(m, b->struct_type, &y) != OL_OK)
+        return false;
+      if (x == y) return true;
+      if (x->kind_case != y->kind_case) return false;
+      if (x->kind_case != ONNX__STRUCT_TYPE_PROTO__KIND_STRUCTURE) return true; /* rejected by check_decl */
+      size_t i = 0, j = 0, nx = x->structure ? x->structure->n_field : 0, ny = y->structure ? y->structure->n_field : 0;
+      for (;;) {
+        while (i < nx && x->structure->field[i]->content_case == CONSTANT_FIELD) i++;
+        while (j < ny && y->structure->field[j]->content_case == CONSTANT_FIELD) j++;
+        if (i == nx || j == ny) return i == nx && j == ny;
+        const Onnx__StructTypeProto__Structure__Field *p = x->structure->field[i++], *q = y->structure->field[j++];
+        snprintf(path + len, cap - len, len ? ".%s" : "field '%s'", p->name ? p->name : "");
+        if (strcmp(p->name ? p->name : "", q->name ? q->name : "") != 0) {
+          size_t at = strlen(path);
+          snprintf(path + at, cap - at, " (the output declares '%s')", q->name ? q->name : "");
+          return false;
+        }
+        if (!types_compatible(m, p->type, q->type, path, cap, depth + 1)) return false;
+        path[len] = '\0';
+      }
+    }
+    default:
+      return true; /* other kinds are rejected by check_decl */
   }
-  if (v->kind != OL_VALUE_TENSOR)
-    return ol_error(OL_INVALID_ARGUMENT, "persistent value '%s': map and optional values cannot be retained", name);
-  if (v->tensor.dtype == OL_DTYPE_STRING)
-    return ol_error(OL_INVALID_ARGUMENT, "persistent value '%s': string tensors cannot be retained", name);
-  return OL_OK;
 }
 
+/* Retained and published values: walked whole against the input's declaration. */
 static ol_status check_value(const ol_state *st, const binding *b, const ol_value *v) {
-  OL_TRY(check_retainable(b->input_name, v));
   const ol_graph *g = st->session->model->graph;
-  ol_status s = ol_check_value_type(&g->inputs[b->input], v);
-  if (s != OL_OK) return ol_error_wrap(s, "persistent input '%s'", b->input_name);
-  return OL_OK;
+  return ol_check_value_decl(st->session->model->proto, &g->inputs[b->input], v, true, "persistent input");
 }
 
 static binding *find_binding(const ol_state *st, const char *input_name) {
@@ -106,7 +257,8 @@ ol_status ol_state_create(ol_model *model, const char *const *names, ol_value *c
   if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_state_create: out is NULL");
   *out = NULL;
   if (!model) return ol_error(OL_INVALID_ARGUMENT, "ol_state_create: model is NULL");
-  const Onnx__GraphProto *gp = model->data->proto->graph;
+  const Onnx__ModelProto *gp_model = model->data->proto;
+  const Onnx__GraphProto *gp = gp_model->graph;
   if (gp->n_persistent_bindings == 0)
     return ol_error(OL_INVALID_ARGUMENT, "the model declares no persistent_bindings; use a session");
   ol_state *st = ol_xcalloc(1, sizeof *st);
@@ -132,14 +284,22 @@ ol_status ol_state_create(ol_model *model, const char *const *names, ol_value *c
     while (b->output < g->num_outputs && strcmp(g->outputs[b->output].name, b->output_name) != 0) b->output++;
     /* the checker guarantees both exist */
     st->bound[b->input] = true;
-    const ol_type_info *ti = &g->inputs[b->input].type, *to = &g->outputs[b->output].type;
-    if ((s = reject_unsupported("input", b->input_name, ti)) != OL_OK) break;
-    if ((s = reject_unsupported("output", b->output_name, to)) != OL_OK) break;
-    if (g->inputs[b->input].has_type && g->outputs[b->output].has_type &&
-        (ti->kind != to->kind || (ti->dtype && to->dtype && ti->dtype != to->dtype) ||
-         (ti->rank >= 0 && to->rank >= 0 && ti->rank != to->rank)))
+    const ol_graph_value *gi = &g->inputs[b->input], *go = &g->outputs[b->output];
+    if ((s = reject_unsupported(st, "input", b->input_name, gi)) != OL_OK) break;
+    if ((s = reject_unsupported(st, "output", b->output_name, go)) != OL_OK) break;
+    if (!gi->has_type || !go->has_type) continue;
+    const ol_type_info *ti = &gi->type, *to = &go->type;
+    char path[512] = "";
+    if (ti->proto && to->proto) {
+      if (!types_compatible(gp_model, ti->proto, to->proto, path, sizeof path, 0))
+        s = ol_error(OL_INVALID_MODEL,
+                     "persistent binding '%s' <- '%s': the output's type does not match the input's%s%s",
+                     b->input_name, b->output_name, path[0] ? " at " : "", path);
+    } else if (ti->kind != to->kind || (ti->dtype && to->dtype && ti->dtype != to->dtype) ||
+               (ti->rank >= 0 && to->rank >= 0 && ti->rank != to->rank)) {
       s = ol_error(OL_INVALID_MODEL, "persistent binding '%s' <- '%s': the output's type does not match the input's",
                    b->input_name, b->output_name);
+    }
   }
   if (s == OL_OK) s = take_initial(st, names, initial, count);
   if (s != OL_OK) {
