@@ -15,185 +15,15 @@
  * path chosen for a shape do not change any bit: the native and wasm builds
  * agree exactly.
  *
- * The float32 kernel packs panels of B (KC x 8) and runs a 4x8 register tile
- * written with the compiler's generic vector extension (lowered to SSE natively
- * and to wasm SIMD128 with -msimd128; plain scalar code otherwise). Products
- * of up to eight rows (token generation) stream B once instead, four k-rows at
- * a time, reusing each B segment for all rows. */
+ * The float32 products run on simd/gemm.c (ol_f32_gemm: packed 4 x 8 register
+ * tiles for many rows, a streaming GEMV for up to eight rows), written once
+ * against the 128-bit layer simd/vec.h (SSE2 natively, SIMD128 in wasm, plain
+ * C otherwise) and tested against the scalar reference there. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ops/registry.h"
-
-/* ------------------------------------------------------------ float32 GEMM */
-
-typedef float v4f __attribute__((vector_size(16)));
-
-static inline v4f v4_load(const float *p) {
-  v4f v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-static inline void v4_store(float *p, v4f v) { memcpy(p, &v, sizeof v); }
-static inline v4f v4_splat(float s) { return (v4f){s, s, s, s}; }
-
-#define MR 4
-#define NR 8
-#define KC 256
-#define NC 512
-#define ROW_BLOCK 4096
-
-/* C[0..4)[0..8) (+)= sum over k of a_r[k] * b[k*8 + c]. */
-static void micro_4x8(int64_t kc, const float *a0, const float *a1, const float *a2,
-                      const float *a3, const float *b, float *c, int64_t ldc, int first) {
-  v4f c00, c01, c10, c11, c20, c21, c30, c31;
-  if (first) {
-    c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = v4_splat(0.0f);
-  } else {
-    c00 = v4_load(c), c01 = v4_load(c + 4);
-    c10 = v4_load(c + ldc), c11 = v4_load(c + ldc + 4);
-    c20 = v4_load(c + 2 * ldc), c21 = v4_load(c + 2 * ldc + 4);
-    c30 = v4_load(c + 3 * ldc), c31 = v4_load(c + 3 * ldc + 4);
-  }
-  for (int64_t k = 0; k < kc; k++, b += NR) {
-    v4f b0 = v4_load(b), b1 = v4_load(b + 4), x;
-    x = v4_splat(a0[k]);
-    c00 += x * b0;
-    c01 += x * b1;
-    x = v4_splat(a1[k]);
-    c10 += x * b0;
-    c11 += x * b1;
-    x = v4_splat(a2[k]);
-    c20 += x * b0;
-    c21 += x * b1;
-    x = v4_splat(a3[k]);
-    c30 += x * b0;
-    c31 += x * b1;
-  }
-  v4_store(c, c00), v4_store(c + 4, c01);
-  v4_store(c + ldc, c10), v4_store(c + ldc + 4, c11);
-  v4_store(c + 2 * ldc, c20), v4_store(c + 2 * ldc + 4, c21);
-  v4_store(c + 3 * ldc, c30), v4_store(c + 3 * ldc + 4, c31);
-}
-
-/* c[j] = c[j] + a0*b0[j] (+ a1*b1[j] + ...) for the next 1-4 values of k,
- * applied in k order so each element's sum stays sequential. */
-static inline void axpy_rows(float *c, int64_t n, int nk, const float *a, const float *const *b) {
-  int64_t j = 0;
-  if (nk == 4) {
-    v4f x0 = v4_splat(a[0]), x1 = v4_splat(a[1]), x2 = v4_splat(a[2]), x3 = v4_splat(a[3]);
-    const float *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3];
-    for (; j + 8 <= n; j += 8) {
-      v4f c0 = v4_load(c + j), c1 = v4_load(c + j + 4);
-      c0 += x0 * v4_load(b0 + j);
-      c1 += x0 * v4_load(b0 + j + 4);
-      c0 += x1 * v4_load(b1 + j);
-      c1 += x1 * v4_load(b1 + j + 4);
-      c0 += x2 * v4_load(b2 + j);
-      c1 += x2 * v4_load(b2 + j + 4);
-      c0 += x3 * v4_load(b3 + j);
-      c1 += x3 * v4_load(b3 + j + 4);
-      v4_store(c + j, c0);
-      v4_store(c + j + 4, c1);
-    }
-    for (; j < n; j++) {
-      float v = c[j];
-      v = v + a[0] * b0[j];
-      v = v + a[1] * b1[j];
-      v = v + a[2] * b2[j];
-      v = v + a[3] * b3[j];
-      c[j] = v;
-    }
-    return;
-  }
-  for (int q = 0; q < nk; q++) {
-    v4f x = v4_splat(a[q]);
-    const float *bq = b[q];
-    for (j = 0; j + 4 <= n; j += 4) v4_store(c + j, v4_load(c + j) + x * v4_load(bq + j));
-    for (; j < n; j++) c[j] = c[j] + a[q] * bq[j];
-  }
-}
-
-/* Few-row products (token generation): B is streamed once per block of up
- * to ROWS_TOGETHER rows, each B row segment reused for all of them. */
-#define ROWS_TOGETHER 8
-static void sgemm_rows(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                       const float *B, int64_t ldb, float *C, int64_t ldc) {
-  for (int64_t i0 = 0; i0 < M; i0 += ROWS_TOGETHER) {
-    int64_t mr = M - i0 < ROWS_TOGETHER ? M - i0 : ROWS_TOGETHER;
-    for (int64_t jb = 0; jb < N; jb += ROW_BLOCK) {
-      int64_t nb = N - jb < ROW_BLOCK ? N - jb : ROW_BLOCK;
-      for (int64_t r = 0; r < mr; r++) memset(C + (i0 + r) * ldc + jb, 0, sizeof(float) * (size_t)nb);
-      for (int64_t k = 0; k < K; k += 4) {
-        int nk = K - k < 4 ? (int)(K - k) : 4;
-        const float *b[4];
-        for (int q = 0; q < nk; q++) b[q] = B + (k + q) * ldb + jb;
-        for (int64_t r = 0; r < mr; r++)
-          axpy_rows(C + (i0 + r) * ldc + jb, nb, nk, A + (i0 + r) * lda + k, b);
-      }
-    }
-  }
-}
-
-/* C = A * B for row-major float32 matrices. pack: KC * NC floats or NULL
- * (then allocated here). Returns OL_OUT_OF_MEMORY only. */
-static ol_status sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                       const float *B, int64_t ldb, float *C, int64_t ldc) {
-  if (M <= 0 || N <= 0) return OL_OK;
-  if (K <= 0) {
-    for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
-    return OL_OK;
-  }
-  if (M <= ROWS_TOGETHER) {
-    sgemm_rows(M, N, K, A, lda, B, ldb, C, ldc);
-    return OL_OK;
-  }
-  float *pack = ol_xmalloc(sizeof(float) * KC * NC);
-  if (!pack) return OL_OUT_OF_MEMORY;
-  float tile[MR * NR];
-  for (int64_t jb = 0; jb < N; jb += NC) {
-    int64_t nb = N - jb < NC ? N - jb : NC;
-    int64_t panels = (nb + NR - 1) / NR;
-    for (int64_t kb = 0; kb < K; kb += KC) {
-      int64_t kc = K - kb < KC ? K - kb : KC;
-      /* pack B[kb..kb+kc)[jb..jb+nb) into panels of NR columns, zero padded */
-      for (int64_t p = 0; p < panels; p++) {
-        float *dst = pack + p * kc * NR;
-        int64_t j0 = jb + p * NR, nr = N - j0 < NR ? N - j0 : NR;
-        for (int64_t k = 0; k < kc; k++) {
-          const float *src = B + (kb + k) * ldb + j0;
-          if (nr == NR) {
-            memcpy(dst + k * NR, src, sizeof(float) * NR);
-          } else {
-            for (int64_t c = 0; c < NR; c++) dst[k * NR + c] = c < nr ? src[c] : 0.0f;
-          }
-        }
-      }
-      for (int64_t i = 0; i < M; i += MR) {
-        int64_t mr = M - i < MR ? M - i : MR;
-        const float *a[MR];
-        for (int r = 0; r < MR; r++) a[r] = A + (i + (r < mr ? r : 0)) * lda + kb;
-        for (int64_t p = 0; p < panels; p++) {
-          int64_t j0 = jb + p * NR, nr = N - j0 < NR ? N - j0 : NR;
-          float *c = C + i * ldc + j0;
-          const float *bp = pack + p * kc * NR;
-          if (mr == MR && nr == NR) {
-            micro_4x8(kc, a[0], a[1], a[2], a[3], bp, c, ldc, kb == 0);
-            continue;
-          }
-          if (kb != 0)
-            for (int64_t r = 0; r < mr; r++)
-              for (int64_t q = 0; q < nr; q++) tile[r * NR + q] = c[r * ldc + q];
-          micro_4x8(kc, a[0], a[1], a[2], a[3], bp, tile, NR, kb == 0);
-          for (int64_t r = 0; r < mr; r++)
-            for (int64_t q = 0; q < nr; q++) c[r * ldc + q] = tile[r * NR + q];
-        }
-      }
-    }
-  }
-  free(pack);
-  return OL_OK;
-}
+#include "simd/gemm.h"
 
 /* ------------------------------------------------------------ other element types */
 
@@ -255,7 +85,7 @@ static void f32_to_half(ol_dtype dt, const float *src, uint16_t *dst, int64_t n)
 static ol_status gemm_any(ol_dtype dt, int64_t M, int64_t N, int64_t K, const void *A,
                           const void *B, void *C, float *scratch) {
   switch (dt) {
-    case OL_DTYPE_FLOAT: return sgemm(M, N, K, A, K, B, N, C, N);
+    case OL_DTYPE_FLOAT: return ol_f32_gemm(M, N, K, A, K, B, N, C, N);
     case OL_DTYPE_DOUBLE: dgemm(M, N, K, A, B, C); return OL_OK;
     case OL_DTYPE_INT32: igemm_i32(M, N, K, A, B, C); return OL_OK;
     case OL_DTYPE_INT64: igemm_i64(M, N, K, A, B, C); return OL_OK;
@@ -265,7 +95,7 @@ static ol_status gemm_any(ol_dtype dt, int64_t M, int64_t N, int64_t K, const vo
       float *a = scratch, *b = a + M * K, *c = b + K * N;
       half_to_f32(dt, A, a, M * K);
       half_to_f32(dt, B, b, K * N);
-      OL_TRY(sgemm(M, N, K, a, K, b, N, c, N));
+      OL_TRY(ol_f32_gemm(M, N, K, a, K, b, N, c, N));
       f32_to_half(dt, c, C, M * N);
       return OL_OK;
     }

@@ -1,0 +1,137 @@
+#!/usr/bin/env node
+// Decode benchmark: onnx-light (dist/node.js) against onnxruntime-web (wasm
+// backend) on Llama-shaped decoders with seeded random weights, in the
+// plain-operator form torch exports (bench/lib/llama_model.mjs). Both runtimes
+// run in the same invocation, interleaved (ol, ort, ol, ort, ...), each
+// measurement in a fresh child process. Output: JSON on stdout.
+//
+//   node bench/decode.mjs [--shapes tiny,58M] [--runs 5] [--threads 1]
+//                         [--prompt 32] [--steps 64] [--prefill-runs 20] [--runtimes ol,ort]
+//                         [--contexts 1024,2048]
+//
+// Per child: session create (module init + create, model bytes already in
+// memory), prefill of `prompt` tokens from an empty cache (the first call, and
+// the median of the second half of `prefill-runs` calls, once V8 has tiered the
+// wasm up), then `steps` single-token decode steps feeding present.* back
+// as past_key_values.* (per-token median and p90), per-token decode with a
+// cache of each of `contexts` tokens already present (seeded values fed as
+// past, median of 15 steps: decodeAt<N>Ms), peak RSS (maxRSS of the child). The parent reports per-runtime medians over runs and the ratio
+// onnx-light / ORT-web of each median. Another onnx-light build joins the
+// interleaving as a runtime `ol=path/to/dist` (e.g. --runtimes ol,ort,ol=/tmp/old/dist
+// for before/after); OL_DIST=path/to/dist replaces `ol` itself. Models are cached in
+// bench/.models/ (git-ignored).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+import { runChild } from './lib/decode_child.mjs';
+import { SHAPES, buildLlama, paramCount } from './lib/llama_model.mjs';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const MODELS = join(ROOT, 'bench/.models');
+const { values: args } = parseArgs({
+  options: {
+    shapes: { type: 'string', default: 'tiny,58M' },
+    runs: { type: 'string', default: '5' },
+    threads: { type: 'string', default: '1' },
+    prompt: { type: 'string', default: '32' },
+    steps: { type: 'string', default: '64' },
+    'prefill-runs': { type: 'string', default: '20' },
+    contexts: { type: 'string', default: '1024,2048' },
+    runtimes: { type: 'string', default: 'ol,ort' },
+    seed: { type: 'string', default: '1234' },
+    child: { type: 'string' }, // internal: runtime of a measurement child
+    model: { type: 'string' },
+  },
+});
+
+const contextList = args.contexts ? args.contexts.split(',').filter(Boolean).map(Number) : [];
+
+if (args.child) {
+  const result = await runChild({
+    runtime: args.child,
+    modelPath: args.model,
+    threads: Number(args.threads),
+    prompt: Number(args.prompt),
+    steps: Number(args.steps),
+    seed: Number(args.seed),
+    prefillRuns: Number(args['prefill-runs']),
+    contexts: contextList,
+  });
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  process.exit(0);
+}
+
+function modelPath(shapeName, seed) {
+  const s = SHAPES[shapeName];
+  const dims = `L${s.layers}-W${s.width}-H${s.heads}x${s.headSize}-F${s.ffn}-V${s.vocab}-P${s.maxPos}`;
+  const path = join(MODELS, `llama-${shapeName}-${dims}-plain-seed${seed}.onnx`);
+  if (!existsSync(path)) {
+    mkdirSync(MODELS, { recursive: true });
+    const bytes = buildLlama(SHAPES[shapeName], seed);
+    writeFileSync(`${path}.tmp`, bytes);
+    renameSync(`${path}.tmp`, path);
+  }
+  return path;
+}
+
+function measure(runtime, path) {
+  const child = spawnSync(
+    process.execPath,
+    [fileURLToPath(import.meta.url), '--child', runtime, '--model', path, '--threads', args.threads, '--prompt', args.prompt, '--steps', args.steps, '--seed', args.seed, '--prefill-runs', args['prefill-runs'], '--contexts', args.contexts],
+    { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 },
+  );
+  if (child.status !== 0) return { error: `exit ${child.status}: ${(child.stderr || '').slice(-2000)}` };
+  const line = child.stdout.trim().split('\n').pop();
+  return JSON.parse(line);
+}
+
+const median = (xs) => {
+  const s = xs.filter((x) => typeof x === 'number').sort((a, b) => a - b);
+  if (!s.length) return null;
+  const m = s.length >> 1;
+  return s.length & 1 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const METRICS = ['createMs', 'prefillFirstMs', 'prefillSteadyMs', 'decodeMedianMs', 'decodeP90Ms', ...contextList.map((c) => `decodeAt${c}Ms`), 'peakRssMB'];
+
+function revision() {
+  const r = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : null;
+}
+
+const runtimes = args.runtimes.split(',');
+const RUNS = Number(args.runs);
+const report = {
+  bench: 'decode',
+  revision: revision(),
+  node: process.version,
+  date: new Date().toISOString(),
+  threads: Number(args.threads),
+  prompt: Number(args.prompt),
+  steps: Number(args.steps),
+  prefillRuns: Number(args['prefill-runs']),
+  contexts: contextList,
+  runs: RUNS,
+  form: 'plain',
+  models: [],
+};
+for (const shapeName of args.shapes.split(',')) {
+  const shape = SHAPES[shapeName];
+  if (!shape) throw new Error(`unknown shape ${shapeName} (have ${Object.keys(SHAPES)})`);
+  const path = modelPath(shapeName, Number(args.seed));
+  const raw = Object.fromEntries(runtimes.map((r) => [r, []]));
+  for (let run = 0; run < RUNS; run++) for (const r of runtimes) raw[r].push(measure(r, path));
+  const medians = Object.fromEntries(
+    runtimes.map((r) => [r, Object.fromEntries(METRICS.map((k) => [k, median(raw[r].map((x) => x[k]))]))]),
+  );
+  const entry = { shape: shapeName, ...shape, params: paramCount(shape), modelBytes: readFileSync(path).byteLength, medians };
+  const ratio = (a, b) => Object.fromEntries(METRICS.map((k) => [k, a[k] && b[k] ? +(a[k] / b[k]).toFixed(3) : null]));
+  if (medians.ol && medians.ort) entry.ratioOlOverOrt = ratio(medians.ol, medians.ort);
+  const others = runtimes.filter((r) => r.startsWith('ol='));
+  if (others.length && medians.ort) entry.ratiosOverOrt = Object.fromEntries(others.map((r) => [r, ratio(medians[r], medians.ort)]));
+  entry.raw = raw;
+  report.models.push(entry);
+}
+process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

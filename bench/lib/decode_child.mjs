@@ -1,0 +1,132 @@
+// One measurement in a fresh process (see bench/decode.mjs): create a session,
+// prefill, decode; returns plain numbers. onnx-light and onnxruntime-web share
+// the InferenceSession/Tensor API, so one driver serves both.
+import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+
+async function loadRuntime(runtime, threads) {
+  // 'ol=path/to/dist' (or OL_DIST): another build of onnx-light, for before/after comparisons
+  if (runtime.startsWith('ol=')) return import(pathToFileURL(`${runtime.slice(3)}/node.js`).href);
+  if (runtime === 'ol') return process.env.OL_DIST ? import(pathToFileURL(`${process.env.OL_DIST}/node.js`).href) : import('onnx-light');
+  if (runtime === 'ort') {
+    const ort = await import('onnxruntime-web');
+    ort.env.wasm.numThreads = threads;
+    ort.env.wasm.simd = true;
+    ort.env.logLevel = 'error';
+    return ort;
+  }
+  throw new Error(`unknown runtime ${runtime}`);
+}
+
+function quantile(xs, q) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+}
+
+export async function runChild({ runtime, modelPath, threads, prompt, steps, seed, prefillRuns = 20, contexts = [], contextSteps = 16 }) {
+  const bytes = new Uint8Array(readFileSync(modelPath));
+  let t = now();
+  const rt = await loadRuntime(runtime, threads);
+  const importMs = now() - t;
+  t = now();
+  const options = runtime === 'ort' ? { executionProviders: ['wasm'], intraOpNumThreads: threads, graphOptimizationLevel: 'all' } : {};
+  const session = await rt.InferenceSession.create(bytes, options);
+  const createMs = now() - t;
+  const rssAfterCreateMB = process.memoryUsage().rss / 2 ** 20;
+
+  const pastNames = session.inputNames.filter((n) => n.startsWith('past_key_values.'));
+  const meta = (name) => {
+    const m = session.inputMetadata?.[session.inputNames.indexOf(name)];
+    return m?.shape;
+  };
+  const shapeOf = (name) => meta(name) ?? null;
+  // heads and head size from the metadata, falling back to the file name's shape
+  const kvShape = shapeOf(pastNames[0]);
+  const H = Number(kvShape?.[1]), D = Number(kvShape?.[3]);
+  let state = (seed * 2654435761) >>> 0;
+  const nextToken = (vocab) => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state % vocab;
+  };
+  const vocab = Number(session.outputMetadata?.[session.outputNames.indexOf('logits')]?.shape?.[2]) || 256;
+  const i64 = (values, dims) => new rt.Tensor('int64', BigInt64Array.from(values.map(BigInt)), dims);
+  const emptyPast = () => Object.fromEntries(pastNames.map((n) => [n, new rt.Tensor('float32', new Float32Array(0), [1, H, 0, D])]));
+  const present = (n) => `present.${n.slice('past_key_values.'.length)}`;
+  const fetches = ['logits', ...pastNames.map(present)];
+
+  async function step(past, pastLen, ids) {
+    const n = ids.length;
+    const feeds = {
+      ...past,
+      input_ids: i64(ids, [1, n]),
+      attention_mask: i64(new Array(pastLen + n).fill(1), [1, pastLen + n]),
+      position_ids: i64(ids.map((_, i) => pastLen + i), [1, n]),
+    };
+    const out = await session.run(feeds, fetches);
+    const logits = out.logits.data;
+    const last = logits[logits.length - 1]; // touch the result
+    if (!Number.isFinite(last)) throw new Error('non-finite logits');
+    out.logits.dispose?.();
+    for (const v of Object.values(past)) v.dispose?.();
+    return Object.fromEntries(pastNames.map((nm) => [nm, out[present(nm)]]));
+  }
+
+  const promptIds = Array.from({ length: prompt }, () => nextToken(vocab));
+  const prefills = [];
+  let past;
+  for (let r = 0; r < prefillRuns; r++) {
+    if (past) for (const v of Object.values(past)) v.dispose?.();
+    const p0 = emptyPast();
+    t = now();
+    past = await step(p0, 0, promptIds);
+    prefills.push(now() - t);
+  }
+  const decode = [];
+  let pastLen = prompt;
+  for (let s = 0; s < steps; s++) {
+    const id = nextToken(vocab);
+    t = now();
+    past = await step(past, pastLen, [id]);
+    decode.push(now() - t);
+    pastLen++;
+  }
+  for (const v of Object.values(past)) v.dispose?.();
+  // long context: a cache of `ctx` tokens (seeded values, fed as past), then
+  // contextSteps single-token steps; per-token median
+  const longContext = {};
+  for (const ctx of contexts) {
+    let x = seed >>> 0;
+    const values = new Float32Array(H * ctx * D);
+    for (let i = 0; i < values.length; i++) {
+      x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+      values[i] = x / 2 ** 32 - 0.5;
+    }
+    let cache = Object.fromEntries(pastNames.map((n) => [n, new rt.Tensor('float32', values.slice(), [1, H, ctx, D])]));
+    const times = [];
+    for (let s = 0; s < contextSteps; s++) {
+      const id = nextToken(vocab);
+      t = now();
+      cache = await step(cache, ctx + s, [id]);
+      times.push(now() - t);
+    }
+    for (const v of Object.values(cache)) v.dispose?.();
+    longContext[ctx] = quantile(times.slice(1), 0.5);
+  }
+  await session.release();
+  return {
+    runtime,
+    importMs,
+    createMs,
+    prefillFirstMs: prefills[0],
+    // V8 runs wasm in its baseline tier until functions tier up, which takes
+    // onnx-light (lazily compiled) ten to fifteen calls: steady is the second half
+    prefillSteadyMs: quantile(prefills.slice(Math.max(1, prefills.length >> 1)), 0.5),
+    decodeMedianMs: quantile(decode, 0.5),
+    decodeP90Ms: quantile(decode, 0.9),
+    ...Object.fromEntries(Object.entries(longContext).map(([ctx, ms]) => [`decodeAt${ctx}Ms`, ms])),
+    rssAfterCreateMB,
+    peakRssMB: process.resourceUsage().maxRSS / 1024,
+  };
+}

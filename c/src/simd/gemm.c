@@ -1,0 +1,232 @@
+/* float32 GEMM/GEMV on simd/vec.h; see gemm.h for the summation-order
+ * contract that keeps every kernel bit-identical to the scalar reference. */
+#include "simd/gemm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "simd/vec.h"
+
+typedef ol_f32x4 v4;
+#define LD ol_f32x4_load
+#define ST ol_f32x4_store
+#define SPLAT ol_f32x4_splat
+#define MADD ol_f32x4_muladd
+
+/* ------------------------------------------------------------ scalar reference */
+
+void ol_f32_gemm_scalar(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                        const float *B, int64_t ldb, float *C, int64_t ldc) {
+  for (int64_t i = 0; i < M; i++) {
+    float *c = C + i * ldc;
+    for (int64_t j = 0; j < N; j++) c[j] = 0.0f;
+    for (int64_t k = 0; k < K; k++) {
+      float a = A[i * lda + k];
+      const float *b = B + k * ldb;
+      for (int64_t j = 0; j < N; j++) c[j] = c[j] + a * b[j];
+    }
+  }
+}
+
+/* ------------------------------------------------------------ few rows (GEMV) */
+
+/* Two ways to stream B once per group of up to GEMV_ROWS rows, chosen by
+ * the width of B (measured in wasm, weights streamed from DRAM):
+ *  - narrow rows (N < GEMV_WIDE, the 2-6 KB rows of decoder layers): row
+ *    after row as one sequential stream, c[j] = c[j] + a[k] * b[k][j] for
+ *    each k, C in L1: about 20 GB/s, against 7-11 GB/s when 2-8 short rows
+ *    are interleaved;
+ *  - wide rows (a vocabulary head): eight rows of B interleaved per pass, so
+ *    the C block is loaded and stored once per eight k; columns blocked so
+ *    that the C blocks of the group fit in 128 KB (L2), but never shorter
+ *    than 4096 (long contiguous runs of each B row stream best): for a
+ *    512 x 32000 head about 18 GB/s unblocked, 15 with 4096 columns, 12
+ *    with 1024, and 7-10 GB/s one B row at a time.
+ * Either way each element adds its products in increasing k from +0. */
+#define GEMV_ROWS 8
+#define GEMV_WIDE 4096
+#define GEMV_C_FLOATS 32768 /* wide: C block of a row group, 128 KB */
+
+/* c[0..n) = c[0..n) + a * b[0..n) */
+static void axpy1(float *c, int64_t n, float a, const float *b) {
+  const v4 x = SPLAT(a);
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    v4 c0 = LD(c + j), c1 = LD(c + j + 4), c2 = LD(c + j + 8), c3 = LD(c + j + 12);
+    c0 = MADD(c0, x, LD(b + j)), c1 = MADD(c1, x, LD(b + j + 4));
+    c2 = MADD(c2, x, LD(b + j + 8)), c3 = MADD(c3, x, LD(b + j + 12));
+    ST(c + j, c0), ST(c + j + 4, c1), ST(c + j + 8, c2), ST(c + j + 12, c3);
+  }
+  for (; j + 4 <= n; j += 4) ST(c + j, MADD(LD(c + j), x, LD(b + j)));
+  for (; j < n; j++) c[j] = c[j] + a * b[j];
+}
+
+/* c[j] = c[j] + a[0]*b[0][j] + ... + a[7]*b[7][j], added in k order. */
+static void axpy8(float *c, int64_t n, const float *a, const float *const *b) {
+  const v4 x0 = SPLAT(a[0]), x1 = SPLAT(a[1]), x2 = SPLAT(a[2]), x3 = SPLAT(a[3]);
+  const v4 x4 = SPLAT(a[4]), x5 = SPLAT(a[5]), x6 = SPLAT(a[6]), x7 = SPLAT(a[7]);
+  const float *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3];
+  const float *b4 = b[4], *b5 = b[5], *b6 = b[6], *b7 = b[7];
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    v4 c0 = LD(c + j), c1 = LD(c + j + 4);
+    c0 = MADD(c0, x0, LD(b0 + j)), c1 = MADD(c1, x0, LD(b0 + j + 4));
+    c0 = MADD(c0, x1, LD(b1 + j)), c1 = MADD(c1, x1, LD(b1 + j + 4));
+    c0 = MADD(c0, x2, LD(b2 + j)), c1 = MADD(c1, x2, LD(b2 + j + 4));
+    c0 = MADD(c0, x3, LD(b3 + j)), c1 = MADD(c1, x3, LD(b3 + j + 4));
+    c0 = MADD(c0, x4, LD(b4 + j)), c1 = MADD(c1, x4, LD(b4 + j + 4));
+    c0 = MADD(c0, x5, LD(b5 + j)), c1 = MADD(c1, x5, LD(b5 + j + 4));
+    c0 = MADD(c0, x6, LD(b6 + j)), c1 = MADD(c1, x6, LD(b6 + j + 4));
+    c0 = MADD(c0, x7, LD(b7 + j)), c1 = MADD(c1, x7, LD(b7 + j + 4));
+    ST(c + j, c0), ST(c + j + 4, c1);
+  }
+  for (; j < n; j++) {
+    float v = c[j];
+    for (int q = 0; q < 8; q++) v = v + a[q] * b[q][j];
+    c[j] = v;
+  }
+}
+
+/* N < GEMV_WIDE: the C rows of a group (at most 8 x 16 KB) stay in cache. */
+static void gemv_narrow(int64_t mr, int64_t N, int64_t K, const float *A, int64_t lda,
+                        const float *B, int64_t ldb, float *C, int64_t ldc) {
+  for (int64_t r = 0; r < mr; r++) memset(C + r * ldc, 0, sizeof(float) * (size_t)N);
+  for (int64_t k = 0; k < K; k++) {
+    const float *b = B + k * ldb;
+    for (int64_t r = 0; r < mr; r++) axpy1(C + r * ldc, N, A[r * lda + k], b);
+  }
+}
+
+static void gemv_wide(int64_t mr, int64_t N, int64_t K, const float *A, int64_t lda,
+                      const float *B, int64_t ldb, float *C, int64_t ldc) {
+  int64_t cols = GEMV_C_FLOATS / mr < GEMV_WIDE ? GEMV_WIDE : GEMV_C_FLOATS / mr;
+  for (int64_t jb = 0; jb < N; jb += cols) {
+    int64_t nb = N - jb < cols ? N - jb : cols;
+    for (int64_t r = 0; r < mr; r++) memset(C + r * ldc + jb, 0, sizeof(float) * (size_t)nb);
+    int64_t k = 0;
+    for (; k + 8 <= K; k += 8) {
+      const float *b[8];
+      for (int q = 0; q < 8; q++) b[q] = B + (k + q) * ldb + jb;
+      for (int64_t r = 0; r < mr; r++) axpy8(C + r * ldc + jb, nb, A + r * lda + k, b);
+    }
+    for (; k < K; k++)
+      for (int64_t r = 0; r < mr; r++) axpy1(C + r * ldc + jb, nb, A[r * lda + k], B + k * ldb + jb);
+  }
+}
+
+void ol_f32_gemv_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                         const float *B, int64_t ldb, float *C, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  for (int64_t i0 = 0; i0 < M; i0 += GEMV_ROWS) {
+    int64_t mr = M - i0 < GEMV_ROWS ? M - i0 : GEMV_ROWS;
+    if (N < GEMV_WIDE) gemv_narrow(mr, N, K, A + i0 * lda, lda, B, ldb, C + i0 * ldc, ldc);
+    else gemv_wide(mr, N, K, A + i0 * lda, lda, B, ldb, C + i0 * ldc, ldc);
+  }
+}
+
+/* ------------------------------------------------------------ many rows (GEMM) */
+
+#define MR 4
+#define NR 8
+#define KC 256
+#define NC 512
+
+/* C[0..4)[0..8) = (first ? 0 : C) + sum over k of a_r[k] * b[k*8 + c], k in order. */
+static void micro_4x8(int64_t kc, const float *a0, const float *a1, const float *a2,
+                      const float *a3, const float *b, float *c, int64_t ldc, int first) {
+  v4 c00, c01, c10, c11, c20, c21, c30, c31;
+  if (first) {
+    c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = ol_f32x4_zero();
+  } else {
+    c00 = LD(c), c01 = LD(c + 4);
+    c10 = LD(c + ldc), c11 = LD(c + ldc + 4);
+    c20 = LD(c + 2 * ldc), c21 = LD(c + 2 * ldc + 4);
+    c30 = LD(c + 3 * ldc), c31 = LD(c + 3 * ldc + 4);
+  }
+  for (int64_t k = 0; k < kc; k++, b += NR) {
+    const v4 b0 = LD(b), b1 = LD(b + 4);
+    v4 x = SPLAT(a0[k]);
+    c00 = MADD(c00, x, b0), c01 = MADD(c01, x, b1);
+    x = SPLAT(a1[k]);
+    c10 = MADD(c10, x, b0), c11 = MADD(c11, x, b1);
+    x = SPLAT(a2[k]);
+    c20 = MADD(c20, x, b0), c21 = MADD(c21, x, b1);
+    x = SPLAT(a3[k]);
+    c30 = MADD(c30, x, b0), c31 = MADD(c31, x, b1);
+  }
+  ST(c, c00), ST(c + 4, c01);
+  ST(c + ldc, c10), ST(c + ldc + 4, c11);
+  ST(c + 2 * ldc, c20), ST(c + 2 * ldc + 4, c21);
+  ST(c + 3 * ldc, c30), ST(c + 3 * ldc + 4, c31);
+}
+
+ol_status ol_f32_gemm_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                              const float *B, int64_t ldb, float *C, int64_t ldc, float *pack) {
+  if (M <= 0 || N <= 0) return OL_OK;
+  if (K <= 0) {
+    for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
+    return OL_OK;
+  }
+  float *owned = NULL;
+  if (!pack) {
+    pack = owned = ol_xmalloc(sizeof(float) * OL_F32_GEMM_PACK_FLOATS);
+    if (!pack) return OL_OUT_OF_MEMORY;
+  }
+  float tile[MR * NR];
+  for (int64_t jb = 0; jb < N; jb += NC) {
+    int64_t nb = N - jb < NC ? N - jb : NC;
+    int64_t panels = (nb + NR - 1) / NR;
+    for (int64_t kb = 0; kb < K; kb += KC) {
+      int64_t kc = K - kb < KC ? K - kb : KC;
+      /* B[kb..kb+kc)[jb..jb+nb) as panels of NR columns, zero padded */
+      for (int64_t p = 0; p < panels; p++) {
+        float *dst = pack + p * kc * NR;
+        int64_t j0 = jb + p * NR, nr = N - j0 < NR ? N - j0 : NR;
+        for (int64_t k = 0; k < kc; k++) {
+          const float *src = B + (kb + k) * ldb + j0;
+          if (nr == NR) {
+            memcpy(dst + k * NR, src, sizeof(float) * NR);
+          } else {
+            for (int64_t q = 0; q < NR; q++) dst[k * NR + q] = q < nr ? src[q] : 0.0f;
+          }
+        }
+      }
+      for (int64_t i = 0; i < M; i += MR) {
+        int64_t mr = M - i < MR ? M - i : MR;
+        const float *a[MR];
+        for (int r = 0; r < MR; r++) a[r] = A + (i + (r < mr ? r : 0)) * lda + kb;
+        for (int64_t p = 0; p < panels; p++) {
+          int64_t j0 = jb + p * NR, nr = N - j0 < NR ? N - j0 : NR;
+          float *c = C + i * ldc + j0;
+          const float *bp = pack + p * kc * NR;
+          if (mr == MR && nr == NR) {
+            micro_4x8(kc, a[0], a[1], a[2], a[3], bp, c, ldc, kb == 0);
+            continue;
+          }
+          /* edge tile: through a local 4 x 8 buffer */
+          if (kb != 0)
+            for (int64_t r = 0; r < mr; r++)
+              for (int64_t q = 0; q < nr; q++) tile[r * NR + q] = c[r * ldc + q];
+          micro_4x8(kc, a[0], a[1], a[2], a[3], bp, tile, NR, kb == 0);
+          for (int64_t r = 0; r < mr; r++)
+            for (int64_t q = 0; q < nr; q++) c[r * ldc + q] = tile[r * NR + q];
+        }
+      }
+    }
+  }
+  free(owned);
+  return OL_OK;
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+ol_status ol_f32_gemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                      const float *B, int64_t ldb, float *C, int64_t ldc) {
+  if (M <= 0 || N <= 0) return OL_OK;
+  if (M <= GEMV_ROWS || K <= 0) {
+    ol_f32_gemv_simd128(M, N, K, A, lda, B, ldb, C, ldc);
+    return OL_OK;
+  }
+  return ol_f32_gemm_simd128(M, N, K, A, lda, B, ldb, C, ldc, NULL);
+}

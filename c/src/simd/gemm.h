@@ -1,0 +1,39 @@
+/* float32 matrix products on the 128-bit vector layer (simd/vec.h).
+ *
+ * C[M x N] = A[M x K] * B[K x N], row-major, leading dimensions lda/ldb/ldc
+ * (elements). Every output element is summed exactly like the scalar
+ * reference ol_f32_gemm_scalar: c = +0; then c = c + a[i][k] * b[k][j] for
+ * k = 0, 1, ..., K-1, a separate multiply and add (no fma). The vector
+ * kernels put different output columns in different lanes, never parts of
+ * one sum, and their blocking only pauses a sum (stored to C, reloaded
+ * exactly), so every kernel here returns the reference's bits for every
+ * shape, natively (SSE2) and in wasm (SIMD128). */
+#ifndef OL_SIMD_GEMM_H
+#define OL_SIMD_GEMM_H
+#include <stdint.h>
+
+#include "core/status.h"
+
+/* The reference: three loops, k outer per row (same order as every kernel). */
+void ol_f32_gemm_scalar(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                        const float *B, int64_t ldb, float *C, int64_t ldc);
+
+/* Few rows (token generation, M small): streams B once per group of up to
+ * eight rows, reusing each B row for all of them while C stays in cache; one
+ * B row at a time when rows are short (N < 4096), eight interleaved when
+ * they are long (see gemm.c for the measurements behind the choice). */
+void ol_f32_gemv_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                         const float *B, int64_t ldb, float *C, int64_t ldc);
+
+/* Many rows: B packed in KC x 8 panels (scratch), 4 x 8 register tiles.
+ * pack: OL_F32_GEMM_PACK_FLOATS floats or NULL (allocated and freed here).
+ * Fails only with OL_OUT_OF_MEMORY. */
+#define OL_F32_GEMM_PACK_FLOATS (256 * 512)
+ol_status ol_f32_gemm_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                              const float *B, int64_t ldb, float *C, int64_t ldc, float *pack);
+
+/* Picks the kernel for the shape (all give the same bits). */
+ol_status ol_f32_gemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                      const float *B, int64_t ldb, float *C, int64_t ldc);
+
+#endif

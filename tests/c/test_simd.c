@@ -1,0 +1,172 @@
+/* The 128-bit vector layer (simd/vec.h) and the float32 GEMM/GEMV kernels
+ * (simd/gemm.c): every vector kernel equals its scalar reference bit for bit,
+ * on many shapes including the edges (n not a multiple of 4 or 8, k = 0 and
+ * 1, m = 1, padded leading dimensions, several cache blocks). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "core/status.h"
+#include "simd/gemm.h"
+#include "simd/vec.h"
+
+static uint32_t rng_state = 2463534242u;
+static uint32_t next_u32(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 17;
+  rng_state ^= rng_state << 5;
+  return rng_state;
+}
+/* Values of mixed magnitude and sign, so that another summation order would
+ * round differently. */
+static float rnd(void) {
+  float m = (float)(next_u32() & 0xFFFFFF) / 16777216.0f - 0.5f;
+  int e = (int)(next_u32() % 13) - 6;
+  return ldexpf(m, e);
+}
+
+static uint32_t bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+
+/* ------------------------------------------------------------ vec.h */
+
+static void test_vec_lanewise(void) {
+  const float xs[] = {1.5f, -2.25f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN, 3e38f, 1e-40f, -7.0f, 0.1f, 1.0f};
+  const int n = (int)(sizeof xs / sizeof xs[0]);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      float a4[4] = {xs[i], xs[j], xs[(i + j) % n], xs[(i * 7 + 3) % n]};
+      float b4[4] = {xs[j], xs[i], xs[(i + 2 * j) % n], xs[(j * 5 + 1) % n]};
+      ol_f32x4 a = ol_f32x4_load(a4), b = ol_f32x4_load(b4);
+      float r[6][4];
+      ol_f32x4_store(r[0], ol_f32x4_add(a, b));
+      ol_f32x4_store(r[1], ol_f32x4_sub(a, b));
+      ol_f32x4_store(r[2], ol_f32x4_mul(a, b));
+      ol_f32x4_store(r[3], ol_f32x4_div(a, b));
+      ol_f32x4_store(r[4], ol_f32x4_max(a, b));
+      ol_f32x4_store(r[5], ol_f32x4_min(a, b));
+      for (int l = 0; l < 4; l++) {
+        float x = a4[l], y = b4[l];
+        float want[6] = {x + y, x - y, x * y, x / y, x > y ? x : y, x < y ? x : y};
+        for (int o = 0; o < 6; o++) {
+          /* NaN payloads may differ between ISAs: compare NaN-ness, else bits */
+          if (isnan(want[o])) CHECK(isnan(r[o][l]));
+          else CHECK(bits(r[o][l]) == bits(want[o]));
+        }
+      }
+    }
+}
+
+static void test_vec_horizontal(void) {
+  for (int t = 0; t < 1000; t++) {
+    float f[4] = {rnd(), rnd(), rnd(), rnd()};
+    ol_f32x4 v = ol_f32x4_load(f);
+    CHECK(bits(ol_f32x4_hsum(v)) == bits((f[0] + f[1]) + (f[2] + f[3])));
+    float x = f[0] > f[1] ? f[0] : f[1], y = f[2] > f[3] ? f[2] : f[3];
+    CHECK(bits(ol_f32x4_hmax(v)) == bits(x > y ? x : y));
+    ol_f32x4 s = ol_f32x4_splat(f[1]);
+    for (int l = 0; l < 4; l++) CHECK(bits(ol_f32x4_lane(s, l)) == bits(f[1]));
+    float acc[4] = {rnd(), rnd(), rnd(), rnd()}, out[4];
+    ol_f32x4_store(out, ol_f32x4_muladd(ol_f32x4_load(acc), v, s));
+    for (int l = 0; l < 4; l++) {
+      float p = f[l] * f[1];
+      CHECK(bits(out[l]) == bits(acc[l] + p));
+    }
+  }
+  float z[4];
+  ol_f32x4_store(z, ol_f32x4_zero());
+  for (int l = 0; l < 4; l++) CHECK(bits(z[l]) == 0);
+}
+
+/* ------------------------------------------------------------ gemm */
+
+typedef struct gemm_case {
+  int64_t m, n, k;
+  int64_t pad; /* extra leading-dimension elements */
+} gemm_case;
+
+static int compare_kernels(gemm_case g) {
+  int64_t lda = g.k + g.pad, ldb = g.n + g.pad, ldc = g.n + g.pad;
+  size_t na = (size_t)(g.m * lda + 1), nb = (size_t)(g.k * ldb + 1), nc = (size_t)(g.m * ldc + 1);
+  float *A = malloc(sizeof(float) * na), *B = malloc(sizeof(float) * nb);
+  float *want = malloc(sizeof(float) * nc), *got = malloc(sizeof(float) * nc);
+  for (size_t i = 0; i < na; i++) A[i] = rnd();
+  for (size_t i = 0; i < nb; i++) B[i] = rnd();
+  const float sentinel = -12345.5f; /* padding of C must stay untouched */
+  for (size_t i = 0; i < nc; i++) want[i] = sentinel;
+  ol_f32_gemm_scalar(g.m, g.n, g.k, A, lda, B, ldb, want, ldc);
+  int bad = 0;
+  for (int kernel = 0; kernel < 3; kernel++) {
+    for (size_t i = 0; i < nc; i++) got[i] = sentinel;
+    if (kernel == 0) ol_f32_gemv_simd128(g.m, g.n, g.k, A, lda, B, ldb, got, ldc);
+    else if (kernel == 1) CHECK_OK(ol_f32_gemm_simd128(g.m, g.n, g.k, A, lda, B, ldb, got, ldc, NULL));
+    else CHECK_OK(ol_f32_gemm(g.m, g.n, g.k, A, lda, B, ldb, got, ldc));
+    if (memcmp(want, got, sizeof(float) * nc) != 0) {
+      bad++;
+      fprintf(stderr, "kernel %d differs from the scalar reference: m=%lld n=%lld k=%lld pad=%lld\n", kernel,
+              (long long)g.m, (long long)g.n, (long long)g.k, (long long)g.pad);
+    }
+  }
+  free(A), free(B), free(want), free(got);
+  return bad;
+}
+
+static void test_gemm_edges(void) {
+  const int64_t ms[] = {1, 2, 3, 4, 5, 7, 8, 9, 13};
+  const int64_t ns[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33};
+  const int64_t ks[] = {0, 1, 2, 3, 4, 7, 8, 9, 17};
+  for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++)
+    for (size_t b = 0; b < sizeof ns / sizeof ns[0]; b++)
+      for (size_t c = 0; c < sizeof ks / sizeof ks[0]; c++) {
+        gemm_case g = {ms[a], ns[b], ks[c], (int64_t)((a + b + c) % 3)};
+        CHECK(compare_kernels(g) == 0);
+      }
+}
+
+/* Shapes crossing the cache blocks (KC = 256, NC = 512, GEMV columns 4096)
+ * and the decoder shapes of bench/decode.mjs. */
+static void test_gemm_blocks(void) {
+  const gemm_case cases[] = {
+      {1, 512, 512, 0},   {1, 1376, 512, 0},  {1, 512, 1376, 0},  {1, 4097, 9, 0},
+      {1, 8200, 33, 1},   {2, 4100, 20, 3},   {8, 4095, 10, 1},   {3, 4096, 16, 0},   {1, 33000, 17, 0},  {5, 9000, 12, 2},   {8, 520, 300, 0},   {9, 520, 300, 0},
+      {32, 172, 64, 0},   {32, 64, 172, 0},   {33, 513, 257, 2},  {17, 1030, 600, 1},
+      {64, 96, 513, 0},   {5, 3, 1000, 0},    {12, 1, 1, 0},      {1, 1, 1000, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) CHECK(compare_kernels(cases[i]) == 0);
+}
+
+/* The test can see an order change: summing the same products in another
+ * order gives different bits for these inputs (guards against a vacuous test). */
+static void test_gemm_order_matters(void) {
+  enum { K = 300 };
+  float a[K], b[K];
+  for (int k = 0; k < K; k++) a[k] = rnd(), b[k] = rnd();
+  float fwd = 0.0f, rev = 0.0f, got;
+  for (int k = 0; k < K; k++) fwd = fwd + a[k] * b[k];
+  for (int k = K - 1; k >= 0; k--) rev = rev + a[k] * b[k];
+  CHECK(bits(fwd) != bits(rev));
+  ol_f32_gemm_scalar(1, 1, K, a, K, b, 1, &got, 1);
+  CHECK(bits(got) == bits(fwd));
+}
+
+/* Non-finite inputs propagate the same way (NaN-ness and infinities). */
+static void test_gemm_nonfinite(void) {
+  enum { M = 5, N = 11, K = 9 };
+  float A[M * K], B[K * N], want[M * N], got[M * N];
+  for (int i = 0; i < M * K; i++) A[i] = rnd();
+  for (int i = 0; i < K * N; i++) B[i] = rnd();
+  A[3] = INFINITY, A[K + 2] = NAN, B[5] = -INFINITY, B[N * 4 + 7] = 0.0f;
+  ol_f32_gemm_scalar(M, N, K, A, K, B, N, want, N);
+  CHECK_OK(ol_f32_gemm_simd128(M, N, K, A, K, B, N, got, N, NULL));
+  for (int i = 0; i < M * N; i++) CHECK(isnan(want[i]) ? isnan(got[i]) : bits(want[i]) == bits(got[i]));
+  ol_f32_gemv_simd128(M, N, K, A, K, B, N, got, N);
+  for (int i = 0; i < M * N; i++) CHECK(isnan(want[i]) ? isnan(got[i]) : bits(want[i]) == bits(got[i]));
+}
+
+OL_TEST_MAIN(TEST(test_vec_lanewise), TEST(test_vec_horizontal), TEST(test_gemm_edges),
+             TEST(test_gemm_blocks), TEST(test_gemm_order_matters), TEST(test_gemm_nonfinite))
