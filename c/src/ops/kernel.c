@@ -20,6 +20,16 @@ ol_status ol_kernel_simple(const ol_node *node, ol_kernel_compute_fn fn, ol_kern
   return ol_kernel_alloc(node, sizeof(ol_kernel), fn, out);
 }
 
+ol_status ol_axis_kernel_create(const ol_node *node, ol_kernel_compute_fn fn, int64_t default_axis,
+                                ol_kernel **out) {
+  ol_axis_kernel *k;
+  OL_TRY(ol_kernel_alloc(node, sizeof *k, fn, (ol_kernel **)&k));
+  k->has_axis = ol_node_attr(node, "axis") != NULL;
+  k->axis = ol_attr_int(node, "axis", default_axis);
+  *out = &k->base;
+  return OL_OK;
+}
+
 ol_status ol_kernel_error(const ol_node *node, ol_status status, const char *fmt, ...) {
   char message[768];
   va_list ap;

@@ -93,6 +93,15 @@ ol_status ol_ctx_output_view(ol_kernel_ctx *ctx, size_t i, const ol_tensor *src,
                              const int64_t *dims);
 bool ol_ctx_wants_output(const ol_kernel_ctx *ctx, size_t i);
 
+/* A kernel whose only attribute is an integer `axis` (Concat, Gather, ...). */
+typedef struct ol_axis_kernel {
+  ol_kernel base;
+  int64_t axis;
+  bool has_axis;
+} ol_axis_kernel;
+ol_status ol_axis_kernel_create(const ol_node *node, ol_kernel_compute_fn fn, int64_t default_axis,
+                                ol_kernel **out);
+
 /* Error helpers naming the node: "Add node 'n1': ..." */
 ol_status ol_kernel_error(const ol_node *node, ol_status status, const char *fmt, ...)
     OL_PRINTF(3, 4);

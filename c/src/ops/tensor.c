@@ -143,26 +143,10 @@ static ol_status read_ints(const ol_node *node, const ol_tensor *t, const char *
   return OL_OK;
 }
 
-typedef struct axis_kernel {
-  ol_kernel base;
-  int64_t axis;
-  bool has_axis;
-} axis_kernel;
-
-static ol_status axis_kernel_create(const ol_node *node, ol_kernel_compute_fn fn,
-                                    int64_t default_axis, ol_kernel **out) {
-  axis_kernel *k;
-  OL_TRY(ol_kernel_alloc(node, sizeof *k, fn, (ol_kernel **)&k));
-  k->has_axis = ol_node_attr(node, "axis") != NULL;
-  k->axis = ol_attr_int(node, "axis", default_axis);
-  *out = &k->base;
-  return OL_OK;
-}
-
 /* ------------------------------------------------------------ Concat */
 
 static ol_status concat_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
-  axis_kernel *k = (axis_kernel *)kernel;
+  ol_axis_kernel *k = (ol_axis_kernel *)kernel;
   const ol_node *node = ctx->node;
   if (ctx->num_inputs == 0)
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "needs at least one input");
@@ -210,7 +194,7 @@ static ol_status concat_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
 static ol_status concat_create(const ol_node *node, ol_kernel **out) {
   if (node->opset >= 4 && !ol_node_attr(node, "axis"))
     return ol_kernel_error(node, OL_INVALID_MODEL, "attribute 'axis' is required");
-  return axis_kernel_create(node, concat_compute, 1, out);
+  return ol_axis_kernel_create(node, concat_compute, 1, out);
 }
 
 /* ------------------------------------------------------------ Split */

@@ -54,26 +54,10 @@ static ol_status normalize_index(const ol_node *node, int64_t v, int64_t dim, co
   return OL_OK;
 }
 
-typedef struct axis_kernel {
-  ol_kernel base;
-  int64_t axis;
-  bool has_axis;
-} axis_kernel;
-
-static ol_status axis_kernel_create(const ol_node *node, ol_kernel_compute_fn fn,
-                                    int64_t default_axis, ol_kernel **out) {
-  axis_kernel *k;
-  OL_TRY(ol_kernel_alloc(node, sizeof *k, fn, (ol_kernel **)&k));
-  k->has_axis = ol_node_attr(node, "axis") != NULL;
-  k->axis = ol_attr_int(node, "axis", default_axis);
-  *out = &k->base;
-  return OL_OK;
-}
-
 /* ------------------------------------------------------------ Gather */
 
 static ol_status gather_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
-  axis_kernel *k = (axis_kernel *)kernel;
+  ol_axis_kernel *k = (ol_axis_kernel *)kernel;
   const ol_node *node = ctx->node;
   const ol_tensor *x, *ind;
   OL_TRY(ol_ctx_require(ctx, 0, &x));
@@ -110,13 +94,13 @@ static ol_status gather_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
 }
 
 ol_status ol_tensor_gather_create(const ol_node *node, ol_kernel **out) {
-  return axis_kernel_create(node, gather_compute, 0, out);
+  return ol_axis_kernel_create(node, gather_compute, 0, out);
 }
 
 /* ------------------------------------------------------------ GatherElements */
 
 static ol_status gather_elements_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
-  axis_kernel *k = (axis_kernel *)kernel;
+  ol_axis_kernel *k = (ol_axis_kernel *)kernel;
   const ol_node *node = ctx->node;
   const ol_tensor *x, *ind;
   OL_TRY(ol_ctx_require(ctx, 0, &x));
@@ -158,13 +142,13 @@ static ol_status gather_elements_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) 
 }
 
 ol_status ol_tensor_gather_elements_create(const ol_node *node, ol_kernel **out) {
-  return axis_kernel_create(node, gather_elements_compute, 0, out);
+  return ol_axis_kernel_create(node, gather_elements_compute, 0, out);
 }
 
 /* ------------------------------------------------------------ GatherND */
 
 static ol_status gather_nd_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
-  axis_kernel *k = (axis_kernel *)kernel; /* axis holds batch_dims */
+  ol_axis_kernel *k = (ol_axis_kernel *)kernel; /* axis holds batch_dims */
   const ol_node *node = ctx->node;
   const ol_tensor *x, *ind;
   OL_TRY(ol_ctx_require(ctx, 0, &x));
@@ -221,7 +205,7 @@ static ol_status gather_nd_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
 }
 
 ol_status ol_tensor_gather_nd_create(const ol_node *node, ol_kernel **out) {
-  axis_kernel *k;
+  ol_axis_kernel *k;
   OL_TRY(ol_kernel_alloc(node, sizeof *k, gather_nd_compute, (ol_kernel **)&k));
   k->axis = ol_attr_int(node, "batch_dims", 0);
   *out = &k->base;
@@ -435,7 +419,7 @@ ol_status ol_tensor_scatter_elements_create(const ol_node *node, ol_kernel **out
 /* ------------------------------------------------------------ Compress */
 
 static ol_status compress_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
-  axis_kernel *k = (axis_kernel *)kernel;
+  ol_axis_kernel *k = (ol_axis_kernel *)kernel;
   const ol_node *node = ctx->node;
   const ol_tensor *x, *c;
   OL_TRY(ol_ctx_require(ctx, 0, &x));
@@ -485,5 +469,5 @@ static ol_status compress_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
 }
 
 ol_status ol_tensor_compress_create(const ol_node *node, ol_kernel **out) {
-  return axis_kernel_create(node, compress_compute, 0, out);
+  return ol_axis_kernel_create(node, compress_compute, 0, out);
 }
