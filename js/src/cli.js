@@ -3,18 +3,24 @@
 //   onnx-light generate --model PATH --prompt TEXT [--max-new-tokens N]
 //                       [--temperature T] [--seed S] [--eos-token-id ID]
 //                       [--tokenizer tokenizer.json]
+//   onnx-light quantize --model IN.onnx --out OUT.onnx
+//                       [--format ort_matmulnbits_int4] [--block-size 32]
 // Streams the continuation to stdout and the speed to stderr. Models with
 // past_key_values.* inputs are bound with bindCache and decoded with a
 // persistent state (the KV cache stays in wasm memory: prompt once, then one
 // token per step); other models re-run the growing prefix. Without
 // --tokenizer a token is a byte of UTF-8 text (byte-vocabulary models).
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { InferenceSession, OnnxLightError, Tensor, bindCache, emptyCaches, memoryStats } from './node.js';
+import { InferenceSession, OnnxLightError, Tensor, bindCache, emptyCaches, memoryStats, parseQuantizationFormat } from './node.js';
+import { quantizeModel } from './quantize-model.js';
 
 const USAGE = `usage: onnx-light generate --model PATH --prompt TEXT [options]
+       onnx-light quantize --model IN.onnx --out OUT.onnx [--format F] [--block-size B]
+
+generate:
 
   --model PATH          ONNX decoder (input_ids -> logits, optionally with
                         past_key_values.* / present.* caches)
@@ -27,6 +33,19 @@ const USAGE = `usage: onnx-light generate --model PATH --prompt TEXT [options]
                         @huggingface/tokenizers, installed separately; a
                         tokenizer_config.json beside it is used too);
                         default: a token is a byte of UTF-8
+
+quantize: every float32 MatMul whose second input is a 2-D [K, N]
+initializer gets per-block calibrated quantized weights; the float weights
+are dropped and the sizes reported on stderr.
+  --format F            ort_matmulnbits_int4 (default), ort_matmulnbits_int8,
+                        ort_matmulnbits_int2: a com.microsoft MatMulNBits node;
+                        any other catalogue wire name (int4, int8, nf4, ...):
+                        an encoded initializer decoded by ai.rt::Dequantize
+  --block-size B        elements per block (default 32; a power of two >= 16
+                        for MatMulNBits)
+  --asymmetric          MatMulNBits only: per-block min/max scales with
+                        integer zero points (default: the codec's rule,
+                        zero point 2^(bits-1))
 `;
 
 /** Byte-level text: a token is one byte of UTF-8. */
@@ -142,11 +161,41 @@ async function generate(argv) {
   await session.release();
 }
 
+async function quantize(argv) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      model: { type: 'string' },
+      out: { type: 'string' },
+      format: { type: 'string', default: 'ort_matmulnbits_int4' },
+      'block-size': { type: 'string', default: '32' },
+      asymmetric: { type: 'boolean', default: false },
+    },
+  });
+  if (!values.model || !values.out) throw new UsageError('quantize needs --model and --out');
+  const blockSize = integer(values['block-size'], '--block-size', 1);
+  const input = await readFile(values.model);
+  const start = performance.now();
+  await InferenceSession.create(input).then((s) => s.release()); // loads the module, checks the input
+  const format = parseQuantizationFormat(values.format); // case-sensitive wire name
+  const { bytes, replaced, skipped } = await quantizeModel(input, { format, blockSize, asymmetric: values.asymmetric });
+  await writeFile(values.out, bytes);
+  const kib = (n) => (n / 1024).toFixed(1);
+  process.stderr.write(
+    `[onnx-light] quantize ${values.format} block ${blockSize}${values.asymmetric ? ' asymmetric' : ''}: ${replaced} MatMul nodes -> ` +
+      `${values.format.startsWith('ort_matmulnbits_') ? 'MatMulNBits' : 'Dequantize(encoded weight) + MatMul'}` +
+      `${skipped.length ? ` (skipped weights: ${skipped.join(', ')})` : ''}; ` +
+      `size ${input.length} -> ${bytes.length} bytes (${kib(input.length)} KiB -> ${kib(bytes.length)} KiB, ` +
+      `${((100 * bytes.length) / input.length).toFixed(1)} %) in ${(performance.now() - start).toFixed(0)} ms\n`,
+  );
+}
+
 class UsageError extends Error {}
 
 async function main(argv) {
   const [command, ...rest] = argv;
   if (command === 'generate') return generate(rest);
+  if (command === 'quantize') return quantize(rest);
   if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(USAGE);
     return;

@@ -39,3 +39,20 @@ export function resetPeakMemory() {
 export function injectAllocationFailure(count) {
   currentRuntime().m._olw_allocator_fail_after(count);
 }
+export {
+  EncodedValue,
+  QuantizationFormat,
+  QuantizationPlan,
+  calibrateQuantizationPlan,
+  dequantizeTensor,
+  exportMatMulNBitsInputs,
+  makeMatMulNBitsPlan,
+  makeQuantizationPlan,
+  makeQuantizationType,
+  parseQuantizationFormat,
+  quantizationFormatName,
+  quantizationFormats,
+  quantizeTensor,
+  quantizeTensorProto,
+  dequantizeTensorProto,
+} from './quantization.js';

@@ -328,3 +328,140 @@ export function parseModel(text: string, options?: LoadOptions): Promise<Uint8Ar
 export function printModel(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<string>;
 /** Package version (equals the C library's OL_VERSION). */
 export const version: string;
+
+// ------------------------------------------------------------ quantization
+// Needs the wasm module loaded (await init() first). C errors throw
+// OnnxLightError with the C message.
+
+/** Upper-case profile name -> numeric format, in catalogue order (INT8 = 0 ... ORT_MATMULNBITS_INT8 = 42). */
+export const QuantizationFormat: Readonly<{
+  INT8: 0; INT8_PER_CHANNEL: 1; INT4: 2; GPTQ: 3; AWQ: 4; EETQ: 5; MATMULNBITS: 6; Q2_K: 7; Q3_K: 8; Q4_K: 9;
+  Q5_K: 10; Q6_K: 11; HQQ: 12; EXL2: 13; EXL3: 14; NF4: 15; IQ4_NL: 16; BINARY: 17; TERNARY: 18; TQ1_0: 19;
+  TQ2_0: 20; BITNET: 21; PARETOQ: 22; TEQUILA: 23; STQ1_0: 24; IQ1_S: 25; AQLM: 26; QUIP_SHARP: 27; SPQR: 28;
+  SQUEEZELLM: 29; LOG: 30; FP6_LLM: 31; FP8_E4M3: 32; MXFP4: 33; MXFP6: 34; NVFP4: 35; QUAROT: 36;
+  SMOOTHQUANT: 37; TILED_FLOAT: 38; COLUMN_MAJOR: 39; ORT_MATMULNBITS_INT2: 40; ORT_MATMULNBITS_INT4: 41;
+  ORT_MATMULNBITS_INT8: 42;
+}>;
+export type QuantizationFormat = (typeof QuantizationFormat)[keyof typeof QuantizationFormat];
+
+/** All formats in catalogue order. */
+export function quantizationFormats(): QuantizationFormat[];
+/** The stable wire name ('int4', 'ort_matmulnbits_int4'). */
+export function quantizationFormatName(format: QuantizationFormat): string;
+/** Case-sensitive; throws OnnxLightError (OL_INVALID_ARGUMENT) for unknown names. */
+export function parseQuantizationFormat(name: string): QuantizationFormat;
+
+/** Shared type parameters of a run (the wire header). */
+export interface QuantizationLayout {
+  count: number;
+  method: 'affine' | 'codebook' | 'cast';
+  bits: number;
+  signedCodes: boolean;
+  books: number;
+  entries: number;
+  vectorSize: number;
+  base3: boolean;
+  castType: 'float32' | 'float64' | 'float16' | 'bfloat16';
+}
+
+/** Numerical parameters of one block (a copy). */
+export interface QuantizationBlock {
+  scale: number;
+  zeroPoint: number;
+  offset: number;
+  codebook: number[];
+}
+
+/** A copy of one run of a plan. */
+export interface QuantizationRun {
+  layout: QuantizationLayout;
+  blocks: QuantizationBlock[];
+  /** A copy of block j. */
+  block(j: number): QuantizationBlock;
+  /** Replaces block j of this run copy with a copy of block. */
+  setBlock(j: number, block: QuantizationBlock): void;
+}
+
+/** A plan held in wasm memory; getters return copies. */
+export class QuantizationPlan {
+  private constructor();
+  /** Assignable (checked when encoding). */
+  format: QuantizationFormat;
+  readonly runCount: number;
+  /** Copies of every run; assigning replaces all runs with copies (checked when encoding). */
+  get runs(): QuantizationRun[];
+  set runs(runs: ReadonlyArray<{ layout: QuantizationLayout; blocks: ReadonlyArray<QuantizationBlock> }>);
+  readonly permutationSize: number;
+  readonly transformSize: number;
+  readonly outlierCount: number;
+  /** A copy of the permutation (empty = identity); assigning copies the indices in. */
+  get permutation(): number[];
+  set permutation(indices: ArrayLike<number | bigint>);
+  /** Copies of the forward / inverse transforms (row-major). */
+  readonly forward: number[];
+  readonly inverse: number[];
+  /** Sets transformSize and copies both matrices (checked when encoding). */
+  setTransform(size: number, forward: ArrayLike<number>, inverse: ArrayLike<number>): void;
+  /** A copy of the outlier indices; assigning copies the indices in. */
+  get outliers(): number[];
+  set outliers(indices: ArrayLike<number | bigint>);
+  /** [K, N] for ORT MatMulNBits plans, else []; assigning copies the dims (blocks are not rebuilt). */
+  get matrixShape(): number[];
+  set matrixShape(shape: ArrayLike<number>);
+  /** A copy of run i. */
+  run(i: number): QuantizationRun;
+  /** Replaces run i with a copy of run. */
+  setRun(i: number, run: { layout: QuantizationLayout; blocks: ReadonlyArray<QuantizationBlock> }): void;
+  /** Sets the scale of every block of run i (block order). */
+  setScales(i: number, scales: ArrayLike<number>): void;
+  /** Sets the zero point of every block of run i (block order). */
+  setZeroPoints(i: number, zeroPoints: ArrayLike<number>): void;
+  /** Frees the plan now (else the garbage collector does). */
+  dispose(): void;
+}
+
+/** A self-contained encoded value: serialized EncodedValueProto bytes and its logical type. */
+export class EncodedValue {
+  private constructor();
+  readonly bytes: Uint8Array;
+  readonly type: 'float32' | 'float64' | 'float16' | 'bfloat16';
+  readonly dims: number[];
+  readonly format: QuantizationFormat;
+}
+
+/** The storage descriptor of a portable plan: serialized StructTypeProto bytes. */
+export function makeQuantizationType(plan: QuantizationPlan): Uint8Array;
+/** A portable plan of count elements in blocks of blockSize (default 128). */
+export function makeQuantizationPlan(format: QuantizationFormat, count: number, options?: { blockSize?: number }): QuantizationPlan;
+/** An ORT MatMulNBits plan for a [k, n] weight (blockSize a power of two >= 16, default 128). */
+export function makeMatMulNBitsPlan(format: QuantizationFormat, k: number, n: number, options?: { blockSize?: number }): QuantizationPlan;
+/** Sets the plan's block scales from a tensor (the Quantize operator's calibration rule). */
+export function calibrateQuantizationPlan(plan: QuantizationPlan, tensor: Tensor): void;
+/** Encodes a float tensor with the plan's parameters unchanged. */
+export function quantizeTensor(tensor: Tensor, plan: QuantizationPlan, options?: { name?: string }): EncodedValue;
+/** Decodes an encoded value; model (ModelProto bytes) resolves struct_type.type_ref. */
+export function dequantizeTensor(encoded: EncodedValue | Uint8Array, options?: { model?: Uint8Array | ArrayBuffer }): Tensor;
+
+/**
+ * quantize_tensor_proto: a TensorProto object ('onnx-light/proto') encoded with
+ * the plan's parameters unchanged. Async: the protobuf modules load on first use.
+ */
+export function quantizeTensorProto(tensor: import('onnx-light/proto').TensorProto, plan: QuantizationPlan): Promise<import('onnx-light/proto').EncodedValueProto>;
+/** dequantize_tensor_proto: an EncodedValueProto object decoded into a TensorProto object (raw_data). */
+export function dequantizeTensorProto(
+  encoded: import('onnx-light/proto').EncodedValueProto,
+  options?: { model?: import('onnx-light/proto').ModelProto | Uint8Array | ArrayBuffer },
+): Promise<import('onnx-light/proto').TensorProto>;
+
+/** Initializers and attributes of a com.microsoft::MatMulNBits node. */
+export interface MatMulNBitsInputs {
+  B: Tensor<'uint8'>;
+  scales: Tensor;
+  /** Absent when every zero point is the midpoint 2^(bits-1). */
+  zero_points?: Tensor;
+  k: number;
+  n: number;
+  bits: number;
+  blockSize: number;
+}
+export function exportMatMulNBitsInputs(encoded: EncodedValue | Uint8Array, options?: { model?: Uint8Array | ArrayBuffer }): MatMulNBitsInputs;

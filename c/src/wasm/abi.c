@@ -13,6 +13,12 @@
 
 #include "onnxlight.h"
 #include "runtime/generate.h"
+#include "core/status.h"
+#include "quant/catalogue.h"
+#include "quant/codec.h"
+#include "quant/ort.h"
+#include "quant/plan.h"
+#include "quant/wire.h"
 
 #define OLW EMSCRIPTEN_KEEPALIVE
 
@@ -254,4 +260,339 @@ OLW int olw_generate(ol_model *model, const char *const *names, ol_value *const 
   options.eos_token_id = (int64_t)eos_token_id;
   options.pad_token_id = (int64_t)pad_token_id;
   return ol_generate(model, NULL, names, feeds, n_feeds, &options, NULL, NULL, out);
+}
+
+/* ------------------------------------------------------------ quantization
+ * Thin wrappers over c/src/quant (catalogue, plans, wire, ORT MatMulNBits).
+ * Encoded values cross the boundary as serialized EncodedValueProto bytes;
+ * models (optional, for type_ref resolution) as serialized ModelProto bytes. */
+
+OLW int olw_quant_format_count(void) { return OL_QUANT_FORMAT_COUNT; }
+OLW int olw_quant_format_at(int index) { return (int)ol_quant_formats()[index]; }
+OLW const char *olw_quant_format_name(int format) {
+  return ol_quant_format_name((ol_quant_format)format);
+}
+OLW const char *olw_quant_format_enum_name(int format) {
+  const ol_quant_profile *row = ol_quant_profile_info((ol_quant_format)format);
+  return row ? row->enum_name : NULL;
+}
+OLW int olw_quant_format_parse(const char *name, int *out) {
+  ol_quant_format format;
+  ol_status s = ol_quant_format_parse(name, &format);
+  if (s == OL_OK) *out = (int)format;
+  return s;
+}
+
+OLW int olw_quant_make_plan(int format, double count, double block_size, ol_quant_plan **out) {
+  if (!(count >= 0) || !(block_size >= 0))
+    return ol_error(OL_INVALID_ARGUMENT, "count and block_size must be non-negative");
+  return ol_quant_make_plan((ol_quant_format)format, (uint64_t)count, (uint64_t)block_size, out);
+}
+OLW int olw_quant_make_matmul_nbits_plan(int format, double k, double n, double block_size,
+                                         ol_quant_plan **out) {
+  if (!(k >= 0) || !(n >= 0) || !(block_size >= 0))
+    return ol_error(OL_INVALID_ARGUMENT, "k, n and block_size must be non-negative");
+  return ol_quant_make_matmul_nbits_plan((ol_quant_format)format, (uint64_t)k, (uint64_t)n,
+                                         (uint64_t)block_size, out);
+}
+OLW void olw_quant_plan_destroy(ol_quant_plan *plan) { ol_quant_plan_destroy(plan); }
+OLW int olw_quant_plan_clone(const ol_quant_plan *plan, ol_quant_plan **out) {
+  return ol_quant_plan_clone(plan, out);
+}
+/* out[0..6]: format, run count, permutation size, transform size, outlier
+ * count, matrix rank, K, N */
+OLW void olw_quant_plan_info(const ol_quant_plan *plan, double *out) {
+  out[0] = plan->format;
+  out[1] = (double)plan->run_count;
+  out[2] = (double)plan->permutation_size;
+  out[3] = plan->transform_size;
+  out[4] = (double)plan->outlier_count;
+  out[5] = plan->matrix_rank;
+  out[6] = (double)plan->matrix_shape[0];
+  out[7] = (double)plan->matrix_shape[1];
+}
+/* Run r's layout (9-element header order: count, method, bits, signed, books,
+ * entries, vector_size, base3, cast_type) then its block count. */
+OLW int olw_quant_plan_run_info(const ol_quant_plan *plan, double r, double *out) {
+  if (!(r >= 0) || (size_t)r >= plan->run_count)
+    return ol_error(OL_INVALID_ARGUMENT, "run index %g out of range (%zu runs)", r, plan->run_count);
+  const ol_quant_run *run = &plan->runs[(size_t)r];
+  int64_t header[OL_QUANT_HEADER_SIZE];
+  ol_quant_layout_header(&run->layout, header);
+  for (int i = 0; i < OL_QUANT_HEADER_SIZE; i++) out[i] = (double)header[i];
+  out[OL_QUANT_HEADER_SIZE] = (double)run->block_count;
+  return OL_OK;
+}
+static ol_status block_at(const ol_quant_plan *plan, double r, double b, ol_quant_block **out) {
+  if (!(r >= 0) || (size_t)r >= plan->run_count)
+    return ol_error(OL_INVALID_ARGUMENT, "run index %g out of range (%zu runs)", r, plan->run_count);
+  const ol_quant_run *run = &plan->runs[(size_t)r];
+  if (!(b >= 0) || (size_t)b >= run->block_count)
+    return ol_error(OL_INVALID_ARGUMENT, "block index %g out of range (%zu blocks)", b,
+                    run->block_count);
+  *out = &run->blocks[(size_t)b];
+  return OL_OK;
+}
+/* out: scale, zero point, offset, codebook size */
+OLW int olw_quant_plan_block(const ol_quant_plan *plan, double r, double b, double *out) {
+  ol_quant_block *block;
+  OL_TRY(block_at(plan, r, b, &block));
+  out[0] = block->scale;
+  out[1] = block->zero_point;
+  out[2] = block->offset;
+  out[3] = (double)block->codebook_size;
+  return OL_OK;
+}
+OLW int olw_quant_plan_block_codebook(const ol_quant_plan *plan, double r, double b, double *out) {
+  ol_quant_block *block;
+  OL_TRY(block_at(plan, r, b, &block));
+  for (size_t i = 0; i < block->codebook_size; i++) out[i] = block->codebook[i];
+  return OL_OK;
+}
+/* Sets every block's scale of run r from `scales` (block order). */
+OLW int olw_quant_plan_set_scales(ol_quant_plan *plan, double r, const double *scales,
+                                  double count) {
+  if (!(r >= 0) || (size_t)r >= plan->run_count)
+    return ol_error(OL_INVALID_ARGUMENT, "run index %g out of range (%zu runs)", r, plan->run_count);
+  ol_quant_run *run = &plan->runs[(size_t)r];
+  if ((size_t)count != run->block_count)
+    return ol_error(OL_INVALID_ARGUMENT, "%g scales for %zu blocks", count, run->block_count);
+  for (size_t i = 0; i < run->block_count; i++) run->blocks[i].scale = scales[i];
+  return OL_OK;
+}
+OLW int olw_quant_plan_set_zero_points(ol_quant_plan *plan, double r, const double *values,
+                                       double count) {
+  if (!(r >= 0) || (size_t)r >= plan->run_count)
+    return ol_error(OL_INVALID_ARGUMENT, "run index %g out of range (%zu runs)", r, plan->run_count);
+  ol_quant_run *run = &plan->runs[(size_t)r];
+  if ((size_t)count != run->block_count)
+    return ol_error(OL_INVALID_ARGUMENT, "%g zero points for %zu blocks", count, run->block_count);
+  for (size_t i = 0; i < run->block_count; i++) run->blocks[i].zero_point = values[i];
+  return OL_OK;
+}
+
+/* ol_quant_calibrate over a logical tensor of `count` elements of dtype. */
+OLW int olw_quant_calibrate(ol_quant_plan *plan, int dtype, const void *data, double count) {
+  size_t n = (size_t)count;
+  double *values = malloc(n ? n * sizeof(double) : 1);
+  if (!values) return ol_error(OL_OUT_OF_MEMORY, "out of memory reading %zu values", n);
+  ol_status s = ol_quant_read_floats((ol_dtype)dtype, data, n, values);
+  if (s == OL_OK) s = ol_quant_calibrate(plan, values, n);
+  free(values);
+  return s;
+}
+
+/* ol_quant_encode_proto, serialized (bytes freed with free()). name may be NULL. */
+OLW int olw_quant_encode(const ol_quant_plan *plan, int dtype, const void *data, const int64_t *dims,
+                         int rank, const char *name, uint8_t **out_bytes, size_t *out_size) {
+  Onnx__EncodedValueProto *value = NULL;
+  OL_TRY(ol_quant_encode_proto(plan, (ol_dtype)dtype, data, rank, dims, name, &value));
+  size_t size = onnx__encoded_value_proto__get_packed_size(value);
+  uint8_t *bytes = malloc(size ? size : 1);
+  if (!bytes) {
+    ol_quant_proto_free(value);
+    return ol_error(OL_OUT_OF_MEMORY, "out of memory serializing an encoded value");
+  }
+  onnx__encoded_value_proto__pack(value, bytes);
+  ol_quant_proto_free(value);
+  *out_bytes = bytes;
+  *out_size = size;
+  return OL_OK;
+}
+
+static ol_status unpack_inputs(const uint8_t *bytes, size_t size, const uint8_t *model_bytes,
+                               size_t model_size, Onnx__EncodedValueProto **value,
+                               Onnx__ModelProto **model) {
+  *value = onnx__encoded_value_proto__unpack(NULL, size, bytes);
+  if (!*value) return ol_error(OL_INVALID_ARGUMENT, "malformed EncodedValueProto bytes");
+  *model = NULL;
+  if (model_bytes) {
+    *model = onnx__model_proto__unpack(NULL, model_size, model_bytes);
+    if (!*model) {
+      onnx__encoded_value_proto__free_unpacked(*value, NULL);
+      return ol_error(OL_INVALID_ARGUMENT, "malformed ModelProto bytes");
+    }
+  }
+  return OL_OK;
+}
+
+/* Decodes serialized EncodedValueProto bytes into a new tensor of its logical
+ * dtype. model_bytes may be NULL. */
+OLW int olw_quant_decode(const uint8_t *bytes, size_t size, const uint8_t *model_bytes,
+                         size_t model_size, ol_value **out) {
+  Onnx__EncodedValueProto *value;
+  Onnx__ModelProto *model;
+  OL_TRY(unpack_inputs(bytes, size, model_bytes, model_size, &value, &model));
+  ol_quant_decoded decoded = {0};
+  ol_status s = ol_quant_decode_proto(value, model, &decoded, NULL);
+  ol_value *tensor = NULL;
+  if (s == OL_OK) s = ol_tensor_create(NULL, decoded.dtype, decoded.dims, (size_t)decoded.rank, &tensor);
+  if (s == OL_OK) s = ol_quant_write_floats(decoded.dtype, decoded.values, decoded.count,
+                                            ol_tensor_data(tensor));
+  if (s == OL_OK) {
+    *out = tensor;
+    tensor = NULL;
+  }
+  if (tensor) ol_value_release(tensor);
+  ol_quant_decoded_clear(&decoded);
+  onnx__encoded_value_proto__free_unpacked(value, NULL);
+  if (model) onnx__model_proto__free_unpacked(model, NULL);
+  return s;
+}
+
+/* ol_quant_export_matmul_nbits_inputs into an owned handle. */
+OLW int olw_quant_export_matmul_nbits(const uint8_t *bytes, size_t size, const uint8_t *model_bytes,
+                                      size_t model_size, ol_quant_matmul_nbits_inputs **out) {
+  Onnx__EncodedValueProto *value;
+  Onnx__ModelProto *model;
+  OL_TRY(unpack_inputs(bytes, size, model_bytes, model_size, &value, &model));
+  ol_quant_matmul_nbits_inputs *inputs = calloc(1, sizeof *inputs);
+  ol_status s = inputs ? ol_quant_export_matmul_nbits_inputs(value, model, inputs)
+                       : ol_error(OL_OUT_OF_MEMORY, "out of memory");
+  onnx__encoded_value_proto__free_unpacked(value, NULL);
+  if (model) onnx__model_proto__free_unpacked(model, NULL);
+  if (s != OL_OK) {
+    free(inputs);
+    return s;
+  }
+  *out = inputs;
+  return OL_OK;
+}
+OLW void olw_quant_matmul_nbits_destroy(ol_quant_matmul_nbits_inputs *inputs) {
+  if (!inputs) return;
+  ol_quant_matmul_nbits_inputs_clear(inputs);
+  free(inputs);
+}
+/* out: K, N, bits, block_size */
+OLW void olw_quant_matmul_nbits_attributes(const ol_quant_matmul_nbits_inputs *in, double *out) {
+  out[0] = (double)in->k;
+  out[1] = (double)in->n;
+  out[2] = (double)in->bits;
+  out[3] = (double)in->block_size;
+}
+/* Tensor i (0 B, 1 scales, 2 zero_points): 0 when absent, else 1 with
+ * info = [dtype, rank, dims...] and the raw bytes. */
+OLW int olw_quant_matmul_nbits_tensor(const ol_quant_matmul_nbits_inputs *in, int i, double *info,
+                                      const uint8_t **data, size_t *size) {
+  const Onnx__TensorProto *t = i == 0 ? in->weights : i == 1 ? in->scales : in->zero_points;
+  if (!t) return 0;
+  info[0] = t->data_type;
+  info[1] = (double)t->n_dims;
+  for (size_t d = 0; d < t->n_dims && d < 4; d++) info[2 + d] = (double)t->dims[d];
+  *data = t->raw_data.data;
+  *size = t->raw_data.len;
+  return 1;
+}
+
+/* ol_quant_plan_set_runs from flat arrays: count runs, each a 9-entry wire
+ * header (checked by ol_quant_layout_from_header) and a block count; per
+ * block scale, zero point, offset and codebook size; codebooks concatenated
+ * in block order. The plan keeps deep copies. */
+OLW int olw_quant_plan_set_runs(ol_quant_plan *plan, double count, const double *headers,
+                                const double *block_counts, const double *params,
+                                const double *codebook_sizes, const double *codebooks) {
+  size_t n = (size_t)count, block = 0, book = 0;
+  ol_quant_run *runs = calloc(n ? n : 1, sizeof *runs);
+  if (!runs) return ol_error(OL_OUT_OF_MEMORY, "out of memory");
+  ol_status s = OL_OK;
+  for (size_t r = 0; r < n && s == OL_OK; r++) {
+    int64_t header[OL_QUANT_HEADER_SIZE];
+    for (int i = 0; i < OL_QUANT_HEADER_SIZE; i++) header[i] = (int64_t)headers[r * OL_QUANT_HEADER_SIZE + i];
+    s = ol_quant_layout_from_header(header, &runs[r].layout);
+    size_t blocks = (size_t)block_counts[r];
+    runs[r].blocks = s == OL_OK ? calloc(blocks ? blocks : 1, sizeof(ol_quant_block)) : NULL;
+    if (s == OL_OK && !runs[r].blocks) s = ol_error(OL_OUT_OF_MEMORY, "out of memory");
+    if (s == OL_OK) runs[r].block_count = blocks;
+    for (size_t b = 0; b < blocks && s == OL_OK; b++, block++) {
+      ol_quant_block *dst = &runs[r].blocks[b];
+      dst->scale = params[3 * block];
+      dst->zero_point = params[3 * block + 1];
+      dst->offset = params[3 * block + 2];
+      size_t size = (size_t)codebook_sizes[block];
+      if (size) s = ol_quant_block_set_codebook(dst, codebooks + book, size);
+      book += size;
+    }
+  }
+  if (s == OL_OK) s = ol_quant_plan_set_runs(plan, runs, n);
+  for (size_t r = 0; r < n; r++) ol_quant_run_clear(&runs[r]);
+  free(runs);
+  return s;
+}
+
+/* make_quantization_type(plan), serialized StructTypeProto (freed with free()). */
+OLW int olw_quant_make_type(const ol_quant_plan *plan, uint8_t **out_bytes, size_t *out_size) {
+  Onnx__StructTypeProto *type = NULL;
+  OL_TRY(ol_quant_make_type(plan, &type));
+  size_t size = onnx__struct_type_proto__get_packed_size(type);
+  uint8_t *bytes = malloc(size ? size : 1);
+  if (!bytes) {
+    ol_quant_type_free(type);
+    return ol_error(OL_OUT_OF_MEMORY, "out of memory serializing a quantization type");
+  }
+  onnx__struct_type_proto__pack(type, bytes);
+  ol_quant_type_free(type);
+  *out_bytes = bytes;
+  *out_size = size;
+  return OL_OK;
+}
+
+/* Plan arrays as doubles (indices exact below 2^53). which: 0 permutation,
+ * 1 forward, 2 inverse, 3 outliers. Copies plan values into out. */
+OLW void olw_quant_plan_array(const ol_quant_plan *plan, int which, double *out) {
+  size_t n = which == 0 ? plan->permutation_size : which == 1 ? plan->forward_size
+           : which == 2 ? plan->inverse_size : plan->outlier_count;
+  for (size_t i = 0; i < n; i++) {
+    if (which == 0) out[i] = plan->permutation ? (double)plan->permutation[i] : 0;
+    else if (which == 1) out[i] = plan->forward ? plan->forward[i] : 0;
+    else if (which == 2) out[i] = plan->inverse ? plan->inverse[i] : 0;
+    else out[i] = plan->outliers ? (double)plan->outliers[i] : 0;
+  }
+}
+OLW double olw_quant_plan_array_size(const ol_quant_plan *plan, int which) {
+  return (double)(which == 0 ? plan->permutation_size : which == 1 ? plan->forward_size
+                  : which == 2 ? plan->inverse_size : plan->outlier_count);
+}
+static ol_status to_indices(const double *values, size_t count, int64_t **out) {
+  *out = malloc(count ? count * sizeof(int64_t) : 1);
+  if (!*out) return ol_error(OL_OUT_OF_MEMORY, "out of memory");
+  for (size_t i = 0; i < count; i++) (*out)[i] = (int64_t)values[i];
+  return OL_OK;
+}
+OLW int olw_quant_plan_set_permutation(ol_quant_plan *plan, const double *values, double count) {
+  int64_t *indices;
+  OL_TRY(to_indices(values, (size_t)count, &indices));
+  ol_status s = ol_quant_plan_set_permutation(plan, indices, (size_t)count);
+  free(indices);
+  return s;
+}
+OLW int olw_quant_plan_set_outliers(ol_quant_plan *plan, const double *values, double count) {
+  int64_t *indices;
+  OL_TRY(to_indices(values, (size_t)count, &indices));
+  ol_status s = ol_quant_plan_set_outliers(plan, indices, (size_t)count);
+  free(indices);
+  return s;
+}
+OLW int olw_quant_plan_set_transform(ol_quant_plan *plan, double size, const double *forward,
+                                     double forward_count, const double *inverse,
+                                     double inverse_count) {
+  return ol_quant_plan_set_transform(plan, (uint32_t)size, forward, (size_t)forward_count, inverse,
+                                     (size_t)inverse_count);
+}
+
+/* plan.format and plan.matrix_shape assignment (checked when encoding). */
+OLW int olw_quant_plan_set_format(ol_quant_plan *plan, int format) {
+  if (!ol_quant_format_valid((ol_quant_format)format))
+    return ol_error(OL_INVALID_ARGUMENT, "Unknown quantization format: %d", format);
+  plan->format = (ol_quant_format)format;
+  return OL_OK;
+}
+OLW int olw_quant_plan_set_matrix_shape(ol_quant_plan *plan, int rank, double k, double n) {
+  if (rank != 0 && rank != 2)
+    return ol_error(OL_INVALID_ARGUMENT, "matrix_shape must have 0 or 2 dimensions (got %d)", rank);
+  if (rank == 2 && (!(k >= 0) || !(n >= 0)))
+    return ol_error(OL_INVALID_ARGUMENT, "matrix_shape dimensions must be non-negative");
+  plan->matrix_rank = rank;
+  plan->matrix_shape[0] = rank ? (int64_t)k : 0;
+  plan->matrix_shape[1] = rank ? (int64_t)n : 0;
+  return OL_OK;
 }
