@@ -7,7 +7,14 @@
 //
 //   node bench/decode.mjs [--shapes tiny,58M] [--runs 5] [--threads 1]
 //                         [--prompt 32] [--steps 64] [--prefill-runs 20] [--runtimes ol,ort]
-//                         [--contexts 1024,2048]
+//                         [--contexts 1024,2048] [--forms plain,int4]
+//
+// Forms: 'plain' (fp32 MatMul weights) and 'int4' (projections and head as
+// com.microsoft MatMulNBits, 4 bits, block 32). With several forms every
+// (form, runtime) pair joins one interleaving; keys are the runtime name for
+// 'plain' and `runtime@form` otherwise, and the ratios compare each form's
+// onnx-light against ORT-web on the same form and on the plain fp32 form
+// (ratiosOverOrt: { 'ol@int4': { vs 'ort@int4' }, ... }).
 //
 // Per child: session create (module init + create, model bytes already in
 // memory), prefill of `prompt` tokens from an empty cache (the first call, and
@@ -40,6 +47,7 @@ const { values: args } = parseArgs({
     steps: { type: 'string', default: '64' },
     'prefill-runs': { type: 'string', default: '20' },
     contexts: { type: 'string', default: '1024,2048' },
+    forms: { type: 'string', default: 'plain' },
     runtimes: { type: 'string', default: 'ol,ort' },
     seed: { type: 'string', default: '1234' },
     child: { type: 'string' }, // internal: runtime of a measurement child
@@ -64,13 +72,13 @@ if (args.child) {
   process.exit(0);
 }
 
-function modelPath(shapeName, seed) {
+function modelPath(shapeName, seed, form = 'plain') {
   const s = SHAPES[shapeName];
   const dims = `L${s.layers}-W${s.width}-H${s.heads}x${s.headSize}-F${s.ffn}-V${s.vocab}-P${s.maxPos}`;
-  const path = join(MODELS, `llama-${shapeName}-${dims}-plain-seed${seed}.onnx`);
+  const path = join(MODELS, `llama-${shapeName}-${dims}-${form}-seed${seed}.onnx`);
   if (!existsSync(path)) {
     mkdirSync(MODELS, { recursive: true });
-    const bytes = buildLlama(SHAPES[shapeName], seed);
+    const bytes = buildLlama(SHAPES[shapeName], seed, form);
     writeFileSync(`${path}.tmp`, bytes);
     renameSync(`${path}.tmp`, path);
   }
@@ -114,23 +122,34 @@ const report = {
   prefillRuns: Number(args['prefill-runs']),
   contexts: contextList,
   runs: RUNS,
-  form: 'plain',
+  forms: args.forms.split(','),
   models: [],
 };
+const forms = args.forms.split(',');
+const key = (r, f) => (f === 'plain' ? r : `${r}@${f}`);
 for (const shapeName of args.shapes.split(',')) {
   const shape = SHAPES[shapeName];
   if (!shape) throw new Error(`unknown shape ${shapeName} (have ${Object.keys(SHAPES)})`);
-  const path = modelPath(shapeName, Number(args.seed));
-  const raw = Object.fromEntries(runtimes.map((r) => [r, []]));
-  for (let run = 0; run < RUNS; run++) for (const r of runtimes) raw[r].push(measure(r, path));
+  const paths = Object.fromEntries(forms.map((f) => [f, modelPath(shapeName, Number(args.seed), f)]));
+  const pairs = forms.flatMap((f) => runtimes.map((r) => [key(r, f), r, f]));
+  const raw = Object.fromEntries(pairs.map(([k]) => [k, []]));
+  for (let run = 0; run < RUNS; run++) for (const [k, r, f] of pairs) raw[k].push(measure(r, paths[f]));
   const medians = Object.fromEntries(
-    runtimes.map((r) => [r, Object.fromEntries(METRICS.map((k) => [k, median(raw[r].map((x) => x[k]))]))]),
+    pairs.map(([k]) => [k, Object.fromEntries(METRICS.map((m) => [m, median(raw[k].map((x) => x[m]))]))]),
   );
-  const entry = { shape: shapeName, ...shape, params: paramCount(shape), modelBytes: readFileSync(path).byteLength, medians };
+  const modelBytes = Object.fromEntries(forms.map((f) => [f, readFileSync(paths[f]).byteLength]));
+  const entry = { shape: shapeName, ...shape, params: paramCount(shape), modelBytes: forms.length === 1 ? modelBytes[forms[0]] : modelBytes, medians };
   const ratio = (a, b) => Object.fromEntries(METRICS.map((k) => [k, a[k] && b[k] ? +(a[k] / b[k]).toFixed(3) : null]));
   if (medians.ol && medians.ort) entry.ratioOlOverOrt = ratio(medians.ol, medians.ort);
-  const others = runtimes.filter((r) => r.startsWith('ol='));
-  if (others.length && medians.ort) entry.ratiosOverOrt = Object.fromEntries(others.map((r) => [r, ratio(medians[r], medians.ort)]));
+  const ratios = {};
+  for (const [k, r, f] of pairs) {
+    if (!r.startsWith('ol')) continue;
+    const vs = {};
+    if (f !== 'plain' || r !== 'ol') if (medians[key('ort', f)]) vs[key('ort', f)] = ratio(medians[k], medians[key('ort', f)]);
+    if (f !== 'plain' && medians.ort) vs.ort = ratio(medians[k], medians.ort);
+    if (Object.keys(vs).length) ratios[k] = vs;
+  }
+  if (Object.keys(ratios).length) entry.ratiosOverOrt = ratios;
   entry.raw = raw;
   report.models.push(entry);
 }

@@ -45,8 +45,11 @@ function info(name, elemType, dims) {
   return { name, type: { value: { case: 'tensorType', value: { elemType, shape: { dim } } } } };
 }
 
-/** Serialized ModelProto (Uint8Array) of the decoder with the given shape. */
-export function buildLlama(s, seed = 1234) {
+/** Serialized ModelProto (Uint8Array) of the decoder with the given shape.
+ * form 'plain': fp32 MatMul weights; 'int4': the projections and the head are
+ * com.microsoft MatMulNBits (bits 4, block 32, no zero points: default 8) with
+ * seeded random nibbles and per-block scales (the rest as in 'plain'). */
+export function buildLlama(s, seed = 1234, form = 'plain') {
   const rand = rng(seed);
   const nodes = [];
   const inits = [];
@@ -79,6 +82,25 @@ export function buildLlama(s, seed = 1234) {
     const d = new Float32Array(rows * cols);
     for (let i = 0; i < d.length; i++) d[i] = (2 * rand() - 1) * a;
     return f32(name, [rows, cols], d);
+  };
+  // x [.., rows] times a [rows, cols] weight: MatMul, or MatMulNBits int4 (K = rows, N = cols)
+  const BLOCK = 32;
+  const linear = (x, name, rows, cols) => {
+    if (form !== 'int4') return node('MatMul', [x, weight(name, rows, cols)]);
+    const kb = Math.ceil(rows / BLOCK);
+    const q = new Uint8Array(cols * kb * (BLOCK / 2));
+    for (let i = 0; i < q.length; i++) q[i] = Math.floor(rand() * 256);
+    inits.push({ name: `${name}.qweight`, dims: [BigInt(cols), BigInt(kb), BigInt(BLOCK / 2)], dataType: DT.UINT8, rawData: q });
+    const sc = new Float32Array(cols * kb);
+    const a = 1 / Math.sqrt(rows) / 8;
+    for (let i = 0; i < sc.length; i++) sc[i] = a * (0.75 + 0.5 * rand());
+    f32(`${name}.scales`, [cols * kb], sc);
+    const out = fresh('MatMulNBits');
+    nodes.push({
+      opType: 'MatMulNBits', domain: 'com.microsoft', name: fresh('n_MatMulNBits'), input: [x, `${name}.qweight`, `${name}.scales`], output: [out],
+      attribute: [attr('K', rows), attr('N', cols), attr('bits', 4), attr('block_size', BLOCK)],
+    });
+    return out;
   };
   const ones = (name, n) => f32(name, [n], new Float32Array(n).fill(1).map(() => 0.9 + 0.2 * rand()));
 
@@ -144,9 +166,9 @@ export function buildLlama(s, seed = 1234) {
   for (let l = 0; l < layers; l++) {
     const p = `layers.${l}`;
     const h = rmsnorm(x, ones(`${p}.input_layernorm.weight`, W));
-    const q = rotary(heads(node('MatMul', [h, weight(`${p}.q_proj`, W, W)])));
-    const k = rotary(heads(node('MatMul', [h, weight(`${p}.k_proj`, W, W)])));
-    const v = heads(node('MatMul', [h, weight(`${p}.v_proj`, W, W)]));
+    const q = rotary(heads(linear(h, `${p}.q_proj`, W, W)));
+    const k = rotary(heads(linear(h, `${p}.k_proj`, W, W)));
+    const v = heads(linear(h, `${p}.v_proj`, W, W));
     const pk = `past_key_values.${l}.key`, pv = `past_key_values.${l}.value`;
     inputs.push(info(pk, DT.FLOAT, [1, H, 'past', D]), info(pv, DT.FLOAT, [1, H, 'past', D]));
     const keys = node('Concat', [pk, k], { axis: 2 }, 1, [`present.${l}.key`]);
@@ -155,19 +177,20 @@ export function buildLlama(s, seed = 1234) {
     const scores = node('Add', [node('Mul', [node('MatMul', [q, node('Transpose', [keys], { perm: [0, 1, 3, 2] })]), scale]), mask]);
     const probs = node('Softmax', [scores], { axis: -1 });
     const ctx = node('Reshape', [node('Transpose', [node('MatMul', [probs, values])], { perm: [0, 2, 1, 3] }), shapeFlat]);
-    x = node('Add', [x, node('MatMul', [ctx, weight(`${p}.o_proj`, W, W)])]);
+    x = node('Add', [x, linear(ctx, `${p}.o_proj`, W, W)]);
     const h2 = rmsnorm(x, ones(`${p}.post_attention_layernorm.weight`, W));
-    const g = node('MatMul', [h2, weight(`${p}.gate_proj`, W, F)]);
-    const u = node('MatMul', [h2, weight(`${p}.up_proj`, W, F)]);
+    const g = linear(h2, `${p}.gate_proj`, W, F);
+    const u = linear(h2, `${p}.up_proj`, W, F);
     const act = node('Mul', [node('Mul', [g, node('Sigmoid', [g])]), u]);
-    x = node('Add', [x, node('MatMul', [act, weight(`${p}.down_proj`, F, W)])]);
+    x = node('Add', [x, linear(act, `${p}.down_proj`, F, W)]);
   }
   const hn = rmsnorm(x, ones('norm.weight', W));
-  node('MatMul', [hn, weight('lm_head', W, V)], {}, 1, ['logits']);
+  if (form === 'int4') node('Identity', [linear(hn, 'lm_head', W, V)], {}, 1, ['logits']);
+  else node('MatMul', [hn, weight('lm_head', W, V)], {}, 1, ['logits']);
   const model = create(ModelProtoSchema, {
     irVersion: 8n,
     producerName: 'onnx-light bench/decode.mjs',
-    opsetImport: [{ domain: '', version: 17n }],
+    opsetImport: form === 'int4' ? [{ domain: '', version: 17n }, { domain: 'com.microsoft', version: 1n }] : [{ domain: '', version: 17n }],
     graph: { name: 'llama', node: nodes, input: inputs, output: outputs, initializer: inits },
   });
   return toBinary(ModelProtoSchema, model);

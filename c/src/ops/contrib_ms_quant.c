@@ -5,8 +5,9 @@
  *       scales (N * k_blocks) of A's type, zero_points absent (default
  *       2^(bits-1)), packed uint8 (N, ceil(k_blocks * bits / 8)) or of A's type
  *       (N * k_blocks, not packed); g_idx must be absent; bias (N).
- *       Up to 4 rows of A: per block scale * (sum a*q - zp * sum a) read
- *       straight from B (token generation, no copy of B); more
+ *       Up to 4 rows of A: simd/qgemv.c, dequantized in register, per
+ *       block scale * (sum a*q - zp * sum a) read straight from B (token
+ *       generation, no copy of B; its order in qgemv.h); more
  *       rows: w = (q - zp) * scale dequantized 16 rows at a time, then dot
  *       products. Fixed summation order either way (native == wasm).
  *   GatherBlockQuantized 1: data int4 / uint4 (zero point default 0), or
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "ops/registry.h"
+#include "simd/qgemv.h"
 
 float *ol_nn23_load(const ol_tensor *t, bool *owned);
 void ol_nn23_store(ol_tensor *y, int64_t at, const float *src, int64_t n);
@@ -46,54 +48,10 @@ static inline v4f ld4(const float *p) {
   return v;
 }
 
-/* Fused block dot products read B 16 bytes at a time as four 32-bit lanes;
- * field k of lane i is element 8i + k (4 bits) or 4i + k (8 bits), so A is
- * permuted once per call to match (nbits_permute): lane-parallel shifts,
- * masks and int->float conversions, the same code for SSE2 and wasm SIMD. */
-static void nbits_permute(const float *a, float *p, int64_t n, int bits) {
-  int per = bits == 4 ? 8 : 4, group = 4 * per;
-  for (int64_t g = 0; g + group <= n; g += group)
-    for (int k = 0; k < per; k++)
-      for (int i = 0; i < 4; i++) p[g + 4 * k + i] = a[g + per * i + k];
-}
-
-/* sum of a[e] * q[e] over one block of nbytes bytes; ap: A permuted, a: A
- * plain (for a tail shorter than 16 bytes). */
-static float nbits_block_dot(const uint8_t *blk, const float *ap, const float *a, int64_t nbytes,
-                             int bits) {
-  v4f acc0 = {0, 0, 0, 0}, acc1 = {0, 0, 0, 0};
-  int64_t i = 0, per = bits == 4 ? 32 : 16;
-  for (; i + 16 <= nbytes; i += 16, ap += per) {
-    v4i v;
-    memcpy(&v, blk + i, sizeof v);
-    if (bits == 4) {
-      for (int k = 0; k < 8; k += 2) {
-        acc0 += ld4(ap + 4 * k) * __builtin_convertvector((v >> (4 * k)) & 15, v4f);
-        acc1 += ld4(ap + 4 * k + 4) * __builtin_convertvector((v >> (4 * k + 4)) & 15, v4f);
-      }
-    } else {
-      for (int k = 0; k < 4; k += 2) {
-        acc0 += ld4(ap + 4 * k) * __builtin_convertvector((v >> (8 * k)) & 255, v4f);
-        acc1 += ld4(ap + 4 * k + 4) * __builtin_convertvector((v >> (8 * k + 8)) & 255, v4f);
-      }
-    }
-  }
-  v4f acc = acc0 + acc1;
-  float s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-  for (; i < nbytes; i++) {
-    if (bits == 4) {
-      s = s + a[2 * i] * (float)(blk[i] & 15);
-      s = s + a[2 * i + 1] * (float)(blk[i] >> 4);
-    } else {
-      s = s + a[i] * (float)blk[i];
-    }
-  }
-  return s;
-}
-
 /* o[q][c] = dot(a[q], w_c) for 4 rows of A and 2 weight rows, each with
  * the order of ol_cms_dot: four lane sums, (l0 + l1) + (l2 + l3), tail. */
-static void dot4x2(const float *const a[4], const float *w0, const float *w1, int64_t K,
+/* kept out of line: inlined into nbits_compute, wasm prefill ran 1.4x slower */
+__attribute__((noinline)) static void dot4x2(const float *const a[4], const float *w0, const float *w1, int64_t K,
                    float o[4][2]) {
   v4f c[4][2];
   for (int q = 0; q < 4; q++) c[q][0] = c[q][1] = (v4f){0, 0, 0, 0};
@@ -113,6 +71,43 @@ static void dot4x2(const float *const a[4], const float *w0, const float *w1, in
       for (int64_t t = i; t < K; t++) s = s + a[q][t] * wn[t];
       o[q][n] = s;
     }
+}
+
+#define ZERO_POINT(n, j)                                                            \
+  (zf ? zf[(n) * kb + (j)]                                                          \
+   : !zq ? dflt                                                                     \
+   : bits == 4 ? (float)(((j) & 1) ? zq[(n) * zrow + (j) / 2] >> 4 : zq[(n) * zrow + (j) / 2] & 15) \
+               : (float)zq[(n) * zrow + (j)])
+
+/* w[r][k] = (q - zp) * scale for rows n0 .. n0 + nr - 1 of B (kept out of
+ * nbits_compute: the wasm engine compiles the smaller functions better). */
+__attribute__((noinline)) static void nbits_dequant(const uint8_t *bq, const float *sf,
+                                                   const uint8_t *zq, const float *zf, int64_t K,
+                                                   int64_t kb, int64_t bs, int64_t bits,
+                                                   int64_t n0, int64_t nr, float *w) {
+  int64_t blob = bs * bits / 8, zrow = (kb * bits + 7) / 8;
+  float dflt = (float)(1 << (bits - 1));
+  for (int64_t r = 0; r < nr; r++) {
+    int64_t n = n0 + r;
+    float *wr = w + r * K;
+    for (int64_t j = 0; j < kb; j++) {
+      float scale = sf[n * kb + j], z = ZERO_POINT(n, j);
+      const uint8_t *blk = bq + (n * kb + j) * blob;
+      int64_t k0 = j * bs, kn = K - k0 < bs ? K - k0 : bs;
+      float *wd = wr + k0;
+      if (bits == 4) {
+        int64_t e = 0;
+        for (; e + 2 <= kn; e += 2) {
+          uint8_t byte = blk[e / 2];
+          wd[e] = ((float)(byte & 15) - z) * scale;
+          wd[e + 1] = ((float)(byte >> 4) - z) * scale;
+        }
+        if (e < kn) wd[e] = ((float)(blk[e / 2] & 15) - z) * scale;
+      } else {
+        for (int64_t e = 0; e < kn; e++) wd[e] = ((float)blk[e] - z) * scale;
+      }
+    }
+  }
 }
 
 static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
@@ -179,45 +174,24 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_status s = OL_OK;
   if (!af || !sf || !w || !out || (zfloat && !zf) || (bias && !bf)) s = OL_OUT_OF_MEMORY;
   const uint8_t *bq = ol_tdata(b), *zq = zp && !zfloat ? ol_tdata(zp) : NULL;
-  float dflt = (float)(1 << (bits - 1));
-#define ZERO_POINT(n, j)                                                            \
-  (zf ? zf[(n) * kb + (j)]                                                          \
-   : !zq ? dflt                                                                     \
-   : bits == 4 ? (float)(((j) & 1) ? zq[(n) * zrow + (j) / 2] >> 4 : zq[(n) * zrow + (j) / 2] & 15) \
-               : (float)zq[(n) * zrow + (j)])
   if (M <= NB_FUSED_M && s == OL_OK) {
-    /* token generation: y[n] = sum over blocks of scale * (sum a*q - z * sum a),
-     * A zero-padded to whole blocks (4 bits: even/odd elements apart) */
-    int64_t kp = kb * bs;
-    float *ap = ol_xcalloc((size_t)(2 * kp + kb + 1), sizeof(float));
-    if (!ap) s = OL_OUT_OF_MEMORY;
+    /* token generation: dequantized in register (simd/qgemv.c), B streamed
+     * once per row of A */
+    ol_qgemv_shape qs = {K, N, bs, (int)bits};
+    float *work = ol_xmalloc(sizeof(float) * (size_t)ol_qgemv_work_floats(&qs));
+    if (!work) s = OL_OUT_OF_MEMORY;
     for (int64_t m = 0; m < M && s == OL_OK; m++) {
-      float *apad = ap, *aperm = ap + kp, *asum = ap + 2 * kp;
-      const float *ar = af + m * K;
-      memcpy(apad, ar, sizeof(float) * (size_t)K);
-      nbits_permute(apad, aperm, kp, (int)bits);
-      for (int64_t j = 0; j < kb; j++) {
-        float sa = 0.0f;
-        int64_t kn = K - j * bs < bs ? K - j * bs : bs;
-        for (int64_t e = 0; e < kn; e++) sa = sa + ar[j * bs + e];
-        asum[j] = sa;
-      }
-      for (int64_t n = 0; n < N; n++) {
-        if ((n & 255) == 0 && ctx->cancelled && *ctx->cancelled) {
+      ol_qgemv_prepare(&qs, af + m * K, work);
+      for (int64_t n = 0; n < N; n += 256) {
+        if (ctx->cancelled && *ctx->cancelled) {
           s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
           break;
         }
-        float acc = 0.0f;
-        const uint8_t *row = bq + n * kb * blob;
-        for (int64_t j = 0; j < kb; j++) {
-          float dot = nbits_block_dot(row + j * blob, aperm + j * bs, apad + j * bs, blob, (int)bits);
-          acc = acc + sf[n * kb + j] * (dot - ZERO_POINT(n, j) * asum[j]);
-        }
-        if (bf) acc = acc + bf[n];
-        out[m * N + n] = acc;
+        int64_t n1 = N - n < 256 ? N : n + 256;
+        ol_qgemv_nbits(&qs, work, bq, sf, zq, zf, bf, n, n1, out + m * N + n);
       }
     }
-    free(ap);
+    free(work);
   }
   for (int64_t n0 = 0; n0 < N && s == OL_OK && M > NB_FUSED_M; n0 += NB_ROWS) {
     if (ctx->cancelled && *ctx->cancelled) {
@@ -225,27 +199,7 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       break;
     }
     int64_t nr = N - n0 < NB_ROWS ? N - n0 : NB_ROWS;
-    for (int64_t r = 0; r < nr; r++) {
-      int64_t n = n0 + r;
-      float *wr = w + r * K;
-      for (int64_t j = 0; j < kb; j++) {
-        float scale = sf[n * kb + j], z = ZERO_POINT(n, j);
-        const uint8_t *blk = bq + (n * kb + j) * blob;
-        int64_t k0 = j * bs, kn = K - k0 < bs ? K - k0 : bs;
-        float *wd = wr + k0;
-        if (bits == 4) {
-          int64_t e = 0;
-          for (; e + 2 <= kn; e += 2) {
-            uint8_t byte = blk[e / 2];
-            wd[e] = ((float)(byte & 15) - z) * scale;
-            wd[e + 1] = ((float)(byte >> 4) - z) * scale;
-          }
-          if (e < kn) wd[e] = ((float)(blk[e / 2] & 15) - z) * scale;
-        } else {
-          for (int64_t e = 0; e < kn; e++) wd[e] = ((float)blk[e] - z) * scale;
-        }
-      }
-    }
+    nbits_dequant(bq, sf, zq, zf, K, kb, bs, bits, n0, nr, w);
     for (int64_t m = 0; m < M; m += 4)
       for (int64_t r = 0; r < nr; r += 2) {
         const float *a4[4];

@@ -11,9 +11,15 @@
  * max/min are defined as (a > b ? a : b) and (a < b ? a : b) lane-wise
  * (SSE maxps/minps; wasm pmax/pmin with swapped operands), which makes NaN
  * and signed-zero results agree too: the second operand wins on a NaN or a tie.
- * Loads and stores are unaligned. */
+ * Loads and stores are unaligned.
+ *
+ * ol_i32x4: four 32-bit integer lanes, just what the quantized kernels need:
+ * loads of 16 bytes (or 8, upper half zero; lane i = bytes 4i..4i+3, little
+ * endian), bitwise and, logical shift right by a constant, exact conversion
+ * to float (signed lanes; round to nearest for |x| > 2^24). */
 #ifndef OL_SIMD_VEC_H
 #define OL_SIMD_VEC_H
+#include <stdint.h>
 
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
@@ -34,6 +40,13 @@ static inline float ol_f32x4_lane(ol_f32x4 v, int i) {
   wasm_v128_store(f, v);
   return f[i];
 }
+typedef v128_t ol_i32x4;
+static inline ol_i32x4 ol_i32x4_load(const void *p) { return wasm_v128_load(p); }
+static inline ol_i32x4 ol_i32x4_load64_zero(const void *p) { return wasm_v128_load64_zero(p); }
+static inline ol_i32x4 ol_i32x4_splat(int32_t s) { return wasm_i32x4_splat(s); }
+static inline ol_i32x4 ol_i32x4_and(ol_i32x4 a, ol_i32x4 b) { return wasm_v128_and(a, b); }
+#define ol_u32x4_shr(a, n) wasm_u32x4_shr((a), (n))
+static inline ol_f32x4 ol_i32x4_to_f32x4(ol_i32x4 a) { return wasm_f32x4_convert_i32x4(a); }
 
 #elif defined(__SSE2__)
 #include <emmintrin.h>
@@ -54,6 +67,13 @@ static inline float ol_f32x4_lane(ol_f32x4 v, int i) {
   _mm_storeu_ps(f, v);
   return f[i];
 }
+typedef __m128i ol_i32x4;
+static inline ol_i32x4 ol_i32x4_load(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
+static inline ol_i32x4 ol_i32x4_load64_zero(const void *p) { return _mm_loadl_epi64((const __m128i *)p); }
+static inline ol_i32x4 ol_i32x4_splat(int32_t s) { return _mm_set1_epi32(s); }
+static inline ol_i32x4 ol_i32x4_and(ol_i32x4 a, ol_i32x4 b) { return _mm_and_si128(a, b); }
+#define ol_u32x4_shr(a, n) _mm_srli_epi32((a), (n))
+static inline ol_f32x4 ol_i32x4_to_f32x4(ol_i32x4 a) { return _mm_cvtepi32_ps(a); }
 
 #else
 #include <string.h>
@@ -86,6 +106,38 @@ OL_F32X4_LANEWISE(ol_f32x4_max, x > y ? x : y)
 OL_F32X4_LANEWISE(ol_f32x4_min, x < y ? x : y)
 #undef OL_F32X4_LANEWISE
 static inline float ol_f32x4_lane(ol_f32x4 v, int i) { return v.f[i]; }
+typedef struct ol_i32x4 {
+  uint32_t u[4];
+} ol_i32x4;
+static inline ol_i32x4 ol_i32x4_load(const void *p) {
+  const unsigned char *b = (const unsigned char *)p;
+  ol_i32x4 v;
+  for (int i = 0; i < 4; i++)
+    v.u[i] = (uint32_t)b[4 * i] | (uint32_t)b[4 * i + 1] << 8 | (uint32_t)b[4 * i + 2] << 16 |
+             (uint32_t)b[4 * i + 3] << 24;
+  return v;
+}
+static inline ol_i32x4 ol_i32x4_load64_zero(const void *p) {
+  unsigned char b[16] = {0};
+  memcpy(b, p, 8);
+  return ol_i32x4_load(b);
+}
+static inline ol_i32x4 ol_i32x4_splat(int32_t s) {
+  return (ol_i32x4){{(uint32_t)s, (uint32_t)s, (uint32_t)s, (uint32_t)s}};
+}
+static inline ol_i32x4 ol_i32x4_and(ol_i32x4 a, ol_i32x4 b) {
+  for (int i = 0; i < 4; i++) a.u[i] &= b.u[i];
+  return a;
+}
+static inline ol_i32x4 ol_u32x4_shr(ol_i32x4 a, int n) {
+  for (int i = 0; i < 4; i++) a.u[i] >>= n;
+  return a;
+}
+static inline ol_f32x4 ol_i32x4_to_f32x4(ol_i32x4 a) {
+  ol_f32x4 r;
+  for (int i = 0; i < 4; i++) r.f[i] = (float)(int32_t)a.u[i];
+  return r;
+}
 #endif
 
 /* ------------------------------------------------------------ shared helpers */
