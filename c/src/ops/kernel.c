@@ -30,6 +30,20 @@ ol_status ol_axis_kernel_create(const ol_node *node, ol_kernel_compute_fn fn, in
   return OL_OK;
 }
 
+ol_status ol_attr_copy_ints(const ol_node *node, const char *name, int64_t *dst, int64_t cap, int64_t *count,
+                            bool positive) {
+  const int64_t *v;
+  int64_t n = ol_attr_ints(node, name, &v);
+  *count = n < 0 ? 0 : n;
+  if (n > cap) return ol_kernel_error(node, OL_INVALID_MODEL, "attribute '%s' has too many values", name);
+  for (int64_t i = 0; i < *count; i++) {
+    if (positive ? v[i] < 1 : v[i] < 0)
+      return ol_kernel_error(node, OL_INVALID_MODEL, "attribute '%s' has invalid value %lld", name, (long long)v[i]);
+    dst[i] = v[i];
+  }
+  return OL_OK;
+}
+
 ol_status ol_kernel_error(const ol_node *node, ol_status status, const char *fmt, ...) {
   char message[768];
   va_list ap;

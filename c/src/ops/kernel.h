@@ -102,6 +102,11 @@ typedef struct ol_axis_kernel {
 ol_status ol_axis_kernel_create(const ol_node *node, ol_kernel_compute_fn fn, int64_t default_axis,
                                 ol_kernel **out);
 
+/* Copies an INTS attribute (absent: count 0) into dst (at most cap values);
+ * every value must be >= 1 (positive) or >= 0, else OL_INVALID_MODEL. */
+ol_status ol_attr_copy_ints(const ol_node *node, const char *name, int64_t *dst, int64_t cap, int64_t *count,
+                            bool positive);
+
 /* Error helpers naming the node: "Add node 'n1': ..." */
 ol_status ol_kernel_error(const ol_node *node, ol_status status, const char *fmt, ...)
     OL_PRINTF(3, 4);

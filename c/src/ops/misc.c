@@ -518,27 +518,13 @@ static ol_status unpool_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   return OL_OK;
 }
 
-static ol_status copy_ints(const ol_node *node, const char *name, int64_t *dst, int64_t cap, int64_t *count,
-                           bool positive) {
-  const int64_t *v;
-  int64_t n = ol_attr_ints(node, name, &v);
-  *count = n < 0 ? 0 : n;
-  if (n > cap) return ol_kernel_error(node, OL_INVALID_MODEL, "attribute '%s' has too many values", name);
-  for (int64_t i = 0; i < *count; i++) {
-    if (positive ? v[i] < 1 : v[i] < 0)
-      return ol_kernel_error(node, OL_INVALID_MODEL, "attribute '%s' has invalid value %lld", name, (long long)v[i]);
-    dst[i] = v[i];
-  }
-  return OL_OK;
-}
-
 static ol_status unpool_create(const ol_node *node, ol_kernel **out) {
   unpool_kernel t;
   memset(&t, 0, sizeof t);
-  OL_TRY(copy_ints(node, "kernel_shape", t.ks, OL_MAX_RANK, &t.nk, true));
+  OL_TRY(ol_attr_copy_ints(node, "kernel_shape", t.ks, OL_MAX_RANK, &t.nk, true));
   if (t.nk == 0) return ol_kernel_error(node, OL_INVALID_MODEL, "attribute 'kernel_shape' is required");
-  OL_TRY(copy_ints(node, "pads", t.pads, 2 * OL_MAX_RANK, &t.np, false));
-  OL_TRY(copy_ints(node, "strides", t.strides, OL_MAX_RANK, &t.ns, true));
+  OL_TRY(ol_attr_copy_ints(node, "pads", t.pads, 2 * OL_MAX_RANK, &t.np, false));
+  OL_TRY(ol_attr_copy_ints(node, "strides", t.strides, OL_MAX_RANK, &t.ns, true));
   if ((t.np && t.np != 2 * t.nk) || (t.ns && t.ns != t.nk))
     return ol_kernel_error(node, OL_INVALID_MODEL, "pads/strides do not match kernel_shape");
   unpool_kernel *k;

@@ -589,20 +589,6 @@ static ol_status iconv_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   return status;
 }
 
-static ol_status copy_ints(const ol_node *node, const char *name, int64_t *dst, int64_t cap, int64_t *count,
-                           bool positive) {
-  const int64_t *v;
-  int64_t n = ol_attr_ints(node, name, &v);
-  *count = n < 0 ? 0 : n;
-  if (n > cap) return ol_kernel_error(node, OL_INVALID_MODEL, "attribute '%s' has too many values", name);
-  for (int64_t i = 0; i < *count; i++) {
-    if (positive ? v[i] < 1 : v[i] < 0)
-      return ol_kernel_error(node, OL_INVALID_MODEL, "attribute '%s' has invalid value %lld", name, (long long)v[i]);
-    dst[i] = v[i];
-  }
-  return OL_OK;
-}
-
 static ol_status iconv_create_common(const ol_node *node, bool qlinear, ol_kernel **out) {
   iconv_kernel tmp;
   memset(&tmp, 0, sizeof tmp);
@@ -614,10 +600,10 @@ static ol_status iconv_create_common(const ol_node *node, bool qlinear, ol_kerne
   else return ol_kernel_error(node, OL_INVALID_MODEL, "unsupported auto_pad '%s'", ap);
   tmp.group = ol_attr_int(node, "group", 1);
   if (tmp.group < 1) return ol_kernel_error(node, OL_INVALID_MODEL, "attribute 'group' must be >= 1");
-  OL_TRY(copy_ints(node, "kernel_shape", tmp.ks, OL_MAX_RANK, &tmp.nk, true));
-  OL_TRY(copy_ints(node, "pads", tmp.pads, 2 * OL_MAX_RANK, &tmp.np, false));
-  OL_TRY(copy_ints(node, "strides", tmp.strides, OL_MAX_RANK, &tmp.ns, true));
-  OL_TRY(copy_ints(node, "dilations", tmp.dilations, OL_MAX_RANK, &tmp.ndl, true));
+  OL_TRY(ol_attr_copy_ints(node, "kernel_shape", tmp.ks, OL_MAX_RANK, &tmp.nk, true));
+  OL_TRY(ol_attr_copy_ints(node, "pads", tmp.pads, 2 * OL_MAX_RANK, &tmp.np, false));
+  OL_TRY(ol_attr_copy_ints(node, "strides", tmp.strides, OL_MAX_RANK, &tmp.ns, true));
+  OL_TRY(ol_attr_copy_ints(node, "dilations", tmp.dilations, OL_MAX_RANK, &tmp.ndl, true));
   iconv_kernel *k;
   OL_TRY(ol_kernel_alloc(node, sizeof *k, iconv_compute, (ol_kernel **)&k));
   tmp.base = k->base;
