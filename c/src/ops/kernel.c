@@ -187,6 +187,26 @@ ol_status ol_normalize_axis(const ol_node *node, int64_t axis, int rank, int *ou
   return OL_OK;
 }
 
+ol_status ol_softmax_axis_split(const ol_node *node, int64_t axis, const ol_tensor *x, int64_t *outer,
+                                int64_t *n, int64_t *inner) {
+  if (node->opset < 13) {
+    int64_t a = axis < 0 ? axis + x->rank : axis;
+    if (a < 0 || a > x->rank)
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)axis,
+                             x->rank);
+    *outer = ol_shape_count((int)a, x->dims);
+    *n = ol_shape_count(x->rank - (int)a, x->dims + a);
+    *inner = 1;
+    return OL_OK;
+  }
+  int a = 0;
+  if (x->rank > 0) OL_TRY(ol_normalize_axis(node, axis, x->rank, &a));
+  *outer = ol_shape_count(a, x->dims);
+  *n = x->rank ? x->dims[a] : 1;
+  *inner = ol_shape_count(x->rank - a - 1, x->dims + a + 1);
+  return OL_OK;
+}
+
 ol_status ol_broadcast_shapes(const ol_node *node, int ra, const int64_t *a, int rb,
                               const int64_t *b, int *rank_out, int64_t *out) {
   int r = ra > rb ? ra : rb;

@@ -125,6 +125,12 @@ void ol_tensor_set_double(ol_tensor *t, int64_t index, double value);
 /* Normalizes a possibly negative axis against rank; error when out of range. */
 ol_status ol_normalize_axis(const ol_node *node, int64_t axis, int rank, int *out);
 
+/* The [outer, n, inner] view of x that Softmax, LogSoftmax and Hardmax reduce
+ * over: before opset 13 the input is coerced to 2-D at axis (n = everything
+ * from axis on), from 13 the reduction is along axis alone. */
+ol_status ol_softmax_axis_split(const ol_node *node, int64_t axis, const ol_tensor *x, int64_t *outer,
+                                int64_t *n, int64_t *inner);
+
 /* Numpy-style broadcast of two shapes. */
 ol_status ol_broadcast_shapes(const ol_node *node, int rank_a, const int64_t *a, int rank_b,
                               const int64_t *b, int *rank_out, int64_t *out);

@@ -118,21 +118,7 @@ static ol_status softmax_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   OL_TRY(ol_ctx_require(ctx, 0, &x));
   OL_TRY(require_float(node, x, "input"));
   int64_t outer, n, inner;
-  if (node->opset < 13) {
-    int64_t a = k->axis < 0 ? k->axis + x->rank : k->axis;
-    if (a < 0 || a > x->rank)
-      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
-                             (long long)k->axis, x->rank);
-    outer = ol_shape_count((int)a, x->dims);
-    n = ol_shape_count(x->rank - (int)a, x->dims + a);
-    inner = 1;
-  } else {
-    int axis = 0;
-    if (x->rank > 0) OL_TRY(ol_normalize_axis(node, k->axis, x->rank, &axis));
-    outer = ol_shape_count(axis, x->dims);
-    n = x->rank ? x->dims[axis] : 1;
-    inner = ol_shape_count(x->rank - axis - 1, x->dims + axis + 1);
-  }
+  OL_TRY(ol_softmax_axis_split(node, k->axis, x, &outer, &n, &inner));
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, x->dtype, x->rank, x->dims, &y));
   if (n == 0 || ol_tcount(x) == 0) return OL_OK;

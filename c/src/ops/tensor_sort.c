@@ -214,22 +214,8 @@ static ol_status hardmax_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   if (!ol_dtype_info(x->dtype)->is_float || ol_dtype_bits(x->dtype) < 16)
     return ol_kernel_bad_dtype(node, "input", x->dtype);
   int64_t outer, n, inner;
-  if (node->opset < 13) {
-    int64_t a = k->axis < 0 ? k->axis + x->rank : k->axis;
-    if (a < 0 || a > x->rank)
-      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
-                             (long long)k->axis, x->rank);
-    outer = ol_shape_count((int)a, x->dims);
-    n = ol_shape_count(x->rank - (int)a, x->dims + a);
-    inner = 1;
-  } else {
-    int axis;
-    if (x->rank == 0) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "input must have rank >= 1");
-    OL_TRY(ol_normalize_axis(node, k->axis, x->rank, &axis));
-    outer = ol_shape_count(axis, x->dims);
-    n = x->dims[axis];
-    inner = ol_shape_count(x->rank - axis - 1, x->dims + axis + 1);
-  }
+  if (node->opset >= 13 && x->rank == 0) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "input must have rank >= 1");
+  OL_TRY(ol_softmax_axis_split(node, k->axis, x, &outer, &n, &inner));
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, x->dtype, x->rank, x->dims, &y));
   if (n == 0) return OL_OK;
