@@ -597,12 +597,13 @@ static void rejections(void) {
     CHECK(strstr(ol_last_error(), "'dtype'") && strstr(ol_last_error(), "got 7"));
     ol_model_destroy(m);
   }
-  /* parameter_ref (shared parameter sets) is not implemented: a clear error */
+  /* parameter_ref naming an undeclared set (shared sets: test_quant_shared.c) */
   edits shared = {.quantize_type = &tp, .parameter_ref = "common"};
   CHECK_OK(build(QDQ, &shared, &m));
   if (m) {
-    CHECK_STATUS(ol_session_create(m, NULL, &sess), OL_NOT_IMPLEMENTED);
-    CHECK(strstr(ol_last_error(), "parameter_ref") && strstr(ol_last_error(), "common"));
+    CHECK_STATUS(ol_session_create(m, NULL, &sess), OL_INVALID_MODEL);
+    CHECK(strstr(ol_last_error(), "parameter_ref") && strstr(ol_last_error(), "'common'") &&
+          strstr(ol_last_error(), "does not declare"));
     ol_model_destroy(m);
   }
   /* nonfinite input */

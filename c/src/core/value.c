@@ -227,6 +227,8 @@ void ol_value_release(ol_value *v) {
     for (size_t i = 0; i < v->count; i++) free(v->field_names[i]);
   free(v->field_names);
   if (v->encoded && v->encoded_free) v->encoded_free(v->encoded);
+  if (v->encoded_resource && v->encoded_resource_release)
+    v->encoded_resource_release(v->encoded_resource);
   free(v);
 }
 
@@ -349,6 +351,13 @@ ol_status ol_value_new_encoded(void *payload, void (*free_fn)(void *payload), ol
   v->encoded_free = free_fn;
   *out = v;
   return OL_OK;
+}
+
+void ol_value_attach_resource(ol_value *v, void *resource, void (*release)(void *resource)) {
+  if (v->encoded_resource && v->encoded_resource_release)
+    v->encoded_resource_release(v->encoded_resource);
+  v->encoded_resource = resource;
+  v->encoded_resource_release = release;
 }
 
 ol_status ol_struct_create(const char *const *names, ol_value *const *fields, size_t count, ol_value **out) {

@@ -52,10 +52,17 @@ struct ol_value {
   char **field_names;     /* STRUCT: items[i] is the field named field_names[i] */
   void *encoded;          /* ENCODED: owned payload (an Onnx__EncodedValueProto, see quant/) */
   void (*encoded_free)(void *encoded);
+  /* ENCODED values that refer to a shared resource (a compact value's
+   * quantization parameter set, quant/shared.h): one retained reference,
+   * released with the value. Opaque here: core sits below quant. */
+  void *encoded_resource;
+  void (*encoded_resource_release)(void *resource);
 };
 
 /* A new ENCODED value taking ownership of payload (freed with free_fn). */
 ol_status ol_value_new_encoded(void *payload, void (*free_fn)(void *payload), ol_value **out);
+/* Attaches a resource reference the value now owns (released with it). */
+void ol_value_attach_resource(ol_value *v, void *resource, void (*release)(void *resource));
 
 /* New tensor value; storage zeroed. rank may be 0 (scalar). */
 ol_status ol_value_new_tensor(ol_allocator *allocator, ol_dtype dtype, int rank,

@@ -5,6 +5,7 @@
 
 #include "core/status.h"
 #include "ir/model.h"
+#include "ir/quant_params.h"
 
 #define S(x) ((x) ? (x) : "")
 
@@ -66,6 +67,8 @@ void ol_model_data_release(ol_model_data *d) {
   if (!d || --d->refcount > 0) return;
   graph_free(d->graph);
   free(d->opsets);
+  ol_quant_catalogue_release(d->quant_params);
+  free(d->quant_params_error);
   ol_proto_owner_release(d->owner);
   free(d);
 }
@@ -375,6 +378,12 @@ static ol_status decode_graph(decode_ctx *dc, const Onnx__GraphProto *gp, const 
     ol_status s = encoded_value(ev, dc->model->owner, &init->value);
     if (s != OL_OK)
       return ol_error_wrap(s, "graph '%s' encoded initializer '%s'", g->name, init->name);
+    /* a compact value retains its parameter set (validated by the checker) */
+    ol_quant_shared_set *set = ev->parameter_ref && ev->parameter_ref[0]
+                                   ? ol_quant_catalogue_find(dc->model->quant_params, ev->parameter_ref)
+                                   : NULL;
+    if (set)
+      ol_value_attach_resource(init->value, ol_quant_shared_retain(set), ol_quant_shared_release_resource);
   }
   g->nodes = ol_xcalloc(gp->n_node, sizeof(ol_node));
   if (!g->nodes) return OL_OUT_OF_MEMORY;
@@ -386,6 +395,17 @@ static ol_status decode_graph(decode_ctx *dc, const Onnx__GraphProto *gp, const 
 }
 
 /* ------------------------------------------------------------ public */
+
+/* The root graph's shared quantization parameter sets. An invalid
+ * declaration does not fail the load: the checker reports it. */
+static ol_status load_quant_params(ol_model_data *d, const ol_model_load_options *options) {
+  ol_tensor_source src = {options, d->owner};
+  ol_status s = ol_quant_catalogue_from_model(d->proto, &src, &d->quant_params);
+  if (s == OL_OK || s == OL_OUT_OF_MEMORY) return s;
+  d->quant_params_status = s;
+  d->quant_params_error = ol_strdup(ol_last_error());
+  return d->quant_params_error ? OL_OK : OL_OUT_OF_MEMORY;
+}
 
 ol_status ol_model_from_proto(Onnx__ModelProto *proto, const ol_model_load_options *options,
                               ol_model **out) {
@@ -429,6 +449,8 @@ ol_status ol_model_from_proto(Onnx__ModelProto *proto, const ol_model_load_optio
     d->opsets[0].version = 1;
     d->num_opsets = 1;
   }
+  s = load_quant_params(d, options);
+  if (s != OL_OK) goto fail;
   decode_ctx dc = {d, options, NULL, NULL, NULL, 0};
   s = decode_graph(&dc, proto->graph, NULL, &d->graph);
   if (s != OL_OK) goto fail;

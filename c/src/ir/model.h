@@ -4,6 +4,7 @@
 #define OL_IR_MODEL_H
 #include "ir/graph.h"
 #include "onnx_light.pb-c.h"
+#include "quant/shared.h"
 
 typedef struct ol_opset {
   const char *domain;
@@ -26,6 +27,13 @@ struct ol_model_data {
   size_t num_opsets;
   ol_opset *opsets;
   int64_t ir_version;
+  /* Shared quantization parameter sets of the root graph (ir/quant_params.h),
+   * an immutable snapshot taken at load. NULL when a declaration is invalid:
+   * quant_params_status / quant_params_error then hold the failure, reported
+   * by the checker (and thus at session start). */
+  ol_quant_catalogue *quant_params;
+  ol_status quant_params_status;
+  char *quant_params_error;
 };
 
 struct ol_model {

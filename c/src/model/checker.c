@@ -57,17 +57,70 @@ static ol_status define(scope *s, const ol_graph *g, const char *name, const cha
  * ModelProto.struct_types, payload consistent with it. */
 static ol_status check_encoded(const ol_model_data *m, const ol_graph *g, const ol_initializer *init) {
   const Onnx__EncodedValueProto *ev = init->proto;
-  if (ev->parameter_ref && ev->parameter_ref[0])
-    return ol_error(OL_NOT_IMPLEMENTED,
-                    "graph '%s': encoded initializer '%s' refers to the shared quantization parameter "
-                    "set '%s'; shared parameter sets are not supported yet",
-                    g->name, init->name, ev->parameter_ref);
+  if (ev->parameter_ref && ev->parameter_ref[0]) {
+    /* compact value: reference, types and byte extent, without materializing */
+    const ol_quant_shared_set *set = ol_quant_catalogue_find(m->quant_params, ev->parameter_ref);
+    if (!set)
+      return ol_error(OL_INVALID_MODEL,
+                      "graph '%s': encoded initializer '%s' refers to the quantization parameter set "
+                      "'%s', which the model does not declare", g->name, init->name, ev->parameter_ref);
+    ol_status st = ol_quant_shared_check(set, ev, m->proto);
+    if (st == OL_OK || st == OL_OUT_OF_MEMORY) return st;
+    return ol_error_wrap(OL_INVALID_MODEL, "graph '%s': encoded initializer '%s' (parameter set '%s')",
+                         g->name, init->name, ev->parameter_ref);
+  }
   ol_quant_decoded decoded;
   ol_status st = ol_quant_decode_proto(ev, m->proto, &decoded, NULL);
   ol_quant_decoded_clear(&decoded);
   if (st == OL_OK || st == OL_OUT_OF_MEMORY) return st;
   return ol_error_wrap(OL_INVALID_MODEL, "graph '%s': encoded initializer '%s' has an invalid layout",
                        g->name, init->name);
+}
+
+/* ai.rt::Quantize's parameter_ref (resolved at call sites for function
+ * bodies) must name a declared set whose storage type is the node's `type`. */
+static ol_status check_parameter_ref(const ol_model_data *m, const ol_node *n) {
+  if (strcmp(n->op_type, "Quantize") != 0 || strcmp(n->domain, "ai.rt") != 0) return OL_OK;
+  const ol_attr *ref = ol_node_attr(n, "parameter_ref");
+  if (!ref) return OL_OK;
+  if (ref->type != OL_ATTR_STRING)
+    return ol_error(OL_INVALID_MODEL, "node '%s' (%s): attribute 'parameter_ref' must be a STRING",
+                    n->name, n->op_type);
+  const ol_quant_shared_set *set = ol_quant_catalogue_find(m->quant_params, ref->s);
+  if (!set)
+    return ol_error(OL_INVALID_MODEL,
+                    "node '%s' (%s): attribute 'parameter_ref' names the quantization parameter set "
+                    "'%s', which the model does not declare", n->name, n->op_type, ref->s);
+  const ol_attr *type = ol_node_attr(n, "type");
+  const Onnx__AttributeProto *ap = type ? type->proto : NULL;
+  if (!ap || !ap->tp || ap->tp->value_case != ONNX__TYPE_PROTO__VALUE_STRUCT_TYPE) return OL_OK;
+  ol_status st = ol_quant_shared_check_storage(set, ap->tp->struct_type, m->proto);
+  if (st == OL_OK || st == OL_OUT_OF_MEMORY) return st;
+  return ol_error_wrap(OL_INVALID_MODEL, "node '%s' (%s): attribute 'type'", n->name, n->op_type);
+}
+
+/* parameter_ref inside model-local function bodies (specialized per call
+ * site at load) and their subgraphs. */
+static ol_status check_function_refs(const ol_model_data *m, const ol_graph *g, int depth) {
+  if (depth > 64) return OL_OK;
+  for (size_t i = 0; i < g->num_nodes; i++) {
+    const ol_node *n = &g->nodes[i];
+    OL_TRY(check_parameter_ref(m, n));
+    if (n->function_body) {
+      ol_status st = check_function_refs(m, n->function_body, depth + 1);
+      if (st != OL_OK) return ol_error_wrap(st, "in the body of function call '%s' (%s)", n->name, n->op_type);
+    }
+    for (size_t a = 0; a < n->num_attrs; a++) {
+      const ol_attr *attr = &n->attrs[a];
+      for (size_t k = 0; k < attr->count || (attr->graph && k == 0); k++) {
+        const ol_graph *sub = attr->type == OL_ATTR_GRAPH ? attr->graph
+                              : attr->type == OL_ATTR_GRAPHS ? attr->graphs[k] : NULL;
+        if (!sub) break;
+        OL_TRY(check_function_refs(m, sub, depth + 1));
+      }
+    }
+  }
+  return OL_OK;
 }
 
 /* A TYPE_PROTO attribute holding a struct_type.type_ref (e.g. ai.rt::Quantize's
@@ -135,6 +188,11 @@ static ol_status check_graph_body(const ol_model_data *m, const ol_graph *g, sco
       if (n->inputs[k][0] && !defined(s, n->inputs[k]))
         return ol_error(OL_INVALID_MODEL, "node '%s' (%s): input '%s' is not defined", n->name, n->op_type,
                         n->inputs[k]);
+    OL_TRY(check_parameter_ref(m, n));
+    if (n->function_body) {
+      ol_status st = check_function_refs(m, n->function_body, 1);
+      if (st != OL_OK) return ol_error_wrap(st, "in the body of function call '%s' (%s)", n->name, n->op_type);
+    }
     for (size_t a = 0; a < n->num_attrs; a++) {
       const ol_attr *attr = &n->attrs[a];
       OL_TRY(check_type_attr(m, n, attr));
@@ -220,6 +278,8 @@ ol_status ol_model_check(const ol_model *model) {
       if (strcmp(m->opsets[i].domain, m->opsets[k].domain) == 0)
         return ol_error(OL_INVALID_MODEL, "opset_import lists domain '%s' twice",
                         m->opsets[i].domain[0] ? m->opsets[i].domain : "ai.onnx");
+  if (m->quant_params_status != OL_OK)
+    return ol_error(m->quant_params_status, "%s", m->quant_params_error);
   OL_TRY(check_bindings(m->graph));
   return check_graph(m, m->graph, NULL);
 }

@@ -35,13 +35,16 @@
 #include "ops/kernel.h"
 #include "ops/registry.h"
 #include "quant/codec.h"
+#include "quant/inputs.h"
+#include "quant/shared.h"
 #include "quant/wire.h"
 
-enum { IN_X, IN_SCALES, IN_ZERO_POINTS, IN_OFFSETS, IN_CODEBOOKS, IN_PERMUTATION, IN_FORWARD,
-       IN_INVERSE, IN_OUTLIERS, IN_COUNT };
-
-static const char *const input_names[IN_COUNT] = {
-    "X", "scales", "zero_points", "offsets", "codebooks", "permutation", "forward", "inverse", "outliers"};
+#define IN_X OL_QUANT_IN_X
+#define IN_SCALES OL_QUANT_IN_SCALES
+#define IN_ZERO_POINTS OL_QUANT_IN_ZERO_POINTS
+#define IN_OFFSETS OL_QUANT_IN_OFFSETS
+#define IN_COUNT OL_QUANT_IN_COUNT
+#define input_names ol_quant_input_names
 
 static const Onnx__ModelProto *node_model(const ol_node *node) {
   return node->graph && node->graph->model ? node->graph->model->proto : NULL;
@@ -62,149 +65,36 @@ typedef struct quantize_kernel {
   const Onnx__ModelProto *model;     /* may be NULL */
   ol_quant_format ort_format;        /* an ORT MatMulNBits destination, else FORMAT_COUNT */
   uint64_t ort_block_size;
+  ol_quant_shared_set *shared;       /* parameter_ref: the retained set, else NULL */
 } quantize_kernel;
 
-/* Parameter tensor of a floating dtype as doubles (malloc'd). */
-static ol_status read_param(const ol_node *node, const ol_tensor *t, size_t input, double **out,
-                            uint64_t *count) {
-  *out = NULL;
-  *count = (uint64_t)ol_tcount(t);
-  if (!ol_quant_float_bytes(t->dtype))
-    return ol_kernel_error(node, OL_INVALID_ARGUMENT,
-                           "input '%s' must be FLOAT, DOUBLE, FLOAT16 or BFLOAT16 (got %s)",
-                           input_names[input], ol_dtype_name(t->dtype));
-  double *v = ol_xmalloc(*count ? (size_t)*count * sizeof(double) : 1);
-  if (!v) return OL_OUT_OF_MEMORY;
-  ol_status s = ol_quant_read_floats(t->dtype, ol_tdata(t), *count, v);
-  if (s != OL_OK) {
-    free(v);
-    return node_wrap(node, s);
-  }
-  *out = v;
-  return OL_OK;
+/* A shared parameter set's compact value as the node's output; the value
+ * retains the set so it outlives the model, session and context. */
+static ol_status set_shared_output(ol_kernel_ctx *ctx, ol_quant_shared_set *set,
+                                   Onnx__EncodedValueProto *ev) {
+  ol_value *v;
+  OL_TRY(ol_value_new_encoded(ev, encoded_free, &v));
+  ol_value_attach_resource(v, ol_quant_shared_retain(set), ol_quant_shared_release_resource);
+  return ol_ctx_set_output(ctx, 0, v);
 }
 
-/* scales / zero_points / offsets: a scalar or one value per block. */
+/* The node's tensor inputs (NULL = absent), in ol_quant_input order. */
+static void gather_inputs(ol_kernel_ctx *ctx, const ol_tensor *inputs[OL_QUANT_IN_COUNT]) {
+  for (size_t i = 0; i < OL_QUANT_IN_COUNT; i++) inputs[i] = ol_ctx_input(ctx, i);
+}
+
 static ol_status apply_per_block(const ol_node *node, ol_quant_plan *plan, const ol_tensor *t,
-                                 size_t input, size_t blocks) {
-  double *v;
-  uint64_t n;
-  bool scalar = t->rank == 0;
-  if (!scalar && !(t->rank == 1 && (uint64_t)t->dims[0] == blocks))
-    return ol_kernel_error(node, OL_INVALID_ARGUMENT,
-                           "input '%s' must be a scalar or a 1-D tensor with one value per block "
-                           "(%zu blocks), got rank %d with %lld values", input_names[input], blocks,
-                           t->rank, (long long)ol_tcount(t));
-  OL_TRY(read_param(node, t, input, &v, &n));
-  size_t k = 0;
-  for (size_t r = 0; r < plan->run_count; r++)
-    for (size_t b = 0; b < plan->runs[r].block_count; b++, k++) {
-      ol_quant_block *blk = &plan->runs[r].blocks[b];
-      double x = v[scalar ? 0 : k];
-      if (input == IN_SCALES) blk->scale = x;
-      else if (input == IN_ZERO_POINTS) blk->zero_point = x;
-      else blk->offset = x;
-    }
-  free(v);
-  return OL_OK;
-}
-
-static ol_status apply_codebooks(const ol_node *node, ol_quant_plan *plan, const ol_tensor *t) {
-  uint64_t want = 0;
-  for (size_t r = 0; r < plan->run_count; r++)
-    want += ol_quant_layout_table_size(&plan->runs[r].layout) * plan->runs[r].block_count;
-  double *v;
-  uint64_t n;
-  OL_TRY(read_param(node, t, IN_CODEBOOKS, &v, &n));
-  ol_status s = OL_OK;
-  if (n != want)
-    s = ol_kernel_error(node, OL_INVALID_ARGUMENT,
-                        "input 'codebooks' has %llu values; the descriptor's blocks need %llu "
-                        "(all blocks' tables concatenated in run order)",
-                        (unsigned long long)n, (unsigned long long)want);
-  uint64_t at = 0;
-  for (size_t r = 0; s == OL_OK && r < plan->run_count; r++) {
-    uint64_t size = ol_quant_layout_table_size(&plan->runs[r].layout);
-    for (size_t b = 0; s == OL_OK && b < plan->runs[r].block_count; b++, at += size)
-      s = ol_quant_block_set_codebook(&plan->runs[r].blocks[b], v + at, (size_t)size);
-  }
-  free(v);
-  return s;
-}
-
-/* permutation / outliers: 1-D INT64 with exactly the declared count. */
-static ol_status read_indices(const ol_node *node, ol_kernel_ctx *ctx, size_t input, size_t declared,
-                              const int64_t **out, size_t *count) {
-  *out = NULL;
-  *count = 0;
-  const ol_tensor *t = ol_ctx_input(ctx, input);
-  if (!t || ol_tcount(t) == 0) {
-    if (declared)
-      return ol_kernel_error(node, OL_INVALID_ARGUMENT,
-                             "the destination type declares %zu %s indices but input '%s' is %s",
-                             declared, input_names[input], input_names[input], t ? "empty" : "missing");
-    return OL_OK;
-  }
-  if (t->dtype != OL_DTYPE_INT64 || t->rank != 1)
-    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "input '%s' must be a 1-D INT64 tensor",
-                           input_names[input]);
-  if ((size_t)t->dims[0] != declared)
-    return ol_kernel_error(node, OL_INVALID_ARGUMENT,
-                           "input '%s' has %lld indices; the destination type declares %zu",
-                           input_names[input], (long long)t->dims[0], declared);
-  *out = ol_tdata(t);
-  *count = declared;
-  return OL_OK;
-}
-
-static ol_status read_matrix(const ol_node *node, ol_kernel_ctx *ctx, size_t input, uint32_t n,
-                             double **out) {
-  *out = NULL;
-  const ol_tensor *t = ol_ctx_input(ctx, input);
-  if (!t || ol_tcount(t) == 0) {
-    if (n)
-      return ol_kernel_error(node, OL_INVALID_ARGUMENT,
-                             "the destination type declares a %u x %u transform but input '%s' is %s",
-                             n, n, input_names[input], t ? "empty" : "missing");
-    return OL_OK;
-  }
-  if (t->rank != 2 || t->dims[0] != (int64_t)n || t->dims[1] != (int64_t)n)
-    return ol_kernel_error(node, OL_INVALID_ARGUMENT,
-                           "input '%s' must have shape [%u, %u] (the declared transform size), got "
-                           "rank %d%s", input_names[input], n, n, t->rank,
-                           t->rank == 2 ? " with another shape" : "");
-  uint64_t count;
-  return read_param(node, t, input, out, &count);
+                                 ol_quant_input input, size_t blocks) {
+  ol_status s = ol_quant_apply_per_block(plan, t, input, blocks);
+  return s == OL_OK || s == OL_OUT_OF_MEMORY ? s : node_wrap(node, s);
 }
 
 /* Applies the optional inputs to the plan the descriptor gave. */
 static ol_status apply_inputs(const ol_node *node, ol_kernel_ctx *ctx, ol_quant_plan *plan) {
-  size_t blocks = 0;
-  for (size_t r = 0; r < plan->run_count; r++) blocks += plan->runs[r].block_count;
-  const ol_tensor *t;
-  if ((t = ol_ctx_input(ctx, IN_CODEBOOKS))) OL_TRY(apply_codebooks(node, plan, t));
-  if ((t = ol_ctx_input(ctx, IN_ZERO_POINTS))) OL_TRY(apply_per_block(node, plan, t, IN_ZERO_POINTS, blocks));
-  if ((t = ol_ctx_input(ctx, IN_OFFSETS))) OL_TRY(apply_per_block(node, plan, t, IN_OFFSETS, blocks));
-  if ((t = ol_ctx_input(ctx, IN_SCALES))) OL_TRY(apply_per_block(node, plan, t, IN_SCALES, blocks));
-  const int64_t *idx;
-  size_t count;
-  OL_TRY(read_indices(node, ctx, IN_PERMUTATION, plan->permutation_size, &idx, &count));
-  plan->permutation_size = 0;
-  OL_TRY(ol_quant_plan_set_permutation(plan, idx, count));
-  OL_TRY(read_indices(node, ctx, IN_OUTLIERS, plan->outlier_count, &idx, &count));
-  plan->outlier_count = 0;
-  OL_TRY(ol_quant_plan_set_outliers(plan, idx, count));
-  uint32_t n = plan->transform_size;
-  plan->transform_size = 0;
-  plan->forward_size = plan->inverse_size = 0;
-  double *fwd = NULL, *inv = NULL;
-  ol_status s = read_matrix(node, ctx, IN_FORWARD, n, &fwd);
-  if (s == OL_OK) s = read_matrix(node, ctx, IN_INVERSE, n, &inv);
-  size_t nn = (size_t)n * n;
-  if (s == OL_OK) s = ol_quant_plan_set_transform(plan, n, fwd, nn, inv, nn);
-  free(fwd);
-  free(inv);
-  return s;
+  const ol_tensor *inputs[OL_QUANT_IN_COUNT];
+  gather_inputs(ctx, inputs);
+  ol_status s = ol_quant_apply_inputs(plan, inputs);
+  return s == OL_OK || s == OL_OUT_OF_MEMORY ? s : node_wrap(node, s);
 }
 
 /* Quantize into an ORT MatMulNBits layout: X is [K, N]; blocks run column
@@ -299,6 +189,25 @@ static ol_status quantize_ort(quantize_kernel *k, ol_kernel_ctx *ctx, const ol_t
   return ol_ctx_set_output(ctx, 0, out);
 }
 
+/* parameter_ref: the set's fixed parameters (never recalibrated; values
+ * outside its range saturate) and a compact output. */
+static ol_status quantize_shared(quantize_kernel *k, ol_kernel_ctx *ctx, const ol_tensor *x) {
+  const ol_node *node = ctx->node;
+  for (size_t i = IN_SCALES; i < IN_COUNT; i++) {
+    const ol_tensor *t = ol_ctx_input(ctx, i);
+    if (t && ol_tcount(t))
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT,
+                             "attribute 'parameter_ref' ('%s') cannot be combined with the nonempty "
+                             "input '%s': a shared parameter set is not overridden",
+                             k->shared->name, input_names[i]);
+  }
+  Onnx__EncodedValueProto *ev = NULL;
+  ol_status s = ol_quant_shared_encode(k->shared, x->dtype, ol_tdata(x), x->rank, x->dims,
+                                       node->num_inputs ? node->inputs[IN_X] : NULL, &ev);
+  if (s != OL_OK) return s == OL_OUT_OF_MEMORY ? s : node_wrap(node, s);
+  return set_shared_output(ctx, k->shared, ev);
+}
+
 static ol_status quantize_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   quantize_kernel *k = (quantize_kernel *)kernel;
   const ol_node *node = ctx->node;
@@ -309,6 +218,7 @@ static ol_status quantize_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
                            "input 'X' must be FLOAT, DOUBLE, FLOAT16 or BFLOAT16 (got %s)",
                            ol_dtype_name(x->dtype));
   if (k->ort_format != OL_QUANT_FORMAT_COUNT) return quantize_ort(k, ctx, x);
+  if (k->shared) return quantize_shared(k, ctx, x);
   uint64_t count = (uint64_t)ol_tcount(x);
   ol_quant_plan *plan = NULL;
   ol_status s = ol_quant_plan_from_type(k->type, k->model, count, &plan);
@@ -355,6 +265,39 @@ static ol_status resolve_type(const ol_node *node, const Onnx__StructTypeProto *
   return ol_kernel_error(node, OL_INVALID_MODEL, "attribute 'type': type_ref nesting exceeds 64");
 }
 
+static void quantize_destroy(ol_kernel *kernel) {
+  ol_quant_shared_release(((quantize_kernel *)kernel)->shared);
+  free(kernel);
+}
+
+/* Quantize with parameter_ref: the set must be declared by the model holding
+ * the node and `type` must be its storage descriptor. */
+static ol_status quantize_create_shared(const ol_node *node, const ol_attr *ref,
+                                        const Onnx__StructTypeProto *type, ol_kernel **out) {
+  if (ref->type != OL_ATTR_STRING)
+    return ol_kernel_error(node, OL_INVALID_MODEL, "attribute 'parameter_ref' must be a STRING");
+  const ol_model_data *md = node->graph ? node->graph->model : NULL;
+  ol_quant_shared_set *set = md ? ol_quant_catalogue_find(md->quant_params, ref->s) : NULL;
+  if (!set)
+    return ol_kernel_error(node, OL_INVALID_MODEL,
+                           "attribute 'parameter_ref' names the quantization parameter set '%s', "
+                           "which the model does not declare", ref->s);
+  ol_status s = ol_quant_shared_check_storage(set, type, md->proto);
+  if (s != OL_OK)
+    return s == OL_OUT_OF_MEMORY ? s : ol_error_wrap(OL_INVALID_MODEL, "%s node '%s': attribute 'type'",
+                                                     node->op_type, node->name);
+  ol_kernel *kernel;
+  OL_TRY(ol_kernel_alloc(node, sizeof(quantize_kernel), quantize_compute, &kernel));
+  quantize_kernel *k = (quantize_kernel *)kernel;
+  k->type = type;
+  k->model = md->proto;
+  k->ort_format = OL_QUANT_FORMAT_COUNT;
+  k->shared = ol_quant_shared_retain(set);
+  kernel->destroy = quantize_destroy;
+  *out = kernel;
+  return OL_OK;
+}
+
 static ol_status quantize_create(const ol_node *node, ol_kernel **out) {
   const ol_attr *a = ol_node_attr(node, "type");
   if (!a)
@@ -367,11 +310,8 @@ static ol_status quantize_create(const ol_node *node, ol_kernel **out) {
     return ol_kernel_error(node, OL_INVALID_MODEL,
                            "attribute 'type' must be a TYPE_PROTO holding a struct_type (the "
                            "destination StructTypeProto, inline or a type_ref)");
-  if (ol_node_attr(node, "parameter_ref"))
-    return ol_kernel_error(node, OL_NOT_IMPLEMENTED,
-                           "attribute 'parameter_ref' ('%s'): shared quantization parameter sets "
-                           "are not implemented yet",
-                           ol_attr_string(node, "parameter_ref", ""));
+  const ol_attr *ref = ol_node_attr(node, "parameter_ref");
+  if (ref) return quantize_create_shared(node, ref, ap->tp->struct_type, out);
   const Onnx__ModelProto *model = node_model(node);
   const Onnx__StructTypeProto *root = NULL;
   OL_TRY(resolve_type(node, ap->tp->struct_type, model, &root));
@@ -431,8 +371,25 @@ static ol_status dequantize_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     return ol_kernel_error(node, OL_INVALID_ARGUMENT,
                            "input 'X' ('%s') must be an encoded value (a Quantize output or an "
                            "encoded initializer)", node->inputs[0]);
+  const Onnx__EncodedValueProto *ev = x->encoded;
   ol_quant_decoded decoded;
-  ol_status s = ol_quant_decode_proto((const Onnx__EncodedValueProto *)x->encoded, k->model, &decoded, NULL);
+  ol_status s;
+  if (ev->parameter_ref && ev->parameter_ref[0]) {
+    /* compact: the value's retained set, else the node's model catalogue */
+    const ol_quant_shared_set *set =
+        x->encoded_resource_release == ol_quant_shared_release_resource ? x->encoded_resource : NULL;
+    if (!set || strcmp(set->name, ev->parameter_ref) != 0)
+      set = ol_quant_catalogue_find(node->graph ? node->graph->model->quant_params : NULL,
+                                    ev->parameter_ref);
+    if (!set)
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT,
+                             "input 'X' ('%s') refers to the quantization parameter set '%s', which "
+                             "neither the value nor the model provides", node->inputs[0],
+                             ev->parameter_ref);
+    s = ol_quant_shared_decode(set, ev, k->model, &decoded);
+  } else {
+    s = ol_quant_decode_proto(ev, k->model, &decoded, NULL);
+  }
   if (s != OL_OK) return s == OL_OUT_OF_MEMORY ? s : node_wrap(node, s);
   /* the output is published only once the conversion succeeded */
   ol_value *y = NULL;

@@ -259,6 +259,10 @@ ol_status ol_quant_decode_proto(const Onnx__EncodedValueProto *value, const Onnx
                                 ol_quant_decoded *out, ol_quant_plan **parsed) {
   memset(out, 0, sizeof(*out));
   if (parsed) *parsed = NULL;
+  if (value->parameter_ref && value->parameter_ref[0])
+    return INVALID("The encoded value refers to the shared quantization parameter set '%s': decode "
+                   "it with the declaring model's catalogue (or materialize it first)",
+                   value->parameter_ref);
   if (value->layout_case != ONNX__ENCODED_VALUE_PROTO__LAYOUT_STRUCT_TYPE || !value->struct_type)
     return INVALID("Expected a structured quantization layout");
   if ((value->has_data_location && value->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) ||
