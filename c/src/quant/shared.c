@@ -95,6 +95,12 @@ static ol_status create(const Onnx__StructTypeProto *storage,
     return INVALID("shared quantization requires fixed scales (shared mode never calibrates)");
   s = ol_quant_plan_from_type(storage, model, set->count, &set->plan);
   if (s != OL_OK) return ol_error_wrap(s, "storage_type is incompatible with logical_type");
+  uint64_t covered = 0;
+  for (size_t r = 0; r < set->plan->run_count; r++)
+    covered += (uint64_t)set->plan->runs[r].layout.count * set->plan->runs[r].block_count;
+  if (covered != set->count)
+    return INVALID("storage_type covers %llu values but logical_type has %llu",
+                   (unsigned long long)covered, (unsigned long long)set->count);
   OL_TRY(ol_quant_apply_inputs(set->plan, inputs));
   OL_TRY(ol_quant_plan_validate(set->plan, set->count));
   OL_TRY(compact_type(set->plan, &set->compact));

@@ -166,6 +166,21 @@ static ol_status check_encoded(const vwalk *w, const Onnx__TypeProto__Tensor *t,
   if (w->persistent && (e->n_external_data ||
                         (e->has_data_location && e->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)))
     return fail(w, OL_INVALID_ARGUMENT, "an encoded value with an external payload must be loaded before it is retained");
+  if (e->parameter_ref && e->parameter_ref[0]) {
+    /* a compact value carries its parameter set: reference, types and byte
+     * extent are checked without materializing it */
+    const ol_quant_shared_set *set =
+        v->encoded_resource_release == ol_quant_shared_release_resource ? v->encoded_resource : NULL;
+    if (!set)
+      return fail(w, OL_INVALID_ARGUMENT,
+                  "compact encoded value refers to the quantization parameter set '%s' but carries "
+                  "no parameter catalogue", e->parameter_ref);
+    if (ol_quant_shared_check(set, e, w->model) != OL_OK) {
+      char why[384];
+      snprintf(why, sizeof why, "%s", ol_last_error());
+      return fail(w, OL_INVALID_ARGUMENT, "compact encoded value: %s", why);
+    }
+  }
   const Onnx__TypeProto *lt = e->logical_type;
   if (!lt || lt->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !lt->tensor_type->has_elem_type)
     return fail(w, OL_INVALID_ARGUMENT, "encoded value without a logical tensor type");
