@@ -56,3 +56,5 @@ export {
   quantizeTensorProto,
   dequantizeTensorProto,
 } from './quantization.js';
+export { addQuantizationParameters, materializeQuantizedValue, quantizeTensorShared } from './quantization-shared.js';
+export { SharedQuantizedValue } from './shared-value.js';

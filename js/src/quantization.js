@@ -7,6 +7,7 @@
 import { dtypeOf, dtypeOfCode } from './dtypes.js';
 import { OnnxLightError, invalidArgument } from './errors.js';
 import { currentRuntime } from './runtime.js';
+import { SharedQuantizedValue } from './shared-value.js';
 import { Tensor, tensorFromValue } from './tensor.js';
 
 // Upper-case profile names in catalogue order (the wire contract's enum order,
@@ -482,13 +483,14 @@ export function quantizeTensor(tensor, plan, { name } = {}) {
 function encodedBytes(encoded, what) {
   if (encoded instanceof EncodedValue) return encoded.bytes;
   if (encoded instanceof Uint8Array) return encoded;
-  throw invalidArgument(`${what}: expected an EncodedValue or serialized EncodedValueProto bytes`);
+  throw invalidArgument(`${what}: expected an EncodedValue${what === 'dequantizeTensor' ? ', a SharedQuantizedValue' : ''} or serialized EncodedValueProto bytes`);
 }
 
 function modelArg(model, what) {
   if (model === undefined || model === null) return null;
   if (model instanceof Uint8Array) return model;
   if (model instanceof ArrayBuffer) return new Uint8Array(model);
+  if (model?.$typeName === 'onnx.ModelProto' && protoLoaded) return protoLoaded.protobuf.toBinary(protoLoaded.schema.ModelProtoSchema, model);
   throw invalidArgument(`${what}: model must be serialized ModelProto bytes (Uint8Array)`);
 }
 
@@ -505,10 +507,21 @@ function withInputs(runtime, bytes, model, fn) {
 }
 
 /**
- * Decodes an encoded value (EncodedValue or EncodedValueProto bytes) into a
- * Tensor of its logical type. model (ModelProto bytes) resolves type_ref.
+ * Decodes an encoded value (EncodedValue, SharedQuantizedValue or
+ * EncodedValueProto bytes) into a Tensor of its logical type. model
+ * (ModelProto bytes) resolves type_ref and, for compact bytes, the shared
+ * parameter set named by parameter_ref; a SharedQuantizedValue uses the set
+ * it retains.
  */
 export function dequantizeTensor(encoded, { model } = {}) {
+  if (encoded instanceof SharedQuantizedValue) {
+    const runtime = currentRuntime();
+    const handle = runtime.scratch(4, (out) => {
+      runtime.check(runtime.m._olw_quant_decode_value(encoded.handle, out));
+      return runtime.u32(out);
+    });
+    return tensorFromValue(runtime, handle);
+  }
   const bytes = encodedBytes(encoded, 'dequantizeTensor');
   const modelBytes = modelArg(model, 'dequantizeTensor');
   const runtime = currentRuntime();
@@ -567,13 +580,24 @@ export function exportMatMulNBitsInputs(encoded, { model } = {}) {
 // The generated schema and @bufbuild/protobuf load only when proto objects are
 // used (kept out of the browser bundle, as in model.js).
 let protoModules = null;
+let protoLoaded = null;
 function proto() {
   if (!protoModules) {
     const schemaPath = './proto/onnx_light_pb.js';
     const protobufPath = '@bufbuild/protobuf';
-    protoModules = Promise.all([import(/* @vite-ignore */ schemaPath), import(/* @vite-ignore */ protobufPath)]).then(([schema, protobuf]) => ({ schema, protobuf }));
+    protoModules = Promise.all([import(/* @vite-ignore */ schemaPath), import(/* @vite-ignore */ protobufPath)]).then(([schema, protobuf]) => (protoLoaded = { schema, protobuf }));
   }
   return protoModules;
+}
+
+/** Internal: loads { schema, protobuf } (the generated classes and @bufbuild/protobuf). */
+export function loadProto() {
+  return proto();
+}
+
+/** Internal: the protobuf modules when already loaded, else null. */
+export function loadedProto() {
+  return protoLoaded;
 }
 
 const PROTO_TYPES = new Map([

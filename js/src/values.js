@@ -8,11 +8,14 @@
 //  - AbortSignal -> a fresh ol_completion.
 import { OnnxLightError, invalidArgument } from './errors.js';
 import { typeOfArray } from './dtypes.js';
+import { EncodedValue } from './quantization.js';
+import { SharedQuantizedValue, encodedInfo, serializeEncoded } from './shared-value.js';
 import { Tensor, copyToValue, tensorFromValue, valueOfTensor } from './tensor.js';
 
 const OL_VALUE_TENSOR = 0;
 const OL_VALUE_SEQUENCE = 1;
 const OL_VALUE_OPTIONAL = 3;
+const OL_VALUE_ENCODED = 4;
 
 /** A Tensor for any accepted input form (same object for a Tensor). */
 export function asTensor(input, name, what) {
@@ -145,9 +148,19 @@ export function wrapOutput(runtime, handle) {
       const inner = m._olw_optional_get(handle);
       return inner ? wrapOutput(runtime, m._olw_value_retain(inner)) : null;
     }
+    if (kind === OL_VALUE_ENCODED) {
+      // a compact value keeps the handle (and so its parameter set) alive
+      if (m._olw_encoded_parameter_ref(handle)) {
+        const shared = new SharedQuantizedValue(runtime, handle);
+        handle = 0;
+        return shared;
+      }
+      const info = encodedInfo(runtime, handle);
+      return new EncodedValue(serializeEncoded(runtime, handle), info.type, info.dims, info.format);
+    }
     throw new OnnxLightError('OL_NOT_IMPLEMENTED', `outputs of value kind ${kind} cannot be read in JS yet`);
   } finally {
-    m._olw_value_release(handle);
+    if (handle) m._olw_value_release(handle);
   }
 }
 

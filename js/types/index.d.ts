@@ -439,8 +439,72 @@ export function makeMatMulNBitsPlan(format: QuantizationFormat, k: number, n: nu
 export function calibrateQuantizationPlan(plan: QuantizationPlan, tensor: Tensor): void;
 /** Encodes a float tensor with the plan's parameters unchanged. */
 export function quantizeTensor(tensor: Tensor, plan: QuantizationPlan, options?: { name?: string }): EncodedValue;
-/** Decodes an encoded value; model (ModelProto bytes) resolves struct_type.type_ref. */
-export function dequantizeTensor(encoded: EncodedValue | Uint8Array, options?: { model?: Uint8Array | ArrayBuffer }): Tensor;
+/**
+ * Decodes an encoded value. model (ModelProto bytes, or an object once the
+ * protobuf modules are loaded) resolves struct_type.type_ref and the shared
+ * parameter set of compact bytes; a SharedQuantizedValue uses the set it retains.
+ */
+export function dequantizeTensor(
+  encoded: EncodedValue | SharedQuantizedValue | Uint8Array,
+  options?: { model?: Uint8Array | ArrayBuffer | import('onnx-light/proto').ModelProto },
+): Tensor;
+
+/**
+ * A compact encoded value (parameter_ref set) retaining its model's shared
+ * quantization parameter set, so it outlives the model, session and run.
+ * Session outputs of compact values are SharedQuantizedValue objects.
+ */
+export class SharedQuantizedValue {
+  private constructor();
+  /** EncodedValueProto.parameter_ref: the parameter set's name. */
+  readonly parameterRef: string;
+  readonly type: 'float32' | 'float64' | 'float16' | 'bfloat16';
+  readonly dims: number[];
+  readonly format: QuantizationFormat;
+  /** A copy of the compact payload: reserved byte, outlier values, codes. */
+  readonly rawData: Uint8Array;
+  /** An independent snapshot of the compact EncodedValueProto (serialized). */
+  readonly encoded: Uint8Array;
+  dispose(): void;
+}
+
+/** Numerical parameters of a shared set: the names of Quantize's optional inputs. */
+export interface QuantizationParameters {
+  /** Required: shared mode never calibrates. A number is a float32 scalar. */
+  scales: Tensor | number | Float32Array | Float64Array;
+  zeroPoints?: Tensor | number | Float32Array | Float64Array;
+  offsets?: Tensor | number | Float32Array | Float64Array;
+  codebooks?: Tensor | Float32Array | Float64Array;
+  permutation?: Tensor | BigInt64Array;
+  forward?: Tensor;
+  inverse?: Tensor;
+  outliers?: Tensor | BigInt64Array;
+}
+
+/**
+ * add_quantization_parameters: declares the set `name` in the model's root
+ * quantization_annotation catalogue (the model object is changed only after
+ * validation). Resolves to the compact storage type for compact graph outputs.
+ */
+export function addQuantizationParameters(
+  model: import('onnx-light/proto').ModelProto,
+  name: string,
+  storageType: Uint8Array | import('onnx-light/proto').StructTypeProto,
+  logicalType: Uint8Array | import('onnx-light/proto').TypeProto | { type: 'float32' | 'float64' | 'float16' | 'bfloat16'; dims: number[] },
+  parameters: QuantizationParameters,
+): Promise<import('onnx-light/proto').StructTypeProto>;
+/** quantize_tensor_shared: encodes with the fixed parameters of the model's set `name`. */
+export function quantizeTensorShared(
+  tensor: Tensor,
+  model: Uint8Array | ArrayBuffer | import('onnx-light/proto').ModelProto,
+  name: string,
+  options?: { valueName?: string },
+): SharedQuantizedValue;
+/** materialize_quantized_value: a self-contained EncodedValue (no parameter_ref). */
+export function materializeQuantizedValue(
+  shared: SharedQuantizedValue | Uint8Array,
+  options?: { model?: Uint8Array | ArrayBuffer | import('onnx-light/proto').ModelProto },
+): EncodedValue;
 
 /**
  * quantize_tensor_proto: a TensorProto object ('onnx-light/proto') encoded with

@@ -101,3 +101,22 @@ export async function persistence(bytes: Uint8Array, proto: ModelProto): Promise
   void boundProto, same, bytesCopied;
   return tokens.data[0] + result.data[0];
 }
+
+// Shared quantization parameter sets.
+export async function sharedQuantization(model: import('onnx-light/proto').ModelProto): Promise<number> {
+  const ol = await import('onnx-light');
+  const plan = ol.makeQuantizationPlan(ol.QuantizationFormat.INT4, 4, { blockSize: 4 });
+  const compact: import('onnx-light/proto').StructTypeProto = await ol.addQuantizationParameters(
+    model, 'common', ol.makeQuantizationType(plan), { type: 'float32', dims: [4] }, { scales: 0.5, zeroPoints: Float32Array.of(0) },
+  );
+  const shared: import('onnx-light').SharedQuantizedValue = ol.quantizeTensorShared(new Tensor('float32', [1, 2, 3, 4], [4]), model, 'common');
+  const name: string = shared.parameterRef;
+  const bytes: Uint8Array = shared.encoded;
+  const standalone: import('onnx-light').EncodedValue = ol.materializeQuantizedValue(shared);
+  const again: import('onnx-light').EncodedValue = ol.materializeQuantizedValue(bytes, { model });
+  const restored: Tensor = ol.dequantizeTensor(shared);
+  ol.dequantizeTensor(bytes, { model: toBinary((await import('onnx-light/proto')).ModelProtoSchema, model) });
+  shared.dispose();
+  void compact, name, standalone, again;
+  return restored.size + shared.rawData.length;
+}

@@ -301,3 +301,45 @@ ol_status ol_quant_add_parameters(Onnx__ModelProto *model, const char *name,
   g->quantization_annotation[g->n_quantization_annotation++] = a.annotation;
   return OL_OK;
 }
+
+/* ============================================================ bare messages */
+
+ol_status ol_quant_model_set(const Onnx__ModelProto *model, const char *name, ol_quant_shared_set **out) {
+  *out = NULL;
+  if (!model)
+    return ol_error(OL_INVALID_ARGUMENT,
+                    "the encoded value refers to the quantization parameter set '%s': pass its model",
+                    name);
+  ol_quant_catalogue *catalogue = NULL;
+  OL_TRY(ol_quant_catalogue_from_model(model, NULL, &catalogue));
+  *out = ol_quant_shared_retain(ol_quant_catalogue_find(catalogue, name));
+  ol_quant_catalogue_release(catalogue);
+  return *out ? OL_OK
+              : ol_error(OL_INVALID_ARGUMENT,
+                         "the model does not declare the quantization parameter set '%s'", name);
+}
+
+ol_status ol_quant_decode_with_model(const Onnx__EncodedValueProto *value,
+                                     const Onnx__ModelProto *model, ol_quant_decoded *out) {
+  if (!value->parameter_ref || !value->parameter_ref[0])
+    return ol_quant_decode_proto(value, model, out, NULL);
+  memset(out, 0, sizeof(*out));
+  ol_quant_shared_set *set = NULL;
+  OL_TRY(ol_quant_model_set(model, value->parameter_ref, &set));
+  ol_status s = ol_quant_shared_decode(set, value, model, out);
+  ol_quant_shared_release(set);
+  return s;
+}
+
+ol_status ol_quant_materialize_with_model(const Onnx__EncodedValueProto *value,
+                                          const Onnx__ModelProto *model,
+                                          Onnx__EncodedValueProto **out) {
+  *out = NULL;
+  if (!value->parameter_ref || !value->parameter_ref[0])
+    return ol_error(OL_INVALID_ARGUMENT, "the encoded value has no parameter_ref (it is already self-contained)");
+  ol_quant_shared_set *set = NULL;
+  OL_TRY(ol_quant_model_set(model, value->parameter_ref, &set));
+  ol_status s = ol_quant_shared_materialize(set, value, model, out);
+  ol_quant_shared_release(set);
+  return s;
+}

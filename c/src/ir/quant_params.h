@@ -33,4 +33,18 @@ ol_status ol_quant_add_parameters(Onnx__ModelProto *model, const char *name,
                                   const ol_tensor *const inputs[OL_QUANT_IN_COUNT],
                                   Onnx__StructTypeProto **compact);
 
+/* The set a bare compact message names, found in model's catalogue (a new
+ * reference; errors name the set). */
+ol_status ol_quant_model_set(const Onnx__ModelProto *model, const char *name, ol_quant_shared_set **out);
+
+/* dequantize_tensor(value, model): a compact message (parameter_ref) decodes
+ * with the set model declares; other messages as ol_quant_decode_proto. */
+ol_status ol_quant_decode_with_model(const Onnx__EncodedValueProto *value,
+                                     const Onnx__ModelProto *model, ol_quant_decoded *out);
+
+/* materialize_quantized_value(value, model) for a bare compact message. */
+ol_status ol_quant_materialize_with_model(const Onnx__EncodedValueProto *value,
+                                          const Onnx__ModelProto *model,
+                                          Onnx__EncodedValueProto **out);
+
 #endif

@@ -19,6 +19,7 @@
 #include "quant/ort.h"
 #include "quant/plan.h"
 #include "quant/wire.h"
+#include "ir/quant_params.h"
 
 #define OLW EMSCRIPTEN_KEEPALIVE
 
@@ -424,7 +425,7 @@ OLW int olw_quant_decode(const uint8_t *bytes, size_t size, const uint8_t *model
   Onnx__ModelProto *model;
   OL_TRY(unpack_inputs(bytes, size, model_bytes, model_size, &value, &model));
   ol_quant_decoded decoded = {0};
-  ol_status s = ol_quant_decode_proto(value, model, &decoded, NULL);
+  ol_status s = ol_quant_decode_with_model(value, model, &decoded); /* compact: model's set */
   ol_value *tensor = NULL;
   if (s == OL_OK) s = ol_tensor_create(NULL, decoded.dtype, decoded.dims, (size_t)decoded.rank, &tensor);
   if (s == OL_OK) s = ol_quant_write_floats(decoded.dtype, decoded.values, decoded.count,
