@@ -632,6 +632,82 @@ static void quantize_rejections(void) {
   ol_quant_type_free(storage);
 }
 
-OL_TEST_MAIN(TEST(seed_example), TEST(shared_encode_and_initializer),
+static void free_ev(void *p) { ol_quant_proto_free(p); }
+
+static Onnx__EncodedValueProto *copy_ev(const Onnx__EncodedValueProto *ev) {
+  size_t size = onnx__encoded_value_proto__get_packed_size(ev);
+  uint8_t *bytes = malloc(size);
+  onnx__encoded_value_proto__pack(ev, bytes);
+  Onnx__EncodedValueProto *copy = onnx__encoded_value_proto__unpack(NULL, size, bytes);
+  free(bytes);
+  return copy;
+}
+
+/* Compact feeds carry their set and are checked before execution (also under
+ * a struct_type declaration); the text form refuses shared declarations. */
+static void compact_feeds_and_text(void) {
+  Onnx__ModelProto *mp = parse_proto(
+      "<ir_version: 10, opset_import: [\"\" : 21, \"ai.rt\" : 1]>\n"
+      "g (float[4] Q) => (float[4] Y) {\n"
+      "  Y = ai.rt.Dequantize <dtype = 1> (Q)\n"
+      "}");
+  if (!mp) return;
+  Onnx__StructTypeProto *compact = NULL;
+  CHECK_OK(declare(mp, "common", 4, 4, 0.5f, &compact));
+  if (compact) {
+    onnx__type_proto__free_unpacked(mp->graph->input[0]->type, NULL);
+    mp->graph->input[0]->type = struct_type_proto(compact);
+  }
+  ol_quant_catalogue *cat = NULL;
+  CHECK_OK(ol_quant_catalogue_from_model(mp, NULL, &cat));
+  ol_quant_shared_set *set = ol_quant_catalogue_find(cat, "common");
+  ol_model *m = NULL;
+  CHECK_OK(load_proto(mp, &m));
+  onnx__model_proto__free_unpacked(mp, NULL);
+  ol_quant_type_free(compact);
+  if (!m || !set) {
+    ol_model_destroy(m);
+    ol_quant_catalogue_release(cat);
+    return;
+  }
+  char *text = NULL;
+  CHECK_STATUS(ol_model_print_text(m, &text), OL_NOT_IMPLEMENTED);
+  CHECK(strstr(ol_last_error(), "shared quantization") && strstr(ol_last_error(), "common"));
+  ol_free(text);
+  const float x[4] = {-1, 0.5f, 1, 2};
+  const int64_t dims[1] = {4};
+  Onnx__EncodedValueProto *ev = NULL;
+  CHECK_OK(ol_quant_shared_encode(set, OL_DTYPE_FLOAT, x, 1, dims, "Q", &ev));
+  ol_session *sess = NULL;
+  CHECK_OK(ol_session_create(m, NULL, &sess));
+  ol_model_destroy(m);
+  if (ev && sess) {
+    ol_value *with_set = NULL, *without = NULL, *truncated = NULL, *y = NULL;
+    CHECK_OK(ol_value_new_encoded(copy_ev(ev), free_ev, &with_set));
+    ol_value_attach_resource(with_set, ol_quant_shared_retain(set), ol_quant_shared_release_resource);
+    const char *in = "Q", *out = "Y";
+    CHECK_OK(ol_session_run(sess, &in, &with_set, 1, &out, &y, 1, NULL));
+    if (y) CHECK(memcmp(ol_tensor_data(y), x, sizeof x) == 0);
+    ol_value_release(y);
+    y = NULL;
+    CHECK_OK(ol_value_new_encoded(copy_ev(ev), free_ev, &without));
+    CHECK_STATUS(ol_session_run(sess, &in, &without, 1, &out, &y, 1, NULL), OL_INVALID_ARGUMENT);
+    CHECK(strstr(ol_last_error(), "'Q'") && strstr(ol_last_error(), "carries no parameter catalogue"));
+    Onnx__EncodedValueProto *short_ev = copy_ev(ev);
+    short_ev->raw_data.len = 1;
+    CHECK_OK(ol_value_new_encoded(short_ev, free_ev, &truncated));
+    ol_value_attach_resource(truncated, ol_quant_shared_retain(set), ol_quant_shared_release_resource);
+    CHECK_STATUS(ol_session_run(sess, &in, &truncated, 1, &out, &y, 1, NULL), OL_INVALID_ARGUMENT);
+    CHECK(strstr(ol_last_error(), "'Q'") && strstr(ol_last_error(), "1 bytes"));
+    ol_value_release(with_set);
+    ol_value_release(without);
+    ol_value_release(truncated);
+  }
+  ol_quant_proto_free(ev);
+  ol_session_destroy(sess);
+  ol_quant_catalogue_release(cat);
+}
+
+OL_TEST_MAIN(TEST(seed_example), TEST(compact_feeds_and_text), TEST(shared_encode_and_initializer),
              TEST(validation_does_not_materialize), TEST(compact_initializer_rejections),
              TEST(declaration_rejections), TEST(add_parameters_rejections), TEST(quantize_rejections))

@@ -568,7 +568,32 @@ static void print_nodes(printer *pr, Onnx__NodeProto *const *nodes, size_t n, in
 
 /* name (inputs) => (outputs) [<initializers, value infos>] {nodes}; the
  * graph starts on a line indented by level, nodes go one level deeper. */
+/* Shared quantization parameter sets cannot be dropped silently: the text
+ * form would keep references (parameter_ref) without their declarations. */
+static bool has_shared_quantization(const Onnx__GraphProto *g, const char **what) {
+  const size_t prefix = strlen(OL_QUANT_PARAMETERS_PREFIX);
+  for (size_t i = 0; i < g->n_quantization_annotation; i++) {
+    const char *t = g->quantization_annotation[i]->tensor_name;
+    if (t && strncmp(t, OL_QUANT_PARAMETERS_PREFIX, prefix) == 0) return *what = t, true;
+  }
+  for (size_t i = 0; i < g->n_encoded_initializer; i++)
+    if (g->encoded_initializer[i]->parameter_ref && g->encoded_initializer[i]->parameter_ref[0])
+      return *what = g->encoded_initializer[i]->name ? g->encoded_initializer[i]->name : "", true;
+  return false;
+}
+
+static ol_status shared_error(const Onnx__GraphProto *g, const char *what) {
+  return ol_error(OL_NOT_IMPLEMENTED,
+                  "text printer: graph '%s' holds shared quantization parameters ('%s'), which the "
+                  "text form cannot represent", g->name ? g->name : "", what);
+}
+
 static void print_graph(printer *pr, const Onnx__GraphProto *g, int level) {
+  const char *shared = NULL;
+  if (has_shared_quantization(g, &shared)) {
+    fail(pr, shared_error(g, shared));
+    return;
+  }
   id(pr, g->name ? g->name : "");
   put(pr, " ", 1);
   print_vi_list(pr, g->input, g->n_input);
@@ -656,6 +681,8 @@ static void print_function(printer *pr, const Onnx__FunctionProto *f) {
 ol_status ol_text_print_proto(const Onnx__ModelProto *m, char **out_text) {
   *out_text = NULL;
   if (!m->graph) return ol_error(OL_INVALID_MODEL, "text printer: the model has no graph");
+  const char *shared = NULL;
+  if (has_shared_quantization(m->graph, &shared)) return shared_error(m->graph, shared);
   printer pr = {0};
   int k = 0;
   if (m->has_ir_version) key(&pr, &k, "ir_version"), printf_(&pr, "%lld", (long long)m->ir_version);

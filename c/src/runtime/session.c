@@ -224,6 +224,24 @@ static ol_status walk_unconstrained(vwalk *w, const ol_value *v, int depth) {
   return OL_OK;
 }
 
+/* Byte equality of two descriptors, type_id ignored. */
+static bool same_struct_type(const Onnx__StructTypeProto *a, const Onnx__StructTypeProto *b) {
+  Onnx__StructTypeProto ca = *a, cb = *b;
+  ca.has_type_id = cb.has_type_id = 0;
+  size_t na = onnx__struct_type_proto__get_packed_size(&ca), nb = onnx__struct_type_proto__get_packed_size(&cb);
+  if (na != nb) return false;
+  uint8_t *ba = malloc(na ? na : 1), *bb = malloc(nb ? nb : 1);
+  bool same = ba && bb;
+  if (same) {
+    onnx__struct_type_proto__pack(&ca, ba);
+    onnx__struct_type_proto__pack(&cb, bb);
+    same = memcmp(ba, bb, na) == 0;
+  }
+  free(ba);
+  free(bb);
+  return same;
+}
+
 static ol_status walk_struct(vwalk *w, const Onnx__StructTypeProto *declared, const ol_value *v, int depth) {
   const Onnx__StructTypeProto *st = NULL;
   if (ol_struct_type_resolve(w->model, declared, &st) != OL_OK) {
@@ -238,6 +256,16 @@ static ol_status walk_struct(vwalk *w, const Onnx__StructTypeProto *declared, co
     if (v->kind != OL_VALUE_STRUCT && v->kind != OL_VALUE_ENCODED)
       return fail(w, OL_INVALID_ARGUMENT, "expected a struct, got a %s", kind_name(v->kind));
     return OL_OK;
+  }
+  if (v->kind == OL_VALUE_ENCODED && v->encoded) {
+    /* an encoded value whose storage type is the declaration (e.g. a compact
+     * value under its compact type) */
+    const Onnx__EncodedValueProto *e = v->encoded;
+    const Onnx__StructTypeProto *actual = NULL;
+    if (e->layout_case == ONNX__ENCODED_VALUE_PROTO__LAYOUT_STRUCT_TYPE && e->struct_type &&
+        ol_struct_type_resolve(w->model, e->struct_type, &actual) == OL_OK && actual &&
+        same_struct_type(actual, st))
+      return check_encoded(w, NULL, v);
   }
   if (st->kind_case != ONNX__STRUCT_TYPE_PROTO__KIND_STRUCTURE || v->kind == OL_VALUE_ENCODED)
     return fail(w, OL_NOT_IMPLEMENTED,
