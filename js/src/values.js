@@ -69,11 +69,17 @@ export function marshalInputs(runtime, entries, what) {
     const names = table;
     const values = table + 4 * count;
     entries.forEach(([name, input], i) => {
-      const tensor = asTensor(input, name, what);
-      let value = valueOfTensor(tensor, runtime);
-      if (!value) {
-        value = copyToValue(tensor, runtime);
-        owned.push(() => m._olw_value_release(value));
+      let value;
+      if (input instanceof SharedQuantizedValue) {
+        value = input.handle; // a compact value feeds with its retained parameter set
+      } else {
+        const tensor = asTensor(input, name, what);
+        value = valueOfTensor(tensor, runtime);
+        if (!value) {
+          const copy = copyToValue(tensor, runtime);
+          value = copy;
+          owned.push(() => m._olw_value_release(copy));
+        }
       }
       const str = runtime.cstring(name);
       owned.push(() => runtime.free(str));

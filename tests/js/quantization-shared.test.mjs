@@ -182,3 +182,24 @@ describe('shared parameter sets', () => {
     assert.equal(q.rawData.length, 1 + 2 * 2); // reserved byte + two blocks of four 4-bit codes
   });
 });
+
+describe('compact feeds', () => {
+  test('a SharedQuantizedValue feeds a struct-typed input with its parameter set', async () => {
+    const { model, compact } = await seedModel();
+    const consumer = create(ModelProtoSchema, {
+      irVersion: 10n,
+      opsetImport: [{ domain: '', version: 21n }, { domain: 'ai.rt', version: 1n }],
+      graph: {
+        name: 'consumer',
+        node: [{ opType: 'Dequantize', domain: 'ai.rt', input: ['Q'], output: ['Y'], attribute: [{ name: 'dtype', type: AttrType.INT, i: 1n }] }],
+        input: [{ name: 'Q', type: { value: { case: 'structType', value: compact } } }],
+        output: [tensorInfo('Y', DataType.FLOAT, [4])],
+      },
+    });
+    const session = await ol.InferenceSession.create(toBinary(ModelProtoSchema, consumer));
+    const shared = ol.quantizeTensorShared(new Tensor('float32', Float32Array.of(-1, 0.5, 1, 2), [4]), model, 'common');
+    const { Y } = await session.run({ Q: /** @type {any} */ (shared) });
+    assert.deepEqual(Array.from(Y.data), [-1, 0.5, 1, 2]);
+    await session.release();
+  });
+});
