@@ -708,6 +708,71 @@ static void compact_feeds_and_text(void) {
   ol_quant_catalogue_release(cat);
 }
 
-OL_TEST_MAIN(TEST(seed_example), TEST(compact_feeds_and_text), TEST(shared_encode_and_initializer),
+/* parameter_ref bound through a model-local function attribute resolves with
+ * the call-site value (or the function default); an undeclared set is
+ * rejected by the checker, naming the call. */
+static const char *FUNCTION_MODEL =
+    "<ir_version: 10, opset_import: [\"\" : 21, \"ai.rt\" : 1, \"local\" : 1]>\n"
+    "main (float[4] X) => (float[4] Y) { Y = local.Roundtrip %s (X) }\n"
+    "<domain: \"local\", opset_import: [\"\" : 21, \"ai.rt\" : 1]>\n"
+    "Roundtrip <set: string = \"common\"> (X) => (Y) {\n"
+    "  Q = ai.rt.Quantize <parameter_ref: string = @set> (X)\n"
+    "  Y = ai.rt.Dequantize <dtype = 1> (Q)\n"
+    "}\n";
+
+static ol_status function_case(const char *call_attrs, ol_model **out) {
+  char text[1024];
+  snprintf(text, sizeof text, FUNCTION_MODEL, call_attrs);
+  Onnx__ModelProto *mp = parse_proto(text);
+  if (!mp) return OL_INVALID_ARGUMENT;
+  CHECK(mp->n_functions == 1);
+  Onnx__StructTypeProto *storage = int4_storage(4, 4);
+  if (mp->n_functions == 1) {
+    Onnx__FunctionProto *f = mp->functions[0];
+    Onnx__AttributeProto *a = malloc(sizeof *a);
+    *a = (Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT;
+    a->name = strdup("type");
+    a->has_type = 1;
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO;
+    a->tp = struct_type_proto(storage);
+    add_attr(f->node[0], a);
+  }
+  CHECK_OK(declare(mp, "common", 4, 4, 0.5f, NULL));
+  ol_status s = load_proto(mp, out);
+  ol_quant_type_free(storage);
+  onnx__model_proto__free_unpacked(mp, NULL);
+  return s;
+}
+
+static void function_bound_reference(void) {
+  const char *calls[2] = {"<set = \"common\">", ""}; /* call-site value, function default */
+  for (int i = 0; i < 2; i++) {
+    ol_model *m = NULL;
+    CHECK_OK(function_case(calls[i], &m));
+    if (!m) continue;
+    CHECK_OK(ol_model_check(m));
+    ol_session *sess = NULL;
+    CHECK_OK(ol_session_create(m, NULL, &sess));
+    ol_model_destroy(m);
+    const float x[4] = {-8, -1, 1, 7}, want[4] = {-4, -1, 1, 3.5f};
+    const int64_t dims[1] = {4};
+    ol_value *feed = tk_f32(1, dims, x), *y = NULL;
+    const char *in = "X", *out = "Y";
+    if (sess) CHECK_OK(ol_session_run(sess, &in, &feed, 1, &out, &y, 1, NULL));
+    if (y) CHECK(memcmp(ol_tensor_data(y), want, sizeof want) == 0);
+    ol_value_release(feed);
+    ol_value_release(y);
+    ol_session_destroy(sess);
+  }
+  ol_model *m = NULL;
+  CHECK_OK(function_case("<set = \"missing\">", &m));
+  if (m) {
+    CHECK_STATUS(ol_model_check(m), OL_INVALID_MODEL);
+    CHECK(strstr(ol_last_error(), "'missing'") && strstr(ol_last_error(), "function call"));
+    ol_model_destroy(m);
+  }
+}
+
+OL_TEST_MAIN(TEST(seed_example), TEST(function_bound_reference), TEST(compact_feeds_and_text), TEST(shared_encode_and_initializer),
              TEST(validation_does_not_materialize), TEST(compact_initializer_rejections),
              TEST(declaration_rejections), TEST(add_parameters_rejections), TEST(quantize_rejections))
