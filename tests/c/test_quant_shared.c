@@ -773,6 +773,85 @@ static void function_bound_reference(void) {
   }
 }
 
-OL_TEST_MAIN(TEST(seed_example), TEST(function_bound_reference), TEST(compact_feeds_and_text), TEST(shared_encode_and_initializer),
+/* A persistent compact value keeps its parameter set through runs, reset,
+ * close and the end of the model; its reference is validated on entry. */
+static void persistent_compact_value(void) {
+  Onnx__ModelProto *mp = parse_proto(
+      "<ir_version: 10, opset_import: [\"\" : 21, \"ai.rt\" : 1]>\n"
+      "g (float[4] past) => (float[4] Y, float[4] present) {\n"
+      "  C = Identity(past)\n"
+      "  present = Identity(C)\n"
+      "  Y = ai.rt.Dequantize <dtype = 1> (C)\n"
+      "}");
+  if (!mp) return;
+  Onnx__StructTypeProto *compact = NULL;
+  CHECK_OK(declare(mp, "common", 4, 4, 0.5f, &compact));
+  Onnx__GraphProto *g = mp->graph;
+  if (compact) {
+    onnx__type_proto__free_unpacked(g->input[0]->type, NULL);
+    g->input[0]->type = struct_type_proto(compact);
+    onnx__type_proto__free_unpacked(g->output[1]->type, NULL);
+    g->output[1]->type = struct_type_proto(compact);
+  }
+  Onnx__PersistentBindingProto *b = malloc(sizeof *b);
+  *b = (Onnx__PersistentBindingProto)ONNX__PERSISTENT_BINDING_PROTO__INIT;
+  b->input_name = strdup("past");
+  b->output_name = strdup("present");
+  g->persistent_bindings = malloc(sizeof(*g->persistent_bindings));
+  g->persistent_bindings[0] = b;
+  g->n_persistent_bindings = 1;
+  ol_quant_catalogue *cat = NULL;
+  CHECK_OK(ol_quant_catalogue_from_model(mp, NULL, &cat));
+  ol_quant_shared_set *set = ol_quant_catalogue_find(cat, "common");
+  ol_model *m = NULL;
+  CHECK_OK(load_proto(mp, &m));
+  onnx__model_proto__free_unpacked(mp, NULL);
+  ol_quant_type_free(compact);
+  const float x[4] = {-1, 0.5f, 1, 2};
+  const int64_t dims[1] = {4};
+  Onnx__EncodedValueProto *ev = NULL;
+  if (set) CHECK_OK(ol_quant_shared_encode(set, OL_DTYPE_FLOAT, x, 1, dims, "past", &ev));
+  if (m && ev) {
+    ol_value *initial = NULL, *bare = NULL, *kept = NULL, *y = NULL;
+    CHECK_OK(ol_value_new_encoded(copy_ev(ev), free_ev, &initial));
+    ol_value_attach_resource(initial, ol_quant_shared_retain(set), ol_quant_shared_release_resource);
+    CHECK_OK(ol_value_new_encoded(copy_ev(ev), free_ev, &bare));
+    const char *past = "past", *out = "Y";
+    ol_state *st = NULL;
+    CHECK_STATUS(ol_state_create(m, &past, &bare, 1, NULL, &st), OL_INVALID_ARGUMENT);
+    CHECK(strstr(ol_last_error(), "'past'") && strstr(ol_last_error(), "carries no parameter catalogue"));
+    CHECK_OK(ol_state_create(m, &past, &initial, 1, NULL, &st));
+    ol_model_destroy(m);
+    m = NULL;
+    if (st) {
+      CHECK_OK(ol_state_run(st, NULL, NULL, NULL, 0, &out, &y, 1, NULL));
+      if (y) CHECK(memcmp(ol_tensor_data(y), x, sizeof x) == 0);
+      CHECK_OK(ol_state_value(st, "past", &kept));
+      CHECK(kept == initial); /* retained and published without a copy */
+      ol_value_retain(kept);
+      CHECK_OK(ol_state_close(st));
+      ol_state_destroy(st);
+    }
+    ol_value_release(initial);
+    ol_quant_catalogue_release(cat);
+    cat = NULL;
+    if (kept) { /* the only owner of the set is now the value */
+      const ol_quant_shared_set *own = kept->encoded_resource;
+      ol_quant_decoded d = {0};
+      CHECK(own && own->refcount >= 1);
+      if (own) CHECK_OK(ol_quant_shared_decode(own, kept->encoded, NULL, &d));
+      for (int i = 0; d.values && i < 4; i++) CHECK(d.values[i] == x[i]);
+      ol_quant_decoded_clear(&d);
+    }
+    ol_value_release(kept);
+    ol_value_release(bare);
+    ol_value_release(y);
+  }
+  ol_model_destroy(m);
+  ol_quant_proto_free(ev);
+  ol_quant_catalogue_release(cat);
+}
+
+OL_TEST_MAIN(TEST(seed_example), TEST(persistent_compact_value), TEST(function_bound_reference), TEST(compact_feeds_and_text), TEST(shared_encode_and_initializer),
              TEST(validation_does_not_materialize), TEST(compact_initializer_rejections),
              TEST(declaration_rejections), TEST(add_parameters_rejections), TEST(quantize_rejections))
