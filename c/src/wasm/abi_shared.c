@@ -100,30 +100,6 @@ OLW int olw_quant_shared_encode(const uint8_t *model_bytes, size_t model_size, c
   return s;
 }
 
-/* A serialized compact message bound to its model's set, as a value. */
-OLW int olw_quant_shared_bind(const uint8_t *bytes, size_t size, const uint8_t *model_bytes,
-                              size_t model_size, ol_value **out) {
-  Onnx__EncodedValueProto *ev = onnx__encoded_value_proto__unpack(NULL, size, bytes);
-  if (!ev) return ol_error(OL_INVALID_ARGUMENT, "malformed EncodedValueProto bytes");
-  if (!ev->parameter_ref || !ev->parameter_ref[0]) {
-    ol_quant_proto_free(ev);
-    return ol_error(OL_INVALID_ARGUMENT, "the encoded value has no parameter_ref");
-  }
-  Onnx__ModelProto *model = NULL;
-  ol_quant_shared_set *set = NULL;
-  ol_status s = unpack_model(model_bytes, model_size, &model);
-  if (s == OL_OK) s = ol_quant_model_set(model, ev->parameter_ref, &set);
-  if (s == OL_OK) s = ol_quant_shared_check(set, ev, model);
-  if (model) onnx__model_proto__free_unpacked(model, NULL);
-  if (s == OL_OK) {
-    s = encoded_value(ev, set, out);
-    ev = NULL; /* owned by the value (or freed on failure) */
-  }
-  ol_quant_proto_free(ev);
-  ol_quant_shared_release(set);
-  return s;
-}
-
 static const ol_quant_shared_set *set_of(const ol_value *v) {
   return v->encoded_resource_release == ol_quant_shared_release_resource ? v->encoded_resource : NULL;
 }
