@@ -18,6 +18,7 @@
 #include "onnxlight.h"
 #include "quant/shared.h"
 #include "quant/wire.h"
+#include "quant/wire_proto.h"
 
 /* ------------------------------------------------------------ model editing */
 
@@ -535,23 +536,6 @@ static void add_parameters_rejections(void) {
   CHECK_STATUS(declare(mp, "other", 4, 4, 0.5f, NULL), OL_INVALID_ARGUMENT);
   CHECK(strstr(ol_last_error(), "collision") != NULL);
   CHECK(mp->graph->n_initializer == inits && mp->graph->n_quantization_annotation == 1);
-  /* ORT layouts are not shared sets yet */
-  ol_quant_plan *plan = NULL;
-  CHECK_OK(ol_quant_make_matmul_nbits_plan(OL_QUANT_ORT_MATMULNBITS_INT4, 16, 2, 16, &plan));
-  const float w[32] = {0};
-  const int64_t dims[2] = {16, 2};
-  Onnx__EncodedValueProto *ort = NULL;
-  if (plan) CHECK_OK(ol_quant_encode_proto(plan, OL_DTYPE_FLOAT, w, 2, dims, NULL, &ort));
-  float scale = 1;
-  ol_value *scales = tk_f32(0, NULL, &scale);
-  const ol_tensor *inputs[OL_QUANT_IN_COUNT] = {0};
-  inputs[OL_QUANT_IN_SCALES] = &scales->tensor;
-  if (ort)
-    CHECK_STATUS(ol_quant_add_parameters(mp, "ort", ort->struct_type, ort->logical_type, inputs, NULL),
-                 OL_NOT_IMPLEMENTED);
-  ol_value_release(scales);
-  ol_quant_proto_free(ort);
-  ol_quant_plan_destroy(plan);
   ol_quant_type_free(storage);
   free_type(logical);
   onnx__model_proto__free_unpacked(mp, NULL);
@@ -852,6 +836,90 @@ static void persistent_compact_value(void) {
   ol_quant_catalogue_release(cat);
 }
 
-OL_TEST_MAIN(TEST(seed_example), TEST(persistent_compact_value), TEST(function_bound_reference), TEST(compact_feeds_and_text), TEST(shared_encode_and_initializer),
+/* ORT MatMulNBits sets: the compact value is the B bytes; materializing
+ * appends the set's scales (and zero points) in the ORT layout. */
+static void ort_shared_set(void) {
+  Onnx__ModelProto *mp = parse_proto(DEQ);
+  if (!mp) return;
+  ol_quant_plan *plan = NULL;
+  CHECK_OK(ol_quant_make_matmul_nbits_plan(OL_QUANT_ORT_MATMULNBITS_INT4, 20, 2, 16, &plan));
+  float w[40];
+  for (int i = 0; i < 40; i++) w[i] = (float)((i % 7) - 3) * 0.5f;
+  const int64_t dims[2] = {20, 2};
+  if (!plan) return;
+  /* the reference: the same fixed parameters through the self-contained encoder */
+  for (size_t b = 0; b < plan->runs[0].block_count; b++) plan->runs[0].blocks[b].scale = 0.25;
+  Onnx__EncodedValueProto *reference = NULL;
+  CHECK_OK(ol_quant_encode_proto(plan, OL_DTYPE_FLOAT, w, 2, dims, "W", &reference));
+  float quarter = 0.25f, zero_point = 3;
+  ol_value *scales = tk_f32(0, NULL, &quarter), *zeros = tk_f32(0, NULL, &zero_point);
+  const ol_tensor *inputs[OL_QUANT_IN_COUNT] = {0};
+  inputs[OL_QUANT_IN_SCALES] = &scales->tensor;
+  Onnx__StructTypeProto *compact = NULL;
+  if (reference)
+    CHECK_OK(ol_quant_add_parameters(mp, "ort", reference->struct_type, reference->logical_type, inputs, &compact));
+  CHECK(compact && strcmp(compact->name, "onnx_light.quantization.v1/shared/ort_matmulnbits_int4") == 0);
+  /* zero points change the zero-point storage: not this descriptor */
+  inputs[OL_QUANT_IN_ZERO_POINTS] = &zeros->tensor;
+  if (reference)
+    CHECK_STATUS(ol_quant_add_parameters(mp, "ort2", reference->struct_type, reference->logical_type, inputs, NULL),
+                 OL_INVALID_ARGUMENT);
+  CHECK(strstr(ol_last_error(), "'ort2'") && strstr(ol_last_error(), "zero-point storage"));
+  ol_quant_catalogue *cat = NULL;
+  CHECK_OK(ol_quant_catalogue_from_model(mp, NULL, &cat));
+  ol_quant_shared_set *set = ol_quant_catalogue_find(cat, "ort");
+  Onnx__EncodedValueProto *ev = NULL, *full = NULL;
+  if (set) CHECK_OK(ol_quant_shared_encode(set, OL_DTYPE_FLOAT, w, 2, dims, "W", &ev));
+  if (ev && reference) {
+    CHECK(ev->raw_data.len == 2 * 2 * 8); /* N * G * block_size * bits / 8: B only */
+    CHECK(memcmp(ev->raw_data.data, reference->raw_data.data, ev->raw_data.len) == 0);
+    CHECK_OK(ol_quant_shared_materialize(set, ev, NULL, &full));
+    if (full) {
+      CHECK(full->raw_data.len == reference->raw_data.len &&
+            memcmp(full->raw_data.data, reference->raw_data.data, full->raw_data.len) == 0);
+      CHECK_OK(ol_qw_same_descriptor(full->struct_type, reference->struct_type));
+    }
+    ol_quant_decoded a = {0}, b = {0};
+    CHECK_OK(ol_quant_shared_decode(set, ev, NULL, &a));
+    CHECK_OK(ol_quant_decode_proto(reference, NULL, &b, NULL));
+    CHECK(a.values && b.values && a.count == 40 && memcmp(a.values, b.values, 40 * sizeof(double)) == 0);
+    ol_quant_decoded_clear(&a);
+    ol_quant_decoded_clear(&b);
+    add_encoded_initializer(mp, ev);
+    ev = NULL;
+  }
+  /* a session decodes the compact initializer (Y is declared float[4]: drop the shape) */
+  Onnx__TensorShapeProto *shape = mp->graph->output[0]->type->tensor_type->shape;
+  for (size_t i = 0; i < shape->n_dim; i++) protobuf_c_message_free_unpacked(&shape->dim[i]->base, NULL);
+  shape->n_dim = 0;
+  ol_model *m = NULL;
+  CHECK_OK(load_proto(mp, &m));
+  ol_session *sess = NULL;
+  if (m) CHECK_OK(ol_session_create(m, NULL, &sess));
+  ol_model_destroy(m);
+  ol_value *y = NULL;
+  const char *out = "Y";
+  if (sess) CHECK_OK(ol_session_run(sess, NULL, NULL, 0, &out, &y, 1, NULL));
+  ol_quant_decoded want = {0};
+  if (reference) CHECK_OK(ol_quant_decode_proto(reference, NULL, &want, NULL));
+  if (y && want.values) {
+    const float *got = ol_tensor_data(y);
+    for (int i = 0; i < 40; i++) CHECK(got[i] == (float)want.values[i]);
+  }
+  ol_quant_decoded_clear(&want);
+  ol_value_release(y);
+  ol_session_destroy(sess);
+  ol_quant_proto_free(full);
+  ol_quant_proto_free(ev);
+  ol_quant_proto_free(reference);
+  ol_quant_catalogue_release(cat);
+  ol_quant_type_free(compact);
+  ol_value_release(scales);
+  ol_value_release(zeros);
+  ol_quant_plan_destroy(plan);
+  onnx__model_proto__free_unpacked(mp, NULL);
+}
+
+OL_TEST_MAIN(TEST(seed_example), TEST(ort_shared_set), TEST(persistent_compact_value), TEST(function_bound_reference), TEST(compact_feeds_and_text), TEST(shared_encode_and_initializer),
              TEST(validation_does_not_materialize), TEST(compact_initializer_rejections),
              TEST(declaration_rejections), TEST(add_parameters_rejections), TEST(quantize_rejections))

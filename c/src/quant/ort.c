@@ -144,10 +144,28 @@ static ol_status effective_parameters(const ol_quant_run *run, ort_storage *st, 
   return OL_OK;
 }
 
+/* Scales, then zero points (in their storage choice), at dst. */
+static ol_status write_parameters(const ort_storage *st, const double *scales, const double *zeros,
+                                  uint8_t *dst) {
+  uint8_t *zero_bytes = dst + st->scale_bytes;
+  for (uint64_t i = 0; i < st->n * st->groups; i++)
+    OL_TRY(ol_quant_write_floats(st->type, &scales[i], 1, dst + i * ol_quant_float_bytes(st->type)));
+  for (uint64_t col = 0; st->zero_type != OL_DTYPE_UNDEFINED && col < st->n; col++)
+    for (uint64_t g = 0; g < st->groups; g++) {
+      double z = zeros[col * st->groups + g];
+      if (st->zero_type == OL_DTYPE_UINT8)
+        set_code(zero_bytes + col * st->zero_row_bytes, g, st->bits, (uint32_t)z);
+      else
+        OL_TRY(ol_quant_write_floats(st->type, &z, 1,
+                                     zero_bytes + (col * st->groups + g) * ol_quant_float_bytes(st->type)));
+    }
+  return OL_OK;
+}
+
 static ol_status write_payload(const ort_storage *st, const double *src, const double *scales,
                                const double *zeros, uint8_t *payload) {
   const double maximum = ldexp(1, (int)st->bits) - 1;
-  uint8_t *weights = payload, *zero_bytes = payload + st->weight_bytes + st->scale_bytes;
+  uint8_t *weights = payload;
   uint8_t check[8];
   for (uint64_t col = 0; col < st->n; col++)
     for (uint64_t g = 0; g < st->groups; g++) {
@@ -169,18 +187,36 @@ static ol_status write_payload(const ort_storage *st, const double *src, const d
         set_code(weights + index * st->blob, j, st->bits, code);
       }
     }
-  for (uint64_t i = 0; i < st->n * st->groups; i++)
-    OL_TRY(ol_quant_write_floats(st->type, &scales[i], 1,
-                                 payload + st->weight_bytes + i * ol_quant_float_bytes(st->type)));
-  for (uint64_t col = 0; st->zero_type != OL_DTYPE_UNDEFINED && col < st->n; col++)
-    for (uint64_t g = 0; g < st->groups; g++) {
-      double z = zeros[col * st->groups + g];
-      if (st->zero_type == OL_DTYPE_UINT8)
-        set_code(zero_bytes + col * st->zero_row_bytes, g, st->bits, (uint32_t)z);
-      else
-        OL_TRY(ol_quant_write_floats(st->type, &z, 1,
-                                     zero_bytes + (col * st->groups + g) * ol_quant_float_bytes(st->type)));
-    }
+  return write_parameters(st, scales, zeros, payload + st->weight_bytes);
+}
+
+ol_status ol_quant_ort_parameters(const ol_quant_plan *plan, ol_dtype dtype,
+                                  Onnx__StructTypeProto **type, uint8_t **tail, size_t *tail_size,
+                                  uint64_t *weight_bytes) {
+  *type = NULL;
+  *tail = NULL;
+  *tail_size = 0;
+  *weight_bytes = 0;
+  ort_storage st;
+  OL_TRY(check_plan(plan, 2, plan->matrix_shape, &st, dtype));
+  size_t blocks = plan->runs[0].block_count;
+  double *scales = ol_xmalloc(blocks * sizeof(double)), *zeros = ol_xmalloc(blocks * sizeof(double));
+  ol_status s = scales && zeros ? OL_OK : OL_OUT_OF_MEMORY;
+  if (s == OL_OK) s = effective_parameters(&plan->runs[0], &st, scales, zeros);
+  if (s == OL_OK)
+    s = storage_init(&st, plan->format, 2, plan->matrix_shape, dtype, st.block_size, st.zero_type);
+  size_t size = (size_t)(st.scale_bytes + st.zero_bytes);
+  if (s == OL_OK && !(*tail = calloc(1, size ? size : 1))) s = OL_OUT_OF_MEMORY;
+  if (s == OL_OK) s = write_parameters(&st, scales, zeros, *tail);
+  if (s == OL_OK) s = schema(&st, plan->format, type);
+  free(scales), free(zeros);
+  if (s != OL_OK) {
+    free(*tail);
+    *tail = NULL;
+    return s;
+  }
+  *tail_size = size;
+  *weight_bytes = st.weight_bytes;
   return OL_OK;
 }
 

@@ -45,4 +45,12 @@ ol_status ol_quant_ort_decode_proto(const Onnx__EncodedValueProto *value,
                                     const Onnx__StructTypeProto *root, ol_quant_format format,
                                     ol_quant_decoded *out);
 
+/* The parameter bytes of an ORT payload (scales, then zero points: what
+ * follows B) and the descriptor, from a plan whose blocks carry fixed
+ * parameters, without any source tensor (shared parameter sets).
+ * *weight_bytes receives the size of B. */
+ol_status ol_quant_ort_parameters(const ol_quant_plan *plan, ol_dtype dtype,
+                                  Onnx__StructTypeProto **type, uint8_t **tail, size_t *tail_size,
+                                  uint64_t *weight_bytes);
+
 #endif

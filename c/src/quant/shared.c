@@ -1,6 +1,7 @@
 /* Shared quantization parameter sets and compact values (see shared.h). */
 #include "quant/shared.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "core/alloc.h"
 #include "core/status.h"
 #include "quant/codec.h"
+#include "quant/ort.h"
 #include "quant/wire_proto.h"
 
 #define INVALID(...) ol_error(OL_INVALID_ARGUMENT, __VA_ARGS__)
@@ -45,6 +47,18 @@ static ol_status compact_type(const ol_quant_plan *plan, Onnx__StructTypeProto *
   char name[96];
   snprintf(name, sizeof(name), OL_QUANT_SHARED_PREFIX "%s", ol_quant_format_name(plan->format));
   Onnx__StructTypeProto *root = ol_qw_new_structure(name);
+  const ol_quant_profile *row = ol_quant_profile_info(plan->format);
+  if (root && row->ort) {
+    /* B [N, G, block_size * bits / 8] */
+    const ol_quant_run *run = &plan->runs[0];
+    const uint64_t n = (uint64_t)plan->matrix_shape[1], groups = n ? run->block_count / n : 0;
+    const int64_t dims[3] = {(int64_t)n, (int64_t)groups, (int64_t)(run->layout.count * row->bits / 8)};
+    if (ol_qw_add_field(root, "B", ol_qw_tensor_type(OL_DTYPE_UINT8, 3, dims), NULL)) {
+      *out = root;
+      return OL_OK;
+    }
+    return ol_error(OL_OUT_OF_MEMORY, "out of memory building a compact quantization type");
+  }
   bool ok = root &&
             ol_qw_add_tensor(root, "reserved", ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, 1, 1, 0) &&
             ol_qw_add_tensor(root, "outlier_values", ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, 1,
@@ -66,6 +80,47 @@ ol_status ol_quant_shared_type(const ol_quant_shared_set *set, Onnx__StructTypeP
 
 /* ============================================================ sets */
 
+/* ORT MatMulNBits: the plan from [K, N] and the descriptor's block size,
+ * scales and zero points per block (or scalar); the descriptor the
+ * parameters give must be the declared one. */
+static ol_status create_ort(const Onnx__StructTypeProto *root, ol_quant_format format,
+                            const ol_tensor *const inputs[OL_QUANT_IN_COUNT], ol_quant_shared_set *set) {
+  for (size_t i = OL_QUANT_IN_OFFSETS; i < OL_QUANT_IN_COUNT; i++)
+    if (inputs[i] && ol_tcount(inputs[i]))
+      return INVALID("ORT MatMulNBits layouts reject offsets, codebooks, permutations, transforms "
+                     "and outliers ('%s' is given)", ol_quant_input_names[i]);
+  if (set->rank != 2) return INVALID("ORT MatMulNBits sets need a [K, N] logical type (rank %d)", set->rank);
+  const Onnx__StructTypeProto__Structure__Field *f =
+      root->kind_case == ONNX__STRUCT_TYPE_PROTO__KIND_STRUCTURE && root->structure && root->structure->n_field
+          ? root->structure->field[0] : NULL;
+  const Onnx__TensorProto *c =
+      f && f->content_case == ONNX__STRUCT_TYPE_PROTO__STRUCTURE__FIELD__CONTENT_CONSTANT ? f->constant : NULL;
+  if (!c || c->n_int64_data != 2 || c->int64_data[1] <= 0)
+    return INVALID("storage_type '%s': expected a parameters constant [bits, block_size]", root->name);
+  OL_TRY(ol_quant_make_matmul_nbits_plan(format, (uint64_t)set->dims[0], (uint64_t)set->dims[1],
+                                         (uint64_t)c->int64_data[1], &set->plan));
+  ol_quant_run *run = &set->plan->runs[0];
+  if (inputs[OL_QUANT_IN_ZERO_POINTS])
+    OL_TRY(ol_quant_apply_per_block(set->plan, inputs[OL_QUANT_IN_ZERO_POINTS], OL_QUANT_IN_ZERO_POINTS,
+                                    run->block_count));
+  OL_TRY(ol_quant_apply_per_block(set->plan, inputs[OL_QUANT_IN_SCALES], OL_QUANT_IN_SCALES,
+                                  run->block_count));
+  for (size_t b = 0; b < run->block_count; b++) {
+    const ol_quant_block *blk = &run->blocks[b];
+    if (!(blk->scale > 0) || !isfinite(blk->scale))
+      return INVALID("block %zu: Quantization scale must be finite and positive (got %g)", b, blk->scale);
+  }
+  uint64_t weight_bytes = 0;
+  OL_TRY(ol_quant_ort_parameters(set->plan, set->dtype, &set->ort_type, &set->ort_tail,
+                                 &set->ort_tail_size, &weight_bytes));
+  if (ol_qw_same_descriptor(root, set->ort_type) != OL_OK)
+    return INVALID("storage_type '%s' is not the ORT descriptor its parameters give (matrix "
+                   "dimensions, scale dtype and zero-point storage must agree)", root->name);
+  OL_TRY(compact_type(set->plan, &set->compact));
+  set->compact_size = weight_bytes;
+  return OL_OK;
+}
+
 static ol_status create(const Onnx__StructTypeProto *storage,
                         const Onnx__TypeProto *logical, const Onnx__ModelProto *model,
                         const ol_tensor *const inputs[OL_QUANT_IN_COUNT], ol_quant_shared_set *set) {
@@ -84,15 +139,13 @@ static ol_status create(const Onnx__StructTypeProto *storage,
   OL_TRY(ol_qw_resolve(storage, model, &root));
   const size_t prefix = strlen(OL_QUANT_WIRE_PREFIX);
   ol_quant_format format;
-  if (root->name && strncmp(root->name, OL_QUANT_WIRE_PREFIX, prefix) == 0 &&
-      ol_quant_format_parse(root->name + prefix, &format) == OL_OK &&
-      ol_quant_profile_info(format)->ort)
-    return ol_error(OL_NOT_IMPLEMENTED,
-                    "storage_type '%s': shared parameter sets for the ORT MatMulNBits layouts are "
-                    "not implemented", root->name);
+  bool ort = root->name && strncmp(root->name, OL_QUANT_WIRE_PREFIX, prefix) == 0 &&
+             ol_quant_format_parse(root->name + prefix, &format) == OL_OK &&
+             ol_quant_profile_info(format)->ort;
   const ol_tensor *scales = inputs[OL_QUANT_IN_SCALES];
   if (!scales || ol_tcount(scales) == 0)
     return INVALID("shared quantization requires fixed scales (shared mode never calibrates)");
+  if (ort) return create_ort(root, format, inputs, set);
   s = ol_quant_plan_from_type(storage, model, set->count, &set->plan);
   if (s != OL_OK) return ol_error_wrap(s, "storage_type is incompatible with logical_type");
   uint64_t covered = 0;
@@ -137,6 +190,8 @@ void ol_quant_shared_release(ol_quant_shared_set *set) {
   free(set->name);
   ol_quant_plan_destroy(set->plan);
   ol_quant_type_free(set->compact);
+  ol_quant_type_free(set->ort_type);
+  free(set->ort_tail);
   free(set);
 }
 
@@ -168,6 +223,26 @@ static Onnx__EncodedValueProto *new_value(const ol_quant_shared_set *set, Onnx__
   return ev;
 }
 
+/* ORT: encode the self-contained layout, keep B. */
+static ol_status encode_ort(const ol_quant_shared_set *set, ol_dtype dtype, const void *data, int rank,
+                            const int64_t *dims, const char *name, Onnx__EncodedValueProto **out) {
+  Onnx__EncodedValueProto *full = NULL;
+  ol_status s = ol_quant_encode_proto(set->plan, dtype, data, rank, dims, NULL, &full);
+  if (s != OL_OK)
+    return s == OL_OUT_OF_MEMORY ? s : ol_error_wrap(s, "quantization parameter set '%s'", set->name);
+  uint8_t *compact = NULL;
+  if (ol_qw_same_descriptor(full->struct_type, set->ort_type) != OL_OK ||
+      full->raw_data.len != set->compact_size + set->ort_tail_size)
+    s = ol_error(OL_INTERNAL, "ORT encoding of parameter set '%s' changed its descriptor", set->name);
+  else if (!(compact = ol_xmalloc((size_t)set->compact_size)))
+    s = OL_OUT_OF_MEMORY;
+  if (s == OL_OK) memcpy(compact, full->raw_data.data, (size_t)set->compact_size);
+  ol_quant_proto_free(full);
+  if (s != OL_OK) return s;
+  *out = new_value(set, copy_type(set->compact), compact, (size_t)set->compact_size, name, set->name);
+  return *out ? OL_OK : ol_error(OL_OUT_OF_MEMORY, "out of memory building a compact value");
+}
+
 ol_status ol_quant_shared_encode(const ol_quant_shared_set *set, ol_dtype dtype, const void *data,
                                  int rank, const int64_t *dims, const char *name,
                                  Onnx__EncodedValueProto **out) {
@@ -180,6 +255,7 @@ ol_status ol_quant_shared_encode(const ol_quant_shared_set *set, ol_dtype dtype,
                    ol_dtype_name(set->dtype), set->rank, (unsigned long long)set->count,
                    ol_dtype_name(dtype), rank);
   if (set->count && !data) return INVALID("Quantization source has no storage");
+  if (set->ort_type) return encode_ort(set, dtype, data, rank, dims, name, out);
   double *values = ol_xmalloc(set->count ? (size_t)set->count * sizeof(double) : 1);
   if (!values) return OL_OUT_OF_MEMORY;
   uint8_t *full = NULL, *compact = NULL;
@@ -249,7 +325,8 @@ ol_status ol_quant_shared_check(const ol_quant_shared_set *set, const Onnx__Enco
                    "byte, %zu outlier values, %llu code bytes)", size, set->name,
                    (unsigned long long)set->compact_size, set->plan->outlier_count,
                    (unsigned long long)code_bytes_total(set->plan));
-  if (value->raw_data.data[0] != 0) return INVALID("nonzero reserved byte in a compact value");
+  if (!set->ort_type && value->raw_data.data[0] != 0)
+    return INVALID("nonzero reserved byte in a compact value");
   return OL_OK;
 }
 
@@ -259,8 +336,9 @@ ol_status ol_quant_shared_check_storage(const ol_quant_shared_set *set,
   const Onnx__StructTypeProto *root = NULL;
   OL_TRY(ol_qw_resolve(type, model, &root));
   Onnx__StructTypeProto *expected = NULL;
-  OL_TRY(ol_quant_make_type(set->plan, &expected));
-  ol_status s = ol_qw_same_descriptor(root, expected);
+  if (set->ort_type) expected = copy_type(set->ort_type);
+  else OL_TRY(ol_quant_make_type(set->plan, &expected));
+  ol_status s = expected ? ol_qw_same_descriptor(root, expected) : OL_OUT_OF_MEMORY;
   ol_quant_type_free(expected);
   if (s == OL_OUT_OF_MEMORY) return s;
   return s == OL_OK ? OL_OK
@@ -282,6 +360,15 @@ ol_status ol_quant_shared_materialize(const ol_quant_shared_set *set,
                                       const Onnx__ModelProto *model, Onnx__EncodedValueProto **out) {
   *out = NULL;
   OL_TRY(ol_quant_shared_check(set, value, model));
+  if (set->ort_type) { /* B, then the set's scales and zero points */
+    uint8_t *raw = ol_xmalloc((size_t)set->compact_size + set->ort_tail_size);
+    if (!raw) return OL_OUT_OF_MEMORY;
+    memcpy(raw, value->raw_data.data, (size_t)set->compact_size);
+    memcpy(raw + set->compact_size, set->ort_tail, set->ort_tail_size);
+    *out = new_value(set, copy_type(set->ort_type), raw, (size_t)set->compact_size + set->ort_tail_size,
+                     value->name, NULL);
+    return *out ? OL_OK : ol_error(OL_OUT_OF_MEMORY, "out of memory materializing a compact value");
+  }
   const ol_quant_plan *p = set->plan;
   uint64_t total = 0;
   OL_TRY(ol_quant_plan_payload_size(p, &total));

@@ -17,8 +17,12 @@
  * reserved UINT8 [1], outlier_values DOUBLE [O] and codes UINT8 [C], so the
  * descriptor's byte size equals the payload (e.g. 4 INT4 codes: 3 bytes).
  *
- * The ORT MatMulNBits layouts are not supported as shared sets yet
- * (OL_NOT_IMPLEMENTED). */
+ * For the ORT MatMulNBits layouts the compact payload is the B bytes alone
+ * (no header of any kind) and the compact type has the single field
+ * B UINT8 [N, G, block_size * bits / 8]; the set keeps the descriptor and the
+ * serialized scales / zero points that follow B in a self-contained value.
+ * The set's storage type must be exactly the descriptor its parameters give
+ * (scale dtype, zero-point storage). */
 #ifndef OL_QUANT_SHARED_H
 #define OL_QUANT_SHARED_H
 #include <stdint.h>
@@ -42,6 +46,11 @@ typedef struct ol_quant_shared_set {
   int64_t dims[OL_MAX_RANK];
   uint64_t count;
   uint64_t compact_size; /* local payload bytes of every compact value */
+  /* ORT MatMulNBits sets only (else NULL / 0): the full descriptor and the
+   * parameter bytes that follow B */
+  Onnx__StructTypeProto *ort_type;
+  uint8_t *ort_tail;
+  size_t ort_tail_size;
 } ol_quant_shared_set;
 
 /* Builds a set (refcount 1). storage: the full descriptor, inline or a
