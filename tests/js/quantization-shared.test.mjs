@@ -203,3 +203,24 @@ describe('compact feeds', () => {
     await session.release();
   });
 });
+
+describe('ORT MatMulNBits sets', () => {
+  test('the compact value is B; materializing gives the self-contained ORT value', async () => {
+    const weights = new Tensor('float32', Float32Array.from({ length: 40 }, (_, i) => ((i % 7) - 3) * 0.5), [20, 2]);
+    const plan = ol.makeMatMulNBitsPlan(QF.ORT_MATMULNBITS_INT4, 20, 2, { blockSize: 16 });
+    plan.setScales(0, new Float64Array(plan.run(0).blocks.length).fill(0.25));
+    const reference = ol.quantizeTensor(weights, plan);
+    const proto = fromBinary(EncodedValueProtoSchema, reference.bytes);
+    const model = create(ModelProtoSchema, { irVersion: 10n, graph: { name: 'ort' } });
+    const compact = await ol.addQuantizationParameters(model, 'ort', /** @type {any} */ (proto.layout.value), proto.logicalType, { scales: 0.25 });
+    assert.equal(compact.name, 'onnx_light.quantization.v1/shared/ort_matmulnbits_int4');
+    const shared = ol.quantizeTensorShared(weights, model, 'ort');
+    assert.equal(shared.rawData.length, 2 * 2 * 8); // N * ceil(K / 16) * 16 * 4 / 8: B only
+    assert.deepEqual(shared.rawData, proto.rawData.slice(0, 32));
+    assert.deepEqual(fromBinary(EncodedValueProtoSchema, ol.materializeQuantizedValue(shared).bytes).rawData, proto.rawData);
+    assert.deepEqual(Array.from(ol.dequantizeTensor(shared).data), Array.from(ol.dequantizeTensor(reference).data));
+    // zero points that change the zero-point storage do not fit this descriptor
+    await assert.rejects(ol.addQuantizationParameters(model, 'ort2', /** @type {any} */ (proto.layout.value), proto.logicalType, { scales: 0.25, zeroPoints: 3 }),
+      failsWith('OL_INVALID_ARGUMENT', /'ort2'.*zero-point storage/));
+  });
+});
