@@ -6,9 +6,11 @@
  *            forward?, inverse?, outliers?) -> Y (encoded)
  *     attribute `type` (TYPE_PROTO, required): a TypeProto wrapping the
  *     destination StructTypeProto, inline or a struct_type.type_ref resolved
- *     through ModelProto.struct_types. Optional `parameter_ref` (shared
- *     parameter sets) is not implemented yet and rejected when the kernel is
- *     created. Y is an OL_VALUE_ENCODED value owning a self-contained
+ *     through ModelProto.struct_types. Optional `parameter_ref` selects a
+ *     shared parameter set the model declares (quant/shared.h): `type` must
+ *     be its storage type, the optional inputs must be absent or empty, and Y
+ *     is a compact value retaining the set. Otherwise Y is an
+ *     OL_VALUE_ENCODED value owning a self-contained
  *     Onnx__EncodedValueProto (inline descriptor) with X's logical shape and
  *     dtype. When `scales` is omitted every block is calibrated from the
  *     actual input (ol_quant_calibrate); default zero points are 0 for signed
@@ -19,7 +21,8 @@
  *     result's matrix dimensions, scale dtype and zero-point storage.
  *   Dequantize(X) -> Y
  *     attribute `dtype` (INT, required): FLOAT, DOUBLE, FLOAT16 or BFLOAT16.
- *     Decodes portable and ORT MatMulNBits layouts; nonfinite results and
+ *     Decodes portable and ORT MatMulNBits layouts and compact values (with
+ *     the set the value retains, else the model's); nonfinite results and
  *     overflow of dtype are errors.
  *
  * Descriptors and encoded values that use type_ref resolve through the
