@@ -188,9 +188,14 @@ typedef struct ol_model_load_options {
   const size_t *external_sizes;
 } ol_model_load_options;
 
-/* Parses ModelProto bytes. The bytes may be freed after the call. */
+/* Parses ModelProto bytes. The bytes may be freed after the call (they are
+ * copied once; the weights then view that copy). */
 ol_status ol_model_load(const void *bytes, size_t size, const ol_model_load_options *options,
                         ol_model **out);
+/* Like ol_model_load without the copy: bytes (from malloc) belong to the
+ * model from now on, also on failure; weights are viewed in them. */
+ol_status ol_model_load_owned(void *bytes, size_t size, const ol_model_load_options *options,
+                              ol_model **out);
 ol_status ol_model_load_file(const char *path, ol_model **out);
 /* ONNX text syntax. */
 ol_status ol_model_parse_text(const char *text, ol_model **out);

@@ -53,6 +53,9 @@ OLW void olw_allocator_reset_peak(void) { ol_allocator_reset_peak(NULL); }
 OLW int olw_model_load(const void *bytes, size_t size, ol_model **out) {
   return ol_model_load(bytes, size, NULL, out);
 }
+OLW int olw_model_load_owned(void *bytes, size_t size, ol_model **out) {
+  return ol_model_load_owned(bytes, size, NULL, out);
+}
 OLW int olw_model_parse_text(const char *text, ol_model **out) {
   return ol_model_parse_text(text, out);
 }
