@@ -106,6 +106,10 @@ void ol_allocator_fail_after(ol_allocator *allocator, int64_t count);
 
 typedef struct ol_value ol_value;
 
+#ifndef OL_MAX_RANK
+#define OL_MAX_RANK 16 /* the highest tensor rank */
+#endif
+
 typedef enum ol_value_kind {
   OL_VALUE_TENSOR = 0,
   OL_VALUE_SEQUENCE = 1,
@@ -139,7 +143,9 @@ int64_t ol_tensor_element_count(const ol_value *tensor);
 size_t ol_tensor_byte_size(const ol_value *tensor);
 void *ol_tensor_data(const ol_value *tensor);
 
-/* Sequences and optionals (elements retained by the container). */
+/* Sequences and optionals (elements retained by the container). A sequence
+ * with element_dtype UNDEFINED holds values of any one kind (tensors of any
+ * type, structs, encoded values, sequences); otherwise tensors of that type. */
 ol_status ol_sequence_create(ol_dtype element_dtype, ol_value *const *items, size_t count,
                              ol_value **out);
 size_t ol_sequence_length(const ol_value *sequence);
@@ -155,6 +161,19 @@ size_t ol_struct_field_count(const ol_value *value);
 const char *ol_struct_field_name(const ol_value *value, size_t index);
 ol_value *ol_struct_field(const ol_value *value, const char *name);
 
+/* Encoded values (OL_VALUE_ENCODED) from and to serialized EncodedValueProto
+ * bytes (the payload is copied; the bytes may be freed after parsing;
+ * serialized bytes are freed with ol_free). Parsing checks the wire format
+ * only: layouts are checked where the value is used. */
+ol_status ol_encoded_value_parse(const void *bytes, size_t size, ol_value **out);
+ol_status ol_encoded_value_serialize(const ol_value *value, void **out_bytes, size_t *out_size);
+/* The logical (decoded) tensor type of an encoded value without decoding it:
+ * element type, rank and concrete dims (dims has room for OL_MAX_RANK). */
+ol_status ol_encoded_value_logical_type(const ol_value *value, ol_dtype *dtype, int64_t *dims, size_t *rank);
+/* The name of an inline struct_type storage layout (e.g.
+ * "onnx_light.quantization.v1/int4"), or NULL (affine layouts, type_ref). */
+const char *ol_encoded_value_layout_name(const ol_value *value);
+
 /* ---------------------------------------------------------------- models */
 
 typedef struct ol_model ol_model;
@@ -169,9 +188,14 @@ typedef struct ol_model_load_options {
   const size_t *external_sizes;
 } ol_model_load_options;
 
-/* Parses ModelProto bytes. The bytes may be freed after the call. */
+/* Parses ModelProto bytes. The bytes may be freed after the call (they are
+ * copied once; the weights then view that copy). */
 ol_status ol_model_load(const void *bytes, size_t size, const ol_model_load_options *options,
                         ol_model **out);
+/* Like ol_model_load without the copy: bytes (from malloc) belong to the
+ * model from now on, also on failure; weights are viewed in them. */
+ol_status ol_model_load_owned(void *bytes, size_t size, const ol_model_load_options *options,
+                              ol_model **out);
 ol_status ol_model_load_file(const char *path, ol_model **out);
 /* ONNX text syntax. */
 ol_status ol_model_parse_text(const char *text, ol_model **out);

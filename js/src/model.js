@@ -48,15 +48,15 @@ export async function sameKind(original, bytes) {
   return fromBinary(schema, bytes);
 }
 
-/** Loads bytes into an ol_model handle (caller destroys it with _olw_model_destroy). */
+/**
+ * Loads bytes into an ol_model handle (caller destroys it with
+ * _olw_model_destroy). The one copy made here becomes the model's own: its
+ * weights are viewed in it, so wasm memory holds the model once.
+ */
 export function loadModelHandle(runtime, bytes) {
   return runtime.scratch(4, (out) => {
     const ptr = runtime.copyIn(bytes);
-    try {
-      runtime.check(runtime.m._olw_model_load(ptr, bytes.byteLength, out));
-    } finally {
-      runtime.free(ptr);
-    }
+    runtime.check(runtime.m._olw_model_load_owned(ptr, bytes.byteLength, out)); // frees ptr on failure
     return runtime.u32(out);
   });
 }

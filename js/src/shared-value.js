@@ -10,7 +10,7 @@ const handles = new FinalizationRegistry(({ runtime, handle }) => runtime.m._olw
 /** Serialized EncodedValueProto of an encoded value handle (an independent copy). */
 export function serializeEncoded(runtime, handle) {
   return runtime.scratch(8, (out) => {
-    runtime.check(runtime.m._olw_encoded_serialize(handle, out, out + 4));
+    runtime.check(runtime.m._olw_encoded_value_serialize(handle, out, out + 4));
     const [ptr, length] = [runtime.u32(out), runtime.u32(out + 4)];
     const copy = runtime.heap.slice(ptr, ptr + length);
     runtime.free(ptr);

@@ -1,6 +1,7 @@
 // The ONNX text syntax: parseModel(text) -> ModelProto bytes, printModel(bytes) -> text.
 import { init } from './runtime.js';
 import { invalidArgument } from './errors.js';
+import { loadModelHandle } from './model.js';
 
 /**
  * Parses the ONNX text syntax into serialized ModelProto bytes.
@@ -44,13 +45,7 @@ export async function printModel(bytes, options) {
   const runtime = await init(options);
   const m = runtime.m;
   return runtime.scratch(8, (out) => {
-    const ptr = runtime.copyIn(bytes);
-    try {
-      runtime.check(m._olw_model_load(ptr, bytes.byteLength, out));
-    } finally {
-      runtime.free(ptr);
-    }
-    const model = runtime.u32(out);
+    const model = loadModelHandle(runtime, bytes);
     try {
       runtime.check(m._olw_model_print_text(model, out + 4));
       const text = runtime.u32(out + 4);

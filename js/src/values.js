@@ -1,26 +1,37 @@
 // Moving named values across the wasm boundary, shared by InferenceSession,
 // PersistentValueState and generation:
 //  - inputs: a Tensor (wasm tensors pass their handle: no copy; cpu tensors
-//    are copied once), or { data: TypedArray, dims } (copied once). Anything
-//    else (plain arrays, strided views, DataView, ...) raises: nothing is ever
-//    copied silently to make it fit;
-//  - outputs: ol_value handles wrapped as Tensors viewing wasm memory;
+//    are copied once), or { data: TypedArray, dims } (copied once); for
+//    sequence, struct and encoded declarations also arrays (sequences), other
+//    plain objects (named structs, fields in insertion order) and
+//    EncodedValue or SharedQuantizedValue. Anything else (strided views, DataView, ...) raises:
+//    nothing is ever copied silently to make it fit;
+//  - outputs: ol_value handles wrapped as Tensors viewing wasm memory
+//    (sequences: arrays, structs: plain objects, encoded values: EncodedValue,
+//    compact values: SharedQuantizedValue retaining their parameter set);
 //  - AbortSignal -> a fresh ol_completion.
 import { OnnxLightError, invalidArgument } from './errors.js';
-import { typeOfArray } from './dtypes.js';
-import { EncodedValue } from './quantization.js';
-import { SharedQuantizedValue, encodedInfo, serializeEncoded } from './shared-value.js';
+import { dtypeOfCode, typeOfArray } from './dtypes.js';
+import { EncodedValue, parseQuantizationFormat } from './quantization.js';
+import { SharedQuantizedValue } from './shared-value.js';
 import { Tensor, copyToValue, tensorFromValue, valueOfTensor } from './tensor.js';
 
 const OL_VALUE_TENSOR = 0;
 const OL_VALUE_SEQUENCE = 1;
 const OL_VALUE_OPTIONAL = 3;
 const OL_VALUE_ENCODED = 4;
+const OL_VALUE_STRUCT = 5;
+const MAX_NESTING = 64; // the C runtime's struct nesting bound
+const QUANTIZATION_LAYOUT = 'onnx_light.quantization.v1/';
+
+function isTensorLike(input) {
+  return input !== null && typeof input === 'object' && !Array.isArray(input) && 'data' in input && 'dims' in input;
+}
 
 /** A Tensor for any accepted input form (same object for a Tensor). */
 export function asTensor(input, name, what) {
   if (input instanceof Tensor) return input;
-  if (input !== null && typeof input === 'object' && !Array.isArray(input) && 'data' in input && 'dims' in input) {
+  if (isTensorLike(input)) {
     const { data, dims } = input;
     if (!ArrayBuffer.isView(data) || data instanceof DataView) {
       throw invalidArgument(`${what}: '${name}'.data must be a typed array, got ${describe(data)}`);
@@ -69,18 +80,7 @@ export function marshalInputs(runtime, entries, what) {
     const names = table;
     const values = table + 4 * count;
     entries.forEach(([name, input], i) => {
-      let value;
-      if (input instanceof SharedQuantizedValue) {
-        value = input.handle; // a compact value feeds with its retained parameter set
-      } else {
-        const tensor = asTensor(input, name, what);
-        value = valueOfTensor(tensor, runtime);
-        if (!value) {
-          const copy = copyToValue(tensor, runtime);
-          value = copy;
-          owned.push(() => m._olw_value_release(copy));
-        }
-      }
+      const value = inputValue(runtime, input, name, what, owned, 0);
       const str = runtime.cstring(name);
       owned.push(() => runtime.free(str));
       const view = runtime.view();
@@ -92,6 +92,66 @@ export function marshalInputs(runtime, entries, what) {
     release();
     throw error;
   }
+}
+
+/**
+ * The ol_value handle of one input (see the header for the accepted forms).
+ * Handles made here are released by `owned` (containers retain their items).
+ */
+function inputValue(runtime, input, name, what, owned, depth) {
+  const m = runtime.m;
+  if (depth > MAX_NESTING) throw invalidArgument(`${what}: '${name}' nests deeper than ${MAX_NESTING} levels`);
+  const adopt = (create) => {
+    const value = runtime.scratch(4, (out) => {
+      runtime.check(create(out));
+      return runtime.u32(out);
+    });
+    owned.push(() => m._olw_value_release(value));
+    return value;
+  };
+  const table = (count) => {
+    const ptr = runtime.alloc(4 * Math.max(count, 1));
+    owned.push(() => runtime.free(ptr));
+    return ptr;
+  };
+  if (input instanceof Tensor || isTensorLike(input)) {
+    const tensor = asTensor(input, name, what);
+    const value = valueOfTensor(tensor, runtime);
+    if (value) return value;
+    const copy = copyToValue(tensor, runtime);
+    owned.push(() => m._olw_value_release(copy));
+    return copy;
+  }
+  if (input instanceof SharedQuantizedValue) return input.handle; // feeds with its retained parameter set
+  if (input instanceof EncodedValue) {
+    const bytes = runtime.copyIn(input.bytes);
+    owned.push(() => runtime.free(bytes));
+    return adopt((out) => m._olw_encoded_value_parse(bytes, input.bytes.byteLength, out));
+  }
+  if (Array.isArray(input)) {
+    const items = input.map((item, i) => inputValue(runtime, item, `${name}[${i}]`, what, owned, depth + 1));
+    const ptr = table(items.length);
+    items.forEach((h, i) => runtime.view().setUint32(ptr + 4 * i, h, true));
+    // tensors of one element type make a typed sequence; anything else an untyped one
+    const codes = new Set(items.map((h) => (m._olw_value_kind(h) === OL_VALUE_TENSOR ? m._olw_tensor_dtype(h) : -1)));
+    const dtype = codes.size === 1 && !codes.has(-1) ? [...codes][0] : 0;
+    return adopt((out) => m._olw_sequence_create(dtype, ptr, items.length, out));
+  }
+  if (input !== null && typeof input === 'object' && Object.getPrototypeOf(input) === Object.prototype) {
+    const fields = Object.entries(input);
+    const names = table(fields.length);
+    const values = table(fields.length);
+    fields.forEach(([field, item], i) => {
+      const str = runtime.cstring(field);
+      owned.push(() => runtime.free(str));
+      runtime.view().setUint32(names + 4 * i, str, true);
+      runtime.view().setUint32(values + 4 * i, inputValue(runtime, item, `${name}.${field}`, what, owned, depth + 1), true);
+    });
+    return adopt((out) => m._olw_struct_create(names, values, fields.length, out));
+  }
+  throw invalidArgument(
+    `${what}: '${name}' is not a Tensor, { data: TypedArray, dims }, array (sequence), plain object (struct) or EncodedValue (got ${describe(input)})`,
+  );
 }
 
 /** A table of C strings for output names plus room for the output handles. */
@@ -140,19 +200,36 @@ export function collectOutputs(runtime, status, outputNames, out) {
   return results;
 }
 
-/** A run output as a Tensor (sequences: arrays of Tensors; optionals: Tensor or null). Takes the reference. */
+/**
+ * A run output as JS: Tensor; sequences: arrays; optionals: the value or null;
+ * structs: plain objects of their fields; encoded values: EncodedValue.
+ * Takes the reference.
+ */
 export function wrapOutput(runtime, handle) {
   const m = runtime.m;
   const kind = m._olw_value_kind(handle);
   if (kind === OL_VALUE_TENSOR) return tensorFromValue(runtime, handle);
+  const items = [];
   try {
     if (kind === OL_VALUE_SEQUENCE) {
       const n = m._olw_sequence_length(handle);
-      return Array.from({ length: n }, (_, i) => tensorFromValue(runtime, m._olw_value_retain(m._olw_sequence_at(handle, i))));
+      for (let i = 0; i < n; i++) items.push(wrapOutput(runtime, m._olw_value_retain(m._olw_sequence_at(handle, i))));
+      return items;
     }
     if (kind === OL_VALUE_OPTIONAL) {
       const inner = m._olw_optional_get(handle);
       return inner ? wrapOutput(runtime, m._olw_value_retain(inner)) : null;
+    }
+    if (kind === OL_VALUE_STRUCT) {
+      const fields = {};
+      const n = m._olw_struct_field_count(handle);
+      for (let i = 0; i < n; i++) {
+        const namePtr = m._olw_struct_field_name(handle, i);
+        const field = wrapOutput(runtime, m._olw_value_retain(m._olw_struct_field(handle, namePtr)));
+        items.push(field);
+        fields[runtime.string(namePtr)] = field;
+      }
+      return fields;
     }
     if (kind === OL_VALUE_ENCODED) {
       // a compact value keeps the handle (and so its parameter set) alive
@@ -161,14 +238,47 @@ export function wrapOutput(runtime, handle) {
         handle = 0;
         return shared;
       }
-      const info = encodedInfo(runtime, handle);
-      return new EncodedValue(serializeEncoded(runtime, handle), info.type, info.dims, info.format);
+      return encodedFromValue(runtime, handle);
     }
-    throw new OnnxLightError('OL_NOT_IMPLEMENTED', `outputs of value kind ${kind} cannot be read in JS yet`);
+    throw new OnnxLightError('OL_NOT_IMPLEMENTED', `outputs of value kind ${kind} (maps) cannot be read in JS`);
+  } catch (error) {
+    for (const item of items.flat(Infinity)) item?.dispose?.();
+    throw error;
   } finally {
     if (handle) m._olw_value_release(handle);
   }
 }
+
+/** An EncodedValue (serialized bytes, logical type, catalogue format when named) of an encoded handle. */
+function encodedFromValue(runtime, handle) {
+  const m = runtime.m;
+  const bytes = runtime.scratch(8, (out) => {
+    runtime.check(m._olw_encoded_value_serialize(handle, out, out + 4));
+    const [ptr, length] = [runtime.u32(out), runtime.u32(out + 4)];
+    const copy = runtime.heap.slice(ptr, ptr + length);
+    runtime.free(ptr);
+    return copy;
+  });
+  const { type, dims } = runtime.scratch(4 + 4 + 8 * 16, (out) => {
+    const dimsPtr = out + 8;
+    runtime.check(m._olw_encoded_value_logical_type(handle, out, dimsPtr, out + 4));
+    const rank = runtime.u32(out + 4);
+    const view = runtime.view();
+    const d = dtypeOfCode(view.getInt32(out, true));
+    return { type: d?.type ?? 'unknown', dims: Array.from({ length: rank }, (_, i) => Number(view.getBigInt64(dimsPtr + 8 * i, true))) };
+  });
+  const layout = runtime.string(m._olw_encoded_value_layout_name(handle));
+  let format = null;
+  if (layout?.startsWith(QUANTIZATION_LAYOUT)) {
+    try {
+      format = parseQuantizationFormat(layout.slice(QUANTIZATION_LAYOUT.length));
+    } catch {
+      format = null; // a layout of a newer catalogue: the bytes stay usable
+    }
+  }
+  return new EncodedValue(bytes, type, dims, format);
+}
+
 
 /** The reason of an aborted signal as text. */
 export function abortReason(signal) {

@@ -117,12 +117,12 @@ export declare namespace InferenceSession {
     signal?: AbortSignal;
   }
 
-  /** Tensors, or { data: TypedArray, dims } (copied once). */
-  type FeedsType = { readonly [name: string]: TensorInput };
+  /** Tensors, or { data: TypedArray, dims } (copied once); arrays, plain objects and EncodedValue for sequence, struct and encoded inputs. */
+  type FeedsType = { readonly [name: string]: ValueInput };
   /** Output names, or an object whose keys are output names (values ignored). */
   type FetchesType = readonly string[] | { readonly [name: string]: Tensor | null };
-  /** Sequence outputs are arrays of tensors; optional outputs may be null. */
-  type OnnxValue = Tensor | Tensor[] | null;
+  /** Sequence outputs are arrays, struct outputs plain objects, encoded outputs EncodedValue; optional outputs may be null. */
+  type OnnxValue = Value | null;
   type ReturnType = { [name: string]: OnnxValue };
 }
 
@@ -145,6 +145,14 @@ export type BoundModel<M> = M extends ModelProtoLike ? M : Uint8Array;
 
 /** An input value: a Tensor (wasm tensors are passed without a copy) or a typed array with dims (copied once). */
 export type TensorInput = Tensor | { readonly data: Exclude<Tensor.DataType, string[]>; readonly dims: readonly number[]; readonly type?: Tensor.Type };
+/** A named struct value: its fields in declaration order. */
+export interface StructValue {
+  readonly [field: string]: Value;
+}
+/** A value a run returns: a tensor, a sequence (array), a named struct or an encoded value (compact: SharedQuantizedValue). */
+export type Value = Tensor | Value[] | StructValue | EncodedValue | SharedQuantizedValue;
+/** A value a run takes: tensors as TensorInput, sequences as arrays, structs as plain objects, encoded values. */
+export type ValueInput = TensorInput | EncodedValue | SharedQuantizedValue | readonly ValueInput[] | { readonly [field: string]: ValueInput };
 
 /** One persistent binding: the graph input fed from the graph output of the previous run. */
 export interface PersistentBinding {
@@ -251,33 +259,37 @@ export declare namespace PersistentValueState {
  * a run, `values[input]` and the returned bound output view the same wasm
  * buffer. A failed or cancelled run leaves the values unchanged.
  */
-export class PersistentValueState {
+export class PersistentValueState<V extends Value = Tensor> {
   private constructor();
-  /** initial: one value per bound input (exact graph input names). */
-  static create(
+  /**
+   * initial: one value per bound input (exact graph input names). V types the
+   * values and outputs: Tensor (default), or Value for states holding
+   * structs, sequences or encoded values.
+   */
+  static create<V extends Value = Tensor>(
     model: ModelSource,
-    initial: { readonly [name: string]: TensorInput },
+    initial: { readonly [name: string]: ValueInput },
     options?: PersistentValueState.Options,
-  ): Promise<PersistentValueState>;
+  ): Promise<PersistentValueState<V>>;
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
   readonly bindings: readonly PersistentBinding[];
   readonly options: Readonly<{ persistentTensorInitialCapacity: number; events: boolean }>;
   readonly closed: boolean;
   /** Runs with the retained values plus feeds (the unbound inputs only). */
-  run(feeds: { readonly [name: string]: TensorInput }, options?: PersistentValueState.RunOptions): Promise<Record<string, Tensor>>;
+  run(feeds: { readonly [name: string]: ValueInput }, options?: PersistentValueState.RunOptions): Promise<Record<string, V>>;
   run(
-    feeds: { readonly [name: string]: TensorInput },
+    feeds: { readonly [name: string]: ValueInput },
     fetches: readonly string[],
     options?: PersistentValueState.RunOptions,
-  ): Promise<Record<string, Tensor>>;
+  ): Promise<Record<string, V>>;
   /**
    * Views of the retained values (new Tensor objects at every access, no copy).
    * Dispose them when done: a live view makes the next append allocate a fresh buffer.
    */
-  readonly values: Record<string, Tensor>;
+  readonly values: Record<string, V>;
   /** Replaces every retained value (by reference). */
-  reset(initial: { readonly [name: string]: TensorInput }): Promise<void>;
+  reset(initial: { readonly [name: string]: ValueInput }): Promise<void>;
   /** Releases the retained values; later calls raise OL_FAILED_PRECONDITION. Returned views stay valid. */
   close(): Promise<void>;
   /** Events recorded by this state's runs (needs { events: true }). */
@@ -426,7 +438,8 @@ export class EncodedValue {
   readonly bytes: Uint8Array;
   readonly type: 'float32' | 'float64' | 'float16' | 'bfloat16';
   readonly dims: number[];
-  readonly format: QuantizationFormat;
+  /** The catalogue profile for quantization layouts; null for other encodings. */
+  readonly format: QuantizationFormat | null;
 }
 
 /** The storage descriptor of a portable plan: serialized StructTypeProto bytes. */

@@ -830,14 +830,117 @@ static void encoded_values(void) {
     ol_state_destroy(st);
   }
   ol_model_destroy(m);
-  /* a struct declaration: encoded struct values are not supported */
+  /* a struct declaration: an encoded value needs a struct_type storage layout */
   m = cache_model(cache_t(), cache_t());
   if (m) {
-    CHECK_STATUS(ol_state_create(m, &CACHE, &e, 1, NULL, &st), OL_NOT_IMPLEMENTED);
-    CHECK(error_has("persistent input 'cache': encoded struct values", NULL));
+    CHECK_STATUS(ol_state_create(m, &CACHE, &e, 1, NULL, &st), OL_INVALID_ARGUMENT);
+    CHECK(error_has("persistent input 'cache': ", "without a struct_type layout describes a tensor"));
     ol_model_destroy(m);
   }
   ol_value_release(e);
+  ol_value_release(tok);
+  pool_free();
+}
+
+/* Encoded values under struct_type declarations: accepted when their storage
+ * layout (inline or a type_ref into the model's catalogue) is the declared
+ * one, retained whole by reference, never decoded; other layouts, plain
+ * tensors and string element layouts are rejected. */
+static Onnx__StructTypeProto *nibbles(uint64_t dimension) {
+  Onnx__StructTypeProto__BitPacking *bp = NEW(Onnx__StructTypeProto__BitPacking, ONNX__STRUCT_TYPE_PROTO__BIT_PACKING__INIT);
+  bp->n_component = 2;
+  bp->component = (Onnx__StructTypeProto__BitPacking__Component **)ptrs(2);
+  const char *names[2] = {"lo", "hi"};
+  for (int i = 0; i < 2; i++) {
+    Onnx__StructTypeProto__BitPacking__Component *c =
+        NEW(Onnx__StructTypeProto__BitPacking__Component, ONNX__STRUCT_TYPE_PROTO__BIT_PACKING__COMPONENT__INIT);
+    c->name = (char *)names[i];
+    c->has_bit_width = 1;
+    c->bit_width = 4;
+    bp->component[i] = c;
+  }
+  bp->has_dimension = 1;
+  bp->dimension = dimension;
+  Onnx__StructTypeProto *st = NEW(Onnx__StructTypeProto, ONNX__STRUCT_TYPE_PROTO__INIT);
+  st->kind_case = ONNX__STRUCT_TYPE_PROTO__KIND_BIT_PACKING;
+  st->bit_packing = bp;
+  st->name = (char *)"nibbles";
+  return st;
+}
+
+static ol_value *encoded_as(Onnx__StructTypeProto *layout) {
+  Onnx__EncodedValueProto *e = NEW(Onnx__EncodedValueProto, ONNX__ENCODED_VALUE_PROTO__INIT);
+  e->layout_case = ONNX__ENCODED_VALUE_PROTO__LAYOUT_STRUCT_TYPE;
+  e->struct_type = layout;
+  e->has_raw_data = 1;
+  e->raw_data.len = 3;
+  e->raw_data.data = (uint8_t *)"\x21\x43\x65";
+  ol_value *v = NULL;
+  CHECK_OK(ol_value_new_encoded(e, free_nothing, &v));
+  return v;
+}
+
+static void encoded_struct_layouts(void) {
+  Onnx__StructTypeProto *entry = nibbles(3);
+  entry->has_type_id = 1;
+  entry->type_id = 7;
+  Onnx__StructTypeProto *catalogue[1] = {entry};
+  const char *names[2] = {"cache", "next_cache"};
+  Onnx__TypeProto *types[2] = {ref_t(7), ref_t(7)};
+  ol_model *m = NULL;
+  CHECK_OK(typed_model(PASS, names, types, 2, "cache", "next_cache", catalogue, 1, &m));
+  if (!m) {
+    pool_free();
+    return;
+  }
+  Onnx__StructTypeProto *by_ref = NEW(Onnx__StructTypeProto, ONNX__STRUCT_TYPE_PROTO__INIT);
+  by_ref->kind_case = ONNX__STRUCT_TYPE_PROTO__KIND_TYPE_REF;
+  by_ref->type_ref = 7;
+  ol_value *inline_value = encoded_as(nibbles(3)), *ref_value = encoded_as(by_ref), *tok = tokens();
+  ol_state *st = NULL;
+  CHECK_OK(ol_state_create(m, &CACHE, &inline_value, 1, NULL, &st));
+  if (st) {
+    ol_value *out[2] = {NULL, NULL}, *v = NULL;
+    CHECK_OK(ol_state_run(st, NULL, &TOKENS, &tok, 1, NULL, out, 2, NULL));
+    CHECK_OK(ol_state_value(st, "cache", &v));
+    CHECK(v == inline_value && out[0] == inline_value);
+    ol_value_release(out[0]);
+    ol_value_release(out[1]);
+    CHECK_OK(ol_state_reset(st, &CACHE, &ref_value, 1));
+    CHECK_OK(ol_state_value(st, "cache", &v));
+    CHECK(v == ref_value);
+    ol_value *other = encoded_as(nibbles(4));
+    CHECK_STATUS(ol_state_reset(st, &CACHE, &other, 1), OL_INVALID_ARGUMENT);
+    CHECK(error_has("persistent input 'cache': ", "storage type nibbles differs from the declared layout nibbles"));
+    ol_value_release(other);
+    int64_t two = 2;
+    ol_value *plain = fvec(two, 1.0f);
+    CHECK_STATUS(ol_state_reset(st, &CACHE, &plain, 1), OL_INVALID_ARGUMENT);
+    CHECK(error_has("expected an encoded value with storage type nibbles, got a tensor", NULL));
+    ol_value_release(plain);
+    CHECK_OK(ol_state_value(st, "cache", &v));
+    CHECK(v == ref_value); /* failed resets left the state unchanged */
+    ol_state_destroy(st);
+  }
+  ol_model_destroy(m);
+  /* an array layout of strings cannot be persistent */
+  Onnx__StructTypeProto__Array *arr = NEW(Onnx__StructTypeProto__Array, ONNX__STRUCT_TYPE_PROTO__ARRAY__INIT);
+  arr->element_type = vec_t(OL_DTYPE_STRING, 1);
+  arr->has_dimension = 1;
+  arr->dimension = 2;
+  Onnx__StructTypeProto *words = NEW(Onnx__StructTypeProto, ONNX__STRUCT_TYPE_PROTO__INIT);
+  words->kind_case = ONNX__STRUCT_TYPE_PROTO__KIND_ARRAY;
+  words->array = arr;
+  m = cache_model(of_struct(words), of_struct(words));
+  if (m) {
+    ol_value *w = encoded_as(words);
+    CHECK_STATUS(ol_state_create(m, &CACHE, &w, 1, NULL, &st), OL_INVALID_MODEL);
+    CHECK(error_has("persistent input 'cache': element []: string tensors cannot be persistent", NULL));
+    ol_value_release(w);
+    ol_model_destroy(m);
+  }
+  ol_value_release(inline_value);
+  ol_value_release(ref_value);
   ol_value_release(tok);
   pool_free();
 }
@@ -883,5 +986,5 @@ static void sessions_check_struct_feeds(void) {
 
 OL_TEST_MAIN(TEST(struct_cache_is_retained_by_reference), TEST(field_mismatch_rejected_at_create_and_reset),
              TEST(field_mismatch_rejected_at_publication), TEST(unsupported_declarations_rejected),
-             TEST(nested_unsupported_values_rejected), TEST(sequences_of_structs), TEST(nesting_is_bounded), TEST(encoded_values),
+             TEST(nested_unsupported_values_rejected), TEST(sequences_of_structs), TEST(nesting_is_bounded), TEST(encoded_values), TEST(encoded_struct_layouts),
              TEST(sessions_check_struct_feeds))

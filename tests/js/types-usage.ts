@@ -20,6 +20,9 @@ import {
   createGenerator,
   emptyCaches,
   type GenerateStep,
+  EncodedValue,
+  type StructValue,
+  type Value,
   type TokenGenerator,
 } from 'onnx-light';
 import { ModelProtoSchema, type ModelProto } from 'onnx-light/proto';
@@ -100,6 +103,16 @@ export async function persistence(bytes: Uint8Array, proto: ModelProto): Promise
   await generator.close();
   void boundProto, same, bytesCopied;
   return tokens.data[0] + result.data[0];
+}
+
+export async function structuredState(bytes: Uint8Array, key: Tensor): Promise<number> {
+  const state = await PersistentValueState.create<Value>(bytes, { cache: { key, blocks: [key] } });
+  const out = await state.run({ tokens: { data: new BigInt64Array(1), dims: [1] } });
+  const cache = out.next_cache as StructValue;
+  const blocks = cache.blocks as Value[];
+  const stored = state.values.cache;
+  await state.close();
+  return blocks.length + (stored instanceof EncodedValue ? stored.dims.length : 0);
 }
 
 // Shared quantization parameter sets.

@@ -114,7 +114,49 @@ int main(int argc, char **argv) {
   }
   printf("{\"tokens\":[");
   for (int64_t i = prompt_len; i < total; i++) printf(i > prompt_len ? ",%lld" : "%lld", (long long)tokens[i]);
-  printf("],\"hash\":\"%016llx\"}\n", (unsigned long long)hash);
+  printf("],\"hash\":\"%016llx\"", (unsigned long long)hash);
+
+  /* Seeded sampling through ol_generate on the bound model, twice: the same
+   * tokens every run, and (compared by run.mjs) in both builds. */
+  const char *bind_in[MAX_NAMES], *bind_out[MAX_NAMES], *gen_names[MAX_NAMES];
+  ol_value *gen_feeds[MAX_NAMES];
+  size_t n_bound = 0, n_gen = 0;
+  int64_t prompt_dims[2] = {1, prompt_len};
+  ol_value *prompt;
+  if (ol_tensor_create(NULL, OL_DTYPE_INT64, prompt_dims, 2, &prompt) != OL_OK) return fail("prompt");
+  memcpy(ol_tensor_data(prompt), tokens, sizeof(int64_t) * (size_t)prompt_len);
+  gen_names[n_gen] = "input_ids";
+  gen_feeds[n_gen++] = prompt;
+  for (size_t i = 0; i < n_in; i++) {
+    if (!past[i] || present_of[i] < 0) continue;
+    bind_in[n_bound] = ol_session_input_name(session, i);
+    bind_out[n_bound++] = ol_session_output_name(session, (size_t)present_of[i]);
+    ol_value_info info;
+    ol_session_input_info(session, i, &info);
+    int64_t dims[4] = {1, info.dims[1], 0, info.dims[3]};
+    gen_names[n_gen] = ol_session_input_name(session, i);
+    if (ol_tensor_create(NULL, OL_DTYPE_FLOAT, dims, 4, &gen_feeds[n_gen++]) != OL_OK) return fail("cache");
+  }
+  ol_model *bound;
+  if (ol_model_bind_persistent(model, bind_in, bind_out, n_bound, &bound) != OL_OK) return fail("bind");
+  ol_generate_options gen;
+  ol_generate_options_init(&gen);
+  gen.max_new_tokens = 32;
+  gen.temperature = 0.8;
+  gen.seed = 1234;
+  for (int run = 0; run < 2; run++) {
+    ol_value *sampled;
+    if (ol_generate(bound, NULL, gen_names, gen_feeds, n_gen, &gen, NULL, NULL, &sampled) != OL_OK)
+      return fail("generate");
+    const int64_t *ids = ol_tensor_data(sampled);
+    int64_t n = ol_tensor_dims(sampled)[1];
+    printf(run ? "],\"sampledAgain\":[" : ",\"sampled\":[");
+    for (int64_t i = prompt_len; i < n; i++) printf(i > prompt_len ? ",%lld" : "%lld", (long long)ids[i]);
+    ol_value_release(sampled);
+  }
+  printf("]}\n");
+  for (size_t i = 0; i < n_gen; i++) ol_value_release(gen_feeds[i]);
+  ol_model_destroy(bound);
   for (size_t i = 0; i < n_in; i++) ol_value_release(past[i]);
   ol_session_destroy(session);
   ol_model_destroy(model);

@@ -36,6 +36,12 @@ check('native and wasm produce the same tokens', JSON.stringify(native.tokens) =
 check('native and wasm logits are bit-identical at every step', native.hash === wasm.hash,
   `${native.hash} vs ${wasm.hash}`);
 
+check('seeded sampling (ol_generate, temperature 0.8, seed 1234) repeats within a run',
+  native.sampled.length === 32 && JSON.stringify(native.sampled) === JSON.stringify(native.sampledAgain),
+  `${native.sampled} vs ${native.sampledAgain}`);
+check('seeded sampling gives the same tokens native and wasm', JSON.stringify(native.sampled) === JSON.stringify(wasm.sampled),
+  `${native.sampled} vs ${wasm.sampled}`);
+
 const ort = await greedyWithOrt(model, prompt, steps);
 check('greedy tokens equal onnxruntime-node over 64 steps', JSON.stringify(native.tokens) === JSON.stringify(ort),
   `onnx-light ${native.tokens}\n onnxruntime ${ort}`);

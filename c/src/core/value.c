@@ -303,11 +303,16 @@ void *ol_tensor_data(const ol_value *t) { return ol_tdata(&t->tensor); }
 ol_status ol_sequence_create(ol_dtype element_dtype, ol_value *const *items, size_t count,
                              ol_value **out) {
   *out = NULL;
-  for (size_t i = 0; i < count; i++)
-    if (!items[i] || items[i]->kind != OL_VALUE_TENSOR ||
-        (element_dtype && items[i]->tensor.dtype != element_dtype))
-      return ol_error(OL_INVALID_ARGUMENT, "sequence item %zu is not a %s tensor", i,
-                      ol_dtype_name(element_dtype));
+  for (size_t i = 0; i < count; i++) {
+    if (!items[i]) return ol_error(OL_INVALID_ARGUMENT, "sequence item %zu is NULL", i);
+    /* an untyped sequence holds values of one kind (structs, encoded values, ...) */
+    bool fits = element_dtype ? items[i]->kind == OL_VALUE_TENSOR && items[i]->tensor.dtype == element_dtype
+                              : items[i]->kind == items[0]->kind;
+    if (!fits)
+      return element_dtype ? ol_error(OL_INVALID_ARGUMENT, "sequence item %zu is not a %s tensor", i,
+                                      ol_dtype_name(element_dtype))
+                           : ol_error(OL_INVALID_ARGUMENT, "sequence item %zu is not of the same kind as item 0", i);
+  }
   ol_value *v = value_alloc(OL_VALUE_SEQUENCE);
   if (!v) return OL_OUT_OF_MEMORY;
   v->items = ol_xcalloc(count, sizeof *v->items);

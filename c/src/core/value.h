@@ -10,7 +10,9 @@
 #include "alloc.h"
 #include "onnxlight.h"
 
+#ifndef OL_MAX_RANK
 #define OL_MAX_RANK 16
+#endif
 
 /* One element of a STRING tensor. */
 typedef struct ol_string {

@@ -54,7 +54,9 @@ ol_proto_owner *ol_proto_owner_retain(ol_proto_owner *o) {
 
 void ol_proto_owner_release(ol_proto_owner *o) {
   if (!o || --o->refcount > 0) return;
+  ol_wire_weights_detach(&o->weights, o->proto);
   onnx__model_proto__free_unpacked(o->proto, NULL);
+  free(o->wire);
   free(o);
 }
 
@@ -407,8 +409,10 @@ static ol_status load_quant_params(ol_model_data *d, const ol_model_load_options
   return d->quant_params_error ? OL_OK : OL_OUT_OF_MEMORY;
 }
 
-ol_status ol_model_from_proto(Onnx__ModelProto *proto, const ol_model_load_options *options,
-                              ol_model **out) {
+/* Decodes proto, whose payloads may view wire (weights says which); takes
+ * ownership of all three, also on failure. */
+static ol_status model_from_parts(Onnx__ModelProto *proto, uint8_t *wire, ol_wire_weights *weights,
+                                  const ol_model_load_options *options, ol_model **out) {
   *out = NULL;
   ol_model_data *d = ol_xcalloc(1, sizeof *d);
   ol_model *m = ol_xcalloc(1, sizeof *m);
@@ -417,11 +421,15 @@ ol_status ol_model_from_proto(Onnx__ModelProto *proto, const ol_model_load_optio
     free(d);
     free(m);
     free(owner);
+    ol_wire_weights_detach(weights, proto);
     onnx__model_proto__free_unpacked(proto, NULL);
+    free(wire);
     return OL_OUT_OF_MEMORY;
   }
   owner->refcount = 1;
   owner->proto = proto;
+  owner->wire = wire;
+  owner->weights = *weights;
   d->refcount = 1;
   d->owner = owner;
   d->proto = proto;
@@ -462,17 +470,63 @@ fail:
   return s;
 }
 
+ol_status ol_model_from_proto(Onnx__ModelProto *proto, const ol_model_load_options *options,
+                              ol_model **out) {
+  ol_wire_weights none = {0};
+  return model_from_parts(proto, NULL, &none, options, out);
+}
+
+ol_status ol_model_load_owned(void *bytes, size_t size, const ol_model_load_options *options,
+                              ol_model **out) {
+  if (!out) {
+    free(bytes);
+    return ol_error(OL_INVALID_ARGUMENT, "ol_model_load_owned: out is NULL");
+  }
+  *out = NULL;
+  if (!bytes && size) return ol_error(OL_INVALID_ARGUMENT, "ol_model_load_owned: bytes is NULL");
+  if (size == 0) {
+    free(bytes);
+    return ol_error(OL_INVALID_MODEL, "model bytes are empty");
+  }
+  uint8_t *wire = bytes;
+  ol_wire_weights weights;
+  ol_status s = OL_OK;
+  bool split = ol_wire_weights_split(wire, size, &weights, &s);
+  if (s != OL_OK) {
+    free(wire);
+    return s;
+  }
+  /* split: unpack the small remainder, then view the payloads in `wire` */
+  Onnx__ModelProto *proto = split ? onnx__model_proto__unpack(NULL, weights.stripped_size, weights.stripped)
+                                  : onnx__model_proto__unpack(NULL, size, wire);
+  free(weights.stripped);
+  weights.stripped = NULL;
+  if (proto && split) s = ol_wire_weights_attach(&weights, wire, proto);
+  if (!proto || s != OL_OK) {
+    ol_wire_weights_detach(&weights, proto);
+    if (proto) onnx__model_proto__free_unpacked(proto, NULL);
+    free(wire);
+    return proto ? s
+                 : ol_error(OL_INVALID_MODEL,
+                            "cannot parse %zu bytes as an ONNX ModelProto (truncated or not a model)", size);
+  }
+  if (!split) {
+    free(wire); /* protobuf-c copied what it needs */
+    wire = NULL;
+  }
+  return model_from_parts(proto, wire, &weights, options, out);
+}
+
 ol_status ol_model_load(const void *bytes, size_t size, const ol_model_load_options *options,
                         ol_model **out) {
   if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_model_load: out is NULL");
   *out = NULL;
   if (!bytes && size) return ol_error(OL_INVALID_ARGUMENT, "ol_model_load: bytes is NULL");
   if (size == 0) return ol_error(OL_INVALID_MODEL, "model bytes are empty");
-  Onnx__ModelProto *proto = onnx__model_proto__unpack(NULL, size, bytes);
-  if (!proto)
-    return ol_error(OL_INVALID_MODEL,
-                    "cannot parse %zu bytes as an ONNX ModelProto (truncated or not a model)", size);
-  return ol_model_from_proto(proto, options, out);
+  void *copy = malloc(size);
+  if (!copy) return ol_error(OL_OUT_OF_MEMORY, "cannot copy %zu bytes of model", size);
+  memcpy(copy, bytes, size);
+  return ol_model_load_owned(copy, size, options, out);
 }
 
 ol_status ol_model_load_file(const char *path, ol_model **out) {
@@ -501,9 +555,7 @@ ol_status ol_model_load_file(const char *path, ol_model **out) {
   if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
   ol_model_load_options options = {0};
   options.external_data_dir = dir;
-  ol_status s = ol_model_load(bytes, (size_t)size, &options, out);
-  free(bytes);
-  return s;
+  return ol_model_load_owned(bytes, (size_t)size, &options, out);
 }
 
 ol_status ol_model_serialize(const ol_model *model, void **out_bytes, size_t *out_size) {

@@ -3,6 +3,7 @@
 #ifndef OL_IR_MODEL_H
 #define OL_IR_MODEL_H
 #include "ir/graph.h"
+#include "ir/wire_weights.h"
 #include "onnx_light.pb-c.h"
 #include "quant/shared.h"
 
@@ -16,6 +17,8 @@ typedef struct ol_opset {
 typedef struct ol_proto_owner {
   int refcount;
   Onnx__ModelProto *proto;
+  uint8_t *wire;            /* the model's wire bytes when weights view them (else NULL) */
+  ol_wire_weights weights;  /* which payloads view `wire` */
 } ol_proto_owner;
 
 /* The decoded model, shared by the model handle and its sessions. */

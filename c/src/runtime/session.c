@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quant/wire_proto.h"
 #include "runtime/completion.h"
 #include "runtime/context.h"
 
@@ -209,6 +210,48 @@ static ol_status check_encoded(const vwalk *w, const Onnx__TypeProto__Tensor *t,
 
 static ol_status walk_value(vwalk *w, const Onnx__TypeProto *tp, const ol_value *v, int depth);
 
+static const char *layout_label(const Onnx__StructTypeProto *st) {
+  if (st->name && st->name[0]) return st->name;
+  switch (st->kind_case) {
+    case ONNX__STRUCT_TYPE_PROTO__KIND_ARRAY: return "(an array layout)";
+    case ONNX__STRUCT_TYPE_PROTO__KIND_BIT_PACKING: return "(a bit_packing layout)";
+    default: return "(a structure layout)";
+  }
+}
+
+/* An encoded value under a struct_type declaration: its storage type (inline
+ * or a type_ref into the same model) must be the declared layout, byte for
+ * byte once both references are resolved (type_id ignored). The payload is
+ * never decoded. */
+static ol_status check_encoded_layout(const vwalk *w, const Onnx__StructTypeProto *declared, const ol_value *v) {
+  const Onnx__EncodedValueProto *e = v->encoded;
+  if (!e) return fail(w, OL_INVALID_ARGUMENT, "encoded value without a payload");
+  if (e->layout_case != ONNX__ENCODED_VALUE_PROTO__LAYOUT_STRUCT_TYPE)
+    return fail(w, OL_INVALID_ARGUMENT,
+                "an encoded value without a struct_type layout describes a tensor; the declaration expects "
+                "storage type %s",
+                layout_label(declared));
+  if (w->persistent && (e->n_external_data ||
+                        (e->has_data_location && e->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)))
+    return fail(w, OL_INVALID_ARGUMENT, "an encoded value with an external payload must be loaded before it is retained");
+  const Onnx__StructTypeProto *storage = NULL;
+  if (ol_struct_type_resolve(w->model, e->struct_type, &storage) != OL_OK) {
+    char why[256];
+    snprintf(why, sizeof why, "%s", ol_last_error());
+    return fail(w, OL_INVALID_ARGUMENT, "encoded value: %s", why);
+  }
+  size_t a_size = 0, b_size = 0;
+  uint8_t *a = ol_qw_pack_without_id(storage, &a_size), *b = ol_qw_pack_without_id(declared, &b_size);
+  bool same = a && b && a_size == b_size && memcmp(a, b, a_size) == 0;
+  bool oom = !a || !b;
+  free(a), free(b);
+  if (oom) return OL_OUT_OF_MEMORY;
+  if (!same)
+    return fail(w, OL_INVALID_ARGUMENT, "encoded value: storage type %s differs from the declared layout %s",
+                layout_label(storage), layout_label(declared));
+  return e->logical_type ? check_encoded(w, NULL, v) : OL_OK;
+}
+
 /* Persistent values under an unconstrained declaration still reject their
  * unsupported leaves. */
 static ol_status walk_unconstrained(vwalk *w, const ol_value *v, int depth) {
@@ -222,24 +265,6 @@ static ol_status walk_unconstrained(vwalk *w, const ol_value *v, int depth) {
     w->path[len] = '\0';
   }
   return OL_OK;
-}
-
-/* Byte equality of two descriptors, type_id ignored. */
-static bool same_struct_type(const Onnx__StructTypeProto *a, const Onnx__StructTypeProto *b) {
-  Onnx__StructTypeProto ca = *a, cb = *b;
-  ca.has_type_id = cb.has_type_id = 0;
-  size_t na = onnx__struct_type_proto__get_packed_size(&ca), nb = onnx__struct_type_proto__get_packed_size(&cb);
-  if (na != nb) return false;
-  uint8_t *ba = malloc(na ? na : 1), *bb = malloc(nb ? nb : 1);
-  bool same = ba && bb;
-  if (same) {
-    onnx__struct_type_proto__pack(&ca, ba);
-    onnx__struct_type_proto__pack(&cb, bb);
-    same = memcmp(ba, bb, na) == 0;
-  }
-  free(ba);
-  free(bb);
-  return same;
 }
 
 static ol_status walk_struct(vwalk *w, const Onnx__StructTypeProto *declared, const ol_value *v, int depth) {
@@ -257,21 +282,10 @@ static ol_status walk_struct(vwalk *w, const Onnx__StructTypeProto *declared, co
       return fail(w, OL_INVALID_ARGUMENT, "expected a struct, got a %s", kind_name(v->kind));
     return OL_OK;
   }
-  if (v->kind == OL_VALUE_ENCODED && v->encoded) {
-    /* an encoded value whose storage type is the declaration (e.g. a compact
-     * value under its compact type) */
-    const Onnx__EncodedValueProto *e = v->encoded;
-    const Onnx__StructTypeProto *actual = NULL;
-    if (e->layout_case == ONNX__ENCODED_VALUE_PROTO__LAYOUT_STRUCT_TYPE && e->struct_type &&
-        ol_struct_type_resolve(w->model, e->struct_type, &actual) == OL_OK && actual &&
-        same_struct_type(actual, st))
-      return check_encoded(w, NULL, v);
-  }
-  if (st->kind_case != ONNX__STRUCT_TYPE_PROTO__KIND_STRUCTURE || v->kind == OL_VALUE_ENCODED)
-    return fail(w, OL_NOT_IMPLEMENTED,
-                "encoded struct values (struct_type kind %s) are not supported: named runtime fields only",
-                st->kind_case == ONNX__STRUCT_TYPE_PROTO__KIND_ARRAY ? "array"
-                : st->kind_case == ONNX__STRUCT_TYPE_PROTO__KIND_BIT_PACKING ? "bit_packing" : "structure");
+  if (v->kind == OL_VALUE_ENCODED) return check_encoded_layout(w, st, v);
+  if (st->kind_case != ONNX__STRUCT_TYPE_PROTO__KIND_STRUCTURE)
+    return fail(w, OL_INVALID_ARGUMENT, "expected an encoded value with storage type %s, got a %s",
+                layout_label(st), kind_name(v->kind));
   if (v->kind != OL_VALUE_STRUCT) return fail(w, OL_INVALID_ARGUMENT, "expected a struct, got a %s", kind_name(v->kind));
   const Onnx__StructTypeProto__Structure *S = st->structure;
   size_t n = 0; /* runtime fields: constant fields are not part of the value */

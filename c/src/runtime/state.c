@@ -109,9 +109,14 @@ static ol_status check_decl(dwalk *w, const Onnx__TypeProto *tp, int depth) {
       /* the seed reserves these for structurally recognized paged caches */
       return decl_fail(w, OL_INVALID_MODEL,
                        "a layout-less struct_type is reserved for paged caches, which this runtime does not support");
+    case ONNX__STRUCT_TYPE_PROTO__KIND_ARRAY: { /* an encoded layout: its element type must be persistable too */
+      size_t len = decl_push(w, NULL);
+      OL_TRY(check_decl(w, st->array ? st->array->element_type : NULL, depth + 1));
+      w->path[len] = '\0';
+      return OL_OK;
+    }
     default:
-      return decl_fail(w, OL_NOT_IMPLEMENTED, "struct_type kind %s describes an encoded layout; only named fields can "
-                       "be persistent", st->kind_case == ONNX__STRUCT_TYPE_PROTO__KIND_ARRAY ? "array" : "bit_packing");
+      return OL_OK; /* a bit_packing layout: unsigned bit fields */
   }
   const Onnx__StructTypeProto__Structure *S = st->structure;
   for (size_t f = 0; S && f < S->n_field; f++) {

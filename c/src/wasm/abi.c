@@ -54,6 +54,9 @@ OLW void olw_allocator_reset_peak(void) { ol_allocator_reset_peak(NULL); }
 OLW int olw_model_load(const void *bytes, size_t size, ol_model **out) {
   return ol_model_load(bytes, size, NULL, out);
 }
+OLW int olw_model_load_owned(void *bytes, size_t size, ol_model **out) {
+  return ol_model_load_owned(bytes, size, NULL, out);
+}
 OLW int olw_model_parse_text(const char *text, ol_model **out) {
   return ol_model_parse_text(text, out);
 }
@@ -139,6 +142,28 @@ OLW void olw_value_release(ol_value *v) { ol_value_release(v); }
 OLW size_t olw_sequence_length(const ol_value *v) { return ol_sequence_length(v); }
 OLW ol_value *olw_sequence_at(const ol_value *v, size_t i) { return ol_sequence_at(v, i); }
 OLW ol_value *olw_optional_get(const ol_value *v) { return ol_optional_get(v); }
+OLW int olw_sequence_create(int dtype, ol_value *const *items, size_t count, ol_value **out) {
+  return ol_sequence_create((ol_dtype)dtype, items, count, out);
+}
+OLW int olw_struct_create(const char *const *names, ol_value *const *fields, size_t count, ol_value **out) {
+  return ol_struct_create(names, fields, count, out);
+}
+OLW size_t olw_struct_field_count(const ol_value *v) { return ol_struct_field_count(v); }
+OLW const char *olw_struct_field_name(const ol_value *v, size_t i) { return ol_struct_field_name(v, i); }
+OLW ol_value *olw_struct_field(const ol_value *v, const char *name) { return ol_struct_field(v, name); }
+OLW int olw_encoded_value_parse(const void *bytes, size_t size, ol_value **out) {
+  return ol_encoded_value_parse(bytes, size, out);
+}
+OLW int olw_encoded_value_serialize(const ol_value *v, void **out_bytes, size_t *out_size) {
+  return ol_encoded_value_serialize(v, out_bytes, out_size);
+}
+OLW int olw_encoded_value_logical_type(const ol_value *v, int *dtype, int64_t *dims, size_t *rank) {
+  ol_dtype d = OL_DTYPE_UNDEFINED;
+  ol_status s = ol_encoded_value_logical_type(v, &d, dims, rank);
+  *dtype = (int)d;
+  return s;
+}
+OLW const char *olw_encoded_value_layout_name(const ol_value *v) { return ol_encoded_value_layout_name(v); }
 
 /* ------------------------------------------------------------ cancellation */
 

@@ -117,13 +117,6 @@ OLW const char *olw_encoded_parameter_ref(const ol_value *v) {
   return ev && ev->parameter_ref && ev->parameter_ref[0] ? ev->parameter_ref : NULL;
 }
 
-/* An independent serialized snapshot of the value's message. */
-OLW int olw_encoded_serialize(const ol_value *v, uint8_t **out, size_t *size) {
-  const Onnx__EncodedValueProto *ev;
-  OL_TRY(encoded_of(v, &ev));
-  return pack_encoded(ev, out, size);
-}
-
 /* materialize_quantized_value of a compact value handle, serialized. */
 OLW int olw_quant_materialize(const ol_value *v, uint8_t **out, size_t *size) {
   const Onnx__EncodedValueProto *ev;
