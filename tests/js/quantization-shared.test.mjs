@@ -224,3 +224,41 @@ describe('ORT MatMulNBits sets', () => {
       failsWith('OL_INVALID_ARGUMENT', /'ort2'.*zero-point storage/));
   });
 });
+
+describe('persistent compact values', () => {
+  test('a PersistentValueState retains a SharedQuantizedValue with its parameter set', async () => {
+    const { model, compact } = await seedModel();
+    const stateModel = create(ModelProtoSchema, {
+      irVersion: 10n,
+      opsetImport: [{ domain: '', version: 21n }, { domain: 'ai.rt', version: 1n }],
+      graph: {
+        name: 'state',
+        node: [
+          { opType: 'Identity', input: ['past'], output: ['C'] },
+          { opType: 'Identity', input: ['C'], output: ['present'] },
+          { opType: 'Dequantize', domain: 'ai.rt', input: ['C'], output: ['Y'], attribute: [{ name: 'dtype', type: AttrType.INT, i: 1n }] },
+        ],
+        input: [{ name: 'past', type: { value: { case: 'structType', value: compact } } }],
+        output: [tensorInfo('Y', DataType.FLOAT, [4]), { name: 'present', type: { value: { case: 'structType', value: compact } } }],
+        initializer: model.graph.initializer,
+        quantizationAnnotation: model.graph.quantizationAnnotation,
+        persistentBindings: [{ inputName: 'past', outputName: 'present' }],
+      },
+    });
+    const shared = ol.quantizeTensorShared(new Tensor('float32', Float32Array.of(-1, 0.5, 1, 2), [4]), model, 'common');
+    const state = await ol.PersistentValueState.create(toBinary(ModelProtoSchema, stateModel), { past: shared });
+    const out = await state.run({});
+    assert.deepEqual(Array.from(/** @type {any} */ (out.Y).data), [-1, 0.5, 1, 2]);
+    const kept = /** @type {any} */ (state.values.past);
+    assert.ok(kept instanceof SharedQuantizedValue);
+    assert.equal(kept.parameterRef, 'common');
+    await state.close();
+    shared.dispose();
+    // the retained value outlives the state and the value it came from
+    assert.deepEqual(Array.from(ol.dequantizeTensor(kept).data), [-1, 0.5, 1, 2]);
+    // a compact EncodedValue carries no parameter set: rejected on entry
+    const bare = new ol.EncodedValue(kept.encoded, 'float32', [4], QF.INT4);
+    await assert.rejects(ol.PersistentValueState.create(toBinary(ModelProtoSchema, stateModel), { past: bare }),
+      failsWith('OL_INVALID_ARGUMENT', /'past'.*carries no parameter catalogue/));
+  });
+});
