@@ -104,7 +104,8 @@ export class PersistentValueState {
   async reset(initial) {
     const runtime = this.#alive('reset');
     checkMap(initial, 'PersistentValueState.reset: initial');
-    const values = marshalInputs(runtime, Object.entries(initial), 'PersistentValueState.reset');
+    const state = this.#handle;
+    const values = marshalInputs(runtime, Object.entries(initial), 'PersistentValueState.reset', (v) => runtime.m._olw_encoded_bind_state(v, state));
     try {
       runtime.check(runtime.m._olw_state_reset(this.#handle, values.names, values.values, values.count));
     } finally {
@@ -184,7 +185,7 @@ export function createStateFromHandle(runtime, modelHandle, bindings, initial, {
   const m = runtime.m;
   let handle = 0;
   try {
-    const values = marshalInputs(runtime, Object.entries(initial), 'PersistentValueState.create');
+    const values = marshalInputs(runtime, Object.entries(initial), 'PersistentValueState.create', (v) => m._olw_encoded_bind_model(v, modelHandle));
     try {
       handle = runtime.scratch(4, (out) => {
         runtime.check(m._olw_state_create(modelHandle, values.names, values.values, values.count, persistentTensorInitialCapacity, out));

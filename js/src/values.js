@@ -65,8 +65,10 @@ function describe(x) {
 /**
  * Writes a table of C strings and ol_value handles for `entries` ([name, input]).
  * Returns { names, values, count, release() } (pointers into wasm memory).
+ * bind(handle) -> status (optional) resolves a compact EncodedValue's
+ * parameter_ref against the receiving session's or state's model.
  */
-export function marshalInputs(runtime, entries, what) {
+export function marshalInputs(runtime, entries, what, bind = null) {
   const m = runtime.m;
   const owned = [];
   const release = () => {
@@ -80,7 +82,7 @@ export function marshalInputs(runtime, entries, what) {
     const names = table;
     const values = table + 4 * count;
     entries.forEach(([name, input], i) => {
-      const value = inputValue(runtime, input, name, what, owned, 0);
+      const value = inputValue(runtime, input, name, what, owned, 0, bind);
       const str = runtime.cstring(name);
       owned.push(() => runtime.free(str));
       const view = runtime.view();
@@ -98,7 +100,7 @@ export function marshalInputs(runtime, entries, what) {
  * The ol_value handle of one input (see the header for the accepted forms).
  * Handles made here are released by `owned` (containers retain their items).
  */
-function inputValue(runtime, input, name, what, owned, depth) {
+function inputValue(runtime, input, name, what, owned, depth, bind) {
   const m = runtime.m;
   if (depth > MAX_NESTING) throw invalidArgument(`${what}: '${name}' nests deeper than ${MAX_NESTING} levels`);
   const adopt = (create) => {
@@ -126,10 +128,12 @@ function inputValue(runtime, input, name, what, owned, depth) {
   if (input instanceof EncodedValue) {
     const bytes = runtime.copyIn(input.bytes);
     owned.push(() => runtime.free(bytes));
-    return adopt((out) => m._olw_encoded_value_parse(bytes, input.bytes.byteLength, out));
+    const value = adopt((out) => m._olw_encoded_value_parse(bytes, input.bytes.byteLength, out));
+    if (bind && m._olw_encoded_parameter_ref(value)) runtime.check(bind(value));
+    return value;
   }
   if (Array.isArray(input)) {
-    const items = input.map((item, i) => inputValue(runtime, item, `${name}[${i}]`, what, owned, depth + 1));
+    const items = input.map((item, i) => inputValue(runtime, item, `${name}[${i}]`, what, owned, depth + 1, bind));
     const ptr = table(items.length);
     items.forEach((h, i) => runtime.view().setUint32(ptr + 4 * i, h, true));
     // tensors of one element type make a typed sequence; anything else an untyped one
@@ -145,7 +149,7 @@ function inputValue(runtime, input, name, what, owned, depth) {
       const str = runtime.cstring(field);
       owned.push(() => runtime.free(str));
       runtime.view().setUint32(names + 4 * i, str, true);
-      runtime.view().setUint32(values + 4 * i, inputValue(runtime, item, `${name}.${field}`, what, owned, depth + 1), true);
+      runtime.view().setUint32(values + 4 * i, inputValue(runtime, item, `${name}.${field}`, what, owned, depth + 1, bind), true);
     });
     return adopt((out) => m._olw_struct_create(names, values, fields.length, out));
   }
@@ -314,7 +318,8 @@ export function createCompletion(runtime, signal) {
 export function runWith(runtime, handle, context, feeds, outputNames, signal, what, state = 0) {
   const m = runtime.m;
   if (signal?.aborted) throw cancelledError(signal, what);
-  const inputs = marshalInputs(runtime, Object.entries(feeds), what);
+  const bind = state ? (v) => m._olw_encoded_bind_state(v, state) : handle ? (v) => m._olw_encoded_bind_session(v, handle) : null;
+  const inputs = marshalInputs(runtime, Object.entries(feeds), what, bind);
   let outputs;
   let completion = 0;
   try {

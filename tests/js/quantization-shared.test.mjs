@@ -256,9 +256,24 @@ describe('persistent compact values', () => {
     shared.dispose();
     // the retained value outlives the state and the value it came from
     assert.deepEqual(Array.from(ol.dequantizeTensor(kept).data), [-1, 0.5, 1, 2]);
-    // a compact EncodedValue carries no parameter set: rejected on entry
+    // a bare compact EncodedValue resolves parameter_ref against the state's model
     const bare = new ol.EncodedValue(kept.encoded, 'float32', [4], QF.INT4);
-    await assert.rejects(ol.PersistentValueState.create(toBinary(ModelProtoSchema, stateModel), { past: bare }),
-      failsWith('OL_INVALID_ARGUMENT', /'past'.*carries no parameter catalogue/));
+    const again = await ol.PersistentValueState.create(toBinary(ModelProtoSchema, stateModel), { past: bare });
+    assert.deepEqual(Array.from(/** @type {any} */ ((await again.run({})).Y).data), [-1, 0.5, 1, 2]);
+    assert.ok(again.values.past instanceof SharedQuantizedValue);
+    await again.reset({ past: bare });
+    // ... and must name a set that model declares
+    const proto = fromBinary(EncodedValueProtoSchema, kept.encoded);
+    proto.parameterRef = 'missing';
+    const stranger = new ol.EncodedValue(toBinary(EncodedValueProtoSchema, proto), 'float32', [4], QF.INT4);
+    await assert.rejects(again.reset({ past: stranger }),
+      failsWith('OL_INVALID_ARGUMENT', /parameter set 'missing', which the model does not declare/));
+    await again.close();
+    // sessions resolve compact feeds the same way
+    const session = await ol.InferenceSession.create(toBinary(ModelProtoSchema, stateModel));
+    const { Y } = await session.run({ past: bare });
+    assert.deepEqual(Array.from(/** @type {any} */ (Y).data), [-1, 0.5, 1, 2]);
+    await assert.rejects(session.run({ past: stranger }), failsWith('OL_INVALID_ARGUMENT', /'missing'/));
+    await session.release();
   });
 });

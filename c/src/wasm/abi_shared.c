@@ -15,6 +15,7 @@
 #include "quant/shared.h"
 #include "quant/wire.h"
 #include "quant/wire_proto.h"
+#include "runtime/session.h"
 
 #define OLW EMSCRIPTEN_KEEPALIVE
 
@@ -207,4 +208,33 @@ OLW int olw_encoded_from_bytes(const uint8_t *bytes, size_t size, ol_value **out
   Onnx__EncodedValueProto *ev = onnx__encoded_value_proto__unpack(NULL, size, bytes);
   if (!ev) return ol_error(OL_INVALID_ARGUMENT, "malformed EncodedValueProto bytes");
   return encoded_value(ev, NULL, out);
+}
+
+/* JS conversions resolve a compact value's parameter_ref against the model
+ * of the session or state it is given to (the seed's Python conversions do
+ * the same): the value then retains that set. Values that already carry a
+ * set, and self-contained values, are left alone; an undeclared set or a
+ * value that does not match it is an error. */
+static ol_status bind_to_model(ol_value *v, const ol_model_data *md) {
+  const Onnx__EncodedValueProto *ev;
+  OL_TRY(encoded_of(v, &ev));
+  if (!ev->parameter_ref || !ev->parameter_ref[0] || set_of(v)) return OL_OK;
+  ol_quant_shared_set *set = md ? ol_quant_catalogue_find(md->quant_params, ev->parameter_ref) : NULL;
+  if (!set)
+    return ol_error(OL_INVALID_ARGUMENT,
+                    "the encoded value refers to the quantization parameter set '%s', which the model "
+                    "does not declare", ev->parameter_ref);
+  OL_TRY(ol_quant_shared_check(set, ev, md->proto));
+  ol_value_attach_resource(v, ol_quant_shared_retain(set), ol_quant_shared_release_resource);
+  return OL_OK;
+}
+
+OLW int olw_encoded_bind_model(ol_value *v, const ol_model *model) {
+  return bind_to_model(v, model ? model->data : NULL);
+}
+OLW int olw_encoded_bind_session(ol_value *v, const ol_session *session) {
+  return bind_to_model(v, session ? session->model : NULL);
+}
+OLW int olw_encoded_bind_state(ol_value *v, const ol_state *state) {
+  return olw_encoded_bind_session(v, state ? ol_state_session(state) : NULL);
 }
