@@ -98,6 +98,8 @@ describe('shared parameter sets', () => {
     assert.throws(() => ol.dequantizeTensor(snapshot), failsWith('OL_INVALID_ARGUMENT', /parameter set 'common'/));
     const modelBytes = toBinary(ModelProtoSchema, model);
     assert.deepEqual(Array.from(ol.dequantizeTensor(snapshot, { model: modelBytes }).data), [-4, -0.5, 0.5, 3.5]);
+    const restored = await ol.dequantizeTensorProto(fromBinary(EncodedValueProtoSchema, snapshot), { model });
+    assert.deepEqual(Array.from(new Float32Array(restored.rawData.slice().buffer)), [-4, -0.5, 0.5, 3.5]);
     const again = ol.materializeQuantizedValue(snapshot, { model: modelBytes });
     assert.deepEqual(again.bytes, standalone.bytes);
     assert.deepEqual(again.dims, [4]);
@@ -168,6 +170,8 @@ describe('shared parameter sets', () => {
       failsWith('OL_INVALID_ARGUMENT', /'eight'.*covers 4 values but logical_type has 8/));
     await assert.rejects(ol.addQuantizationParameters(model, 'noscale', storage, { type: 'float32', dims: [4] }, {}),
       failsWith('OL_INVALID_ARGUMENT', /requires fixed scales/));
+    await assert.rejects(ol.addQuantizationParameters(model, 'typo', storage, { type: 'float32', dims: [4] }, { scales: 1, zero_points: 0 }),
+      failsWith('OL_INVALID_ARGUMENT', /unknown parameter 'zero_points'/));
     assert.equal(model.graph.initializer.length, initializers);
     assert.equal(model.graph.quantizationAnnotation.length, 1);
     // per-block scales and zero points for an unsigned profile
