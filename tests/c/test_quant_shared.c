@@ -920,6 +920,75 @@ static void ort_shared_set(void) {
   onnx__model_proto__free_unpacked(mp, NULL);
 }
 
-OL_TEST_MAIN(TEST(seed_example), TEST(ort_shared_set), TEST(persistent_compact_value), TEST(function_bound_reference), TEST(compact_feeds_and_text), TEST(shared_encode_and_initializer),
+/* A set with permutation, transform and outliers: the compact value holds
+ * the reserved byte, the outlier values and the codes; materializing gives
+ * exactly the self-contained encoding of the same plan. */
+static void permutation_transform_outliers(void) {
+  Onnx__ModelProto *mp = parse_proto(DEQ);
+  if (!mp) return;
+  ol_quant_plan *plan = NULL;
+  Onnx__StructTypeProto *storage = NULL;
+  CHECK_OK(ol_quant_make_plan(OL_QUANT_QUAROT, 8, 4, &plan));
+  const int64_t perm[8] = {7, 6, 5, 4, 3, 2, 1, 0}, outliers[1] = {2};
+  const double swap[4] = {0, 1, 1, 0};
+  if (plan) {
+    CHECK_OK(ol_quant_plan_set_permutation(plan, perm, 8));
+    CHECK_OK(ol_quant_plan_set_outliers(plan, outliers, 1));
+    CHECK_OK(ol_quant_plan_set_transform(plan, 2, swap, 4, swap, 4));
+    CHECK_OK(ol_quant_make_type(plan, &storage));
+  }
+  Onnx__TypeProto *logical = float_type(8);
+  float scale = 0.125f;
+  const int64_t pdims[1] = {8}, odims[1] = {1}, tdims[2] = {2, 2};
+  const float fswap[4] = {0, 1, 1, 0};
+  ol_value *scales = tk_f32(0, NULL, &scale), *pv = tk_i64(1, pdims, perm), *ov = tk_i64(1, odims, outliers);
+  ol_value *fw = tk_f32(2, tdims, fswap), *inv = tk_f32(2, tdims, fswap);
+  const ol_tensor *inputs[OL_QUANT_IN_COUNT] = {0};
+  inputs[OL_QUANT_IN_SCALES] = &scales->tensor;
+  inputs[OL_QUANT_IN_PERMUTATION] = &pv->tensor;
+  inputs[OL_QUANT_IN_OUTLIERS] = &ov->tensor;
+  inputs[OL_QUANT_IN_FORWARD] = &fw->tensor;
+  inputs[OL_QUANT_IN_INVERSE] = &inv->tensor;
+  CHECK_OK(ol_quant_add_parameters(mp, "rotated", storage, logical, inputs, NULL));
+  /* a transform is required by this storage type */
+  inputs[OL_QUANT_IN_FORWARD] = NULL;
+  CHECK_STATUS(ol_quant_add_parameters(mp, "unrotated", storage, logical, inputs, NULL), OL_INVALID_ARGUMENT);
+  CHECK(strstr(ol_last_error(), "'unrotated'") && strstr(ol_last_error(), "forward"));
+  ol_quant_catalogue *cat = NULL;
+  CHECK_OK(ol_quant_catalogue_from_model(mp, NULL, &cat));
+  ol_quant_shared_set *set = ol_quant_catalogue_find(cat, "rotated");
+  const float x[8] = {0.5f, -0.25f, 100, 0.75f, -1, 0.125f, 0.375f, -0.5f};
+  const int64_t dims[1] = {8};
+  Onnx__EncodedValueProto *ev = NULL, *full = NULL, *reference = NULL;
+  if (set) CHECK_OK(ol_quant_shared_encode(set, OL_DTYPE_FLOAT, x, 1, dims, "W", &ev));
+  if (set) CHECK_OK(ol_quant_encode_proto(set->plan, OL_DTYPE_FLOAT, x, 1, dims, "W", &reference));
+  if (ev && reference) {
+    CHECK(ev->raw_data.len == 1 + 8 + 4); /* reserved, one outlier value, 8 INT4 codes */
+    double outlier;
+    memcpy(&outlier, ev->raw_data.data + 1, 8);
+    CHECK(outlier == 100);
+    CHECK_OK(ol_quant_shared_materialize(set, ev, NULL, &full));
+    if (full)
+      CHECK(full->raw_data.len == reference->raw_data.len &&
+            memcmp(full->raw_data.data, reference->raw_data.data, full->raw_data.len) == 0);
+    ol_quant_decoded d = {0};
+    CHECK_OK(ol_quant_shared_decode(set, ev, NULL, &d));
+    for (int i = 0; d.values && i < 8; i++)
+      CHECK(i == 2 ? d.values[i] == 100 : fabs(d.values[i] - x[i]) <= 0.0625 + 1e-9);
+    ol_quant_decoded_clear(&d);
+  }
+  ol_quant_proto_free(ev);
+  ol_quant_proto_free(full);
+  ol_quant_proto_free(reference);
+  ol_quant_catalogue_release(cat);
+  ol_value *all[5] = {scales, pv, ov, fw, inv};
+  tk_release_all(all, 5);
+  ol_quant_type_free(storage);
+  free_type(logical);
+  ol_quant_plan_destroy(plan);
+  onnx__model_proto__free_unpacked(mp, NULL);
+}
+
+OL_TEST_MAIN(TEST(seed_example), TEST(permutation_transform_outliers), TEST(ort_shared_set), TEST(persistent_compact_value), TEST(function_bound_reference), TEST(compact_feeds_and_text), TEST(shared_encode_and_initializer),
              TEST(validation_does_not_materialize), TEST(compact_initializer_rejections),
              TEST(declaration_rejections), TEST(add_parameters_rejections), TEST(quantize_rejections))
