@@ -184,7 +184,7 @@ export function materializeQuantizedValue(shared, { model } = {}) {
     const handle = runtime.scratch(4, (out) => {
       const ptr = runtime.copyIn(bytes);
       try {
-        runtime.check(runtime.m._olw_encoded_from_bytes(ptr, bytes.length, out));
+        runtime.check(runtime.m._olw_encoded_value_parse(ptr, bytes.length, out));
       } finally {
         runtime.free(ptr);
       }

@@ -18,15 +18,33 @@ export function serializeEncoded(runtime, handle) {
   });
 }
 
-/** { type, dims, format } of an encoded value handle (format -1: none). */
+const LAYOUT = 'onnx_light.quantization.v1/';
+const SHARED_LAYOUT = 'onnx_light.quantization.v1/shared/';
+
+/** { type, dims, format } of an encoded value handle (format null when the layout names no profile). */
 export function encodedInfo(runtime, handle) {
-  return runtime.scratch(8 * 19, (out) => {
-    runtime.check(runtime.m._olw_encoded_logical(handle, out));
+  const m = runtime.m;
+  const { type, dims } = runtime.scratch(8 + 8 * 16, (out) => {
+    const dimsPtr = out + 8;
+    runtime.check(m._olw_encoded_value_logical_type(handle, out, dimsPtr, out + 4));
+    const rank = runtime.u32(out + 4);
     const view = runtime.view();
-    const at = (i) => view.getFloat64(out + 8 * i, true);
-    const rank = at(1);
-    return { type: dtypeOfCode(at(0)).type, dims: Array.from({ length: rank }, (_, i) => at(3 + i)), format: at(2) };
+    const d = dtypeOfCode(view.getInt32(out, true));
+    return { type: d?.type ?? 'unknown', dims: Array.from({ length: rank }, (_, i) => Number(view.getBigInt64(dimsPtr + 8 * i, true))) };
   });
+  const layout = runtime.string(m._olw_encoded_value_layout_name(handle));
+  const profile = layout.startsWith(SHARED_LAYOUT) ? layout.slice(SHARED_LAYOUT.length)
+    : layout.startsWith(LAYOUT) ? layout.slice(LAYOUT.length) : null;
+  let format = null;
+  if (profile !== null) {
+    const text = runtime.cstring(profile);
+    try {
+      format = runtime.scratch(4, (out) => (m._olw_quant_format_parse(text, out) === 0 ? runtime.i32(out) : null));
+    } finally {
+      runtime.free(text);
+    }
+  }
+  return { type, dims, format };
 }
 
 /**

@@ -14,7 +14,6 @@
 #include "quant/codec.h"
 #include "quant/shared.h"
 #include "quant/wire.h"
-#include "quant/wire_proto.h"
 #include "runtime/session.h"
 
 #define OLW EMSCRIPTEN_KEEPALIVE
@@ -177,37 +176,6 @@ OLW int olw_encoded_raw(const ol_value *v, const uint8_t **data, size_t *size) {
   *data = ev->has_raw_data ? ev->raw_data.data : NULL;
   *size = ev->has_raw_data ? ev->raw_data.len : 0;
   return OL_OK;
-}
-
-/* out: logical dtype, rank, format (-1 when the inline descriptor names no
- * catalogue profile), then the dims (rank <= OL_MAX_RANK). */
-OLW int olw_encoded_logical(const ol_value *v, double *out) {
-  const Onnx__EncodedValueProto *ev;
-  OL_TRY(encoded_of(v, &ev));
-  ol_quant_decoded logical = {0};
-  OL_TRY(ol_qw_logical_tensor(ev, &logical));
-  out[0] = logical.dtype;
-  out[1] = logical.rank;
-  out[2] = -1;
-  const Onnx__StructTypeProto *st = ev->layout_case == ONNX__ENCODED_VALUE_PROTO__LAYOUT_STRUCT_TYPE ? ev->struct_type : NULL;
-  const char *name = st && st->name ? st->name : "";
-  const size_t full = strlen(OL_QUANT_WIRE_PREFIX), shared = strlen(OL_QUANT_SHARED_PREFIX);
-  ol_quant_format format;
-  if (strncmp(name, OL_QUANT_SHARED_PREFIX, shared) == 0 &&
-      ol_quant_format_parse(name + shared, &format) == OL_OK)
-    out[2] = format;
-  else if (strncmp(name, OL_QUANT_WIRE_PREFIX, full) == 0 &&
-           ol_quant_format_parse(name + full, &format) == OL_OK)
-    out[2] = format;
-  for (int i = 0; i < logical.rank; i++) out[3 + i] = (double)logical.dims[i];
-  return OL_OK;
-}
-
-/* Serialized EncodedValueProto bytes as a value (no parameter set attached). */
-OLW int olw_encoded_from_bytes(const uint8_t *bytes, size_t size, ol_value **out) {
-  Onnx__EncodedValueProto *ev = onnx__encoded_value_proto__unpack(NULL, size, bytes);
-  if (!ev) return ol_error(OL_INVALID_ARGUMENT, "malformed EncodedValueProto bytes");
-  return encoded_value(ev, NULL, out);
 }
 
 /* JS conversions resolve a compact value's parameter_ref against the model
