@@ -19,6 +19,7 @@
 #include "quant/shared.h"
 #include "quant/wire.h"
 #include "quant/wire_proto.h"
+#include "runtime/session.h"
 
 /* ------------------------------------------------------------ model editing */
 
@@ -230,7 +231,7 @@ static void seed_example(void) {
     CHECK(ev->raw_data.len == 3); /* reserved byte plus four INT4 codes, no scale */
     CHECK(ev->raw_data.data[0] == 0 && ev->raw_data.data[1] == 0xF8 && ev->raw_data.data[2] == 0x71);
     const ol_quant_shared_set *set = q0->encoded_resource;
-    CHECK(set && q0->encoded_resource_release == ol_quant_shared_release_resource);
+    CHECK(set && ol_quant_shared_of(q0) == set);
     if (set) {
       Onnx__EncodedValueProto *standalone = NULL;
       CHECK_OK(ol_quant_shared_materialize(set, ev, NULL, &standalone));
@@ -668,7 +669,7 @@ static void compact_feeds_and_text(void) {
   if (ev && sess) {
     ol_value *with_set = NULL, *without = NULL, *truncated = NULL, *y = NULL;
     CHECK_OK(ol_value_new_encoded(copy_ev(ev), free_ev, &with_set));
-    ol_value_attach_resource(with_set, ol_quant_shared_retain(set), ol_quant_shared_release_resource);
+    ol_quant_shared_attach(with_set, set);
     const char *in = "Q", *out = "Y";
     CHECK_OK(ol_session_run(sess, &in, &with_set, 1, &out, &y, 1, NULL));
     if (y) CHECK(memcmp(ol_tensor_data(y), x, sizeof x) == 0);
@@ -677,10 +678,24 @@ static void compact_feeds_and_text(void) {
     CHECK_OK(ol_value_new_encoded(copy_ev(ev), free_ev, &without));
     CHECK_STATUS(ol_session_run(sess, &in, &without, 1, &out, &y, 1, NULL), OL_INVALID_ARGUMENT);
     CHECK(strstr(ol_last_error(), "'Q'") && strstr(ol_last_error(), "carries no parameter catalogue"));
+    /* conversions for a known model bind the bare value to that model's set */
+    CHECK_OK(ol_quant_bind_value(without, sess->model));
+    CHECK(ol_quant_shared_of(without) != NULL);
+    CHECK_OK(ol_session_run(sess, &in, &without, 1, &out, &y, 1, NULL));
+    ol_value_release(y);
+    y = NULL;
+    ol_value *stranger = NULL;
+    Onnx__EncodedValueProto *renamed = copy_ev(ev);
+    free(renamed->parameter_ref);
+    renamed->parameter_ref = strdup("missing");
+    CHECK_OK(ol_value_new_encoded(renamed, free_ev, &stranger));
+    CHECK_STATUS(ol_quant_bind_value(stranger, sess->model), OL_INVALID_ARGUMENT);
+    CHECK(strstr(ol_last_error(), "'missing'") != NULL);
+    ol_value_release(stranger);
     Onnx__EncodedValueProto *short_ev = copy_ev(ev);
     short_ev->raw_data.len = 1;
     CHECK_OK(ol_value_new_encoded(short_ev, free_ev, &truncated));
-    ol_value_attach_resource(truncated, ol_quant_shared_retain(set), ol_quant_shared_release_resource);
+    ol_quant_shared_attach(truncated, set);
     CHECK_STATUS(ol_session_run(sess, &in, &truncated, 1, &out, &y, 1, NULL), OL_INVALID_ARGUMENT);
     CHECK(strstr(ol_last_error(), "'Q'") && strstr(ol_last_error(), "1 bytes"));
     ol_value_release(with_set);
@@ -798,7 +813,7 @@ static void persistent_compact_value(void) {
   if (m && ev) {
     ol_value *initial = NULL, *bare = NULL, *kept = NULL, *y = NULL;
     CHECK_OK(ol_value_new_encoded(copy_ev(ev), free_ev, &initial));
-    ol_value_attach_resource(initial, ol_quant_shared_retain(set), ol_quant_shared_release_resource);
+    ol_quant_shared_attach(initial, set);
     CHECK_OK(ol_value_new_encoded(copy_ev(ev), free_ev, &bare));
     const char *past = "past", *out = "Y";
     ol_state *st = NULL;

@@ -385,7 +385,7 @@ static ol_status decode_graph(decode_ctx *dc, const Onnx__GraphProto *gp, const 
                                    ? ol_quant_catalogue_find(dc->model->quant_params, ev->parameter_ref)
                                    : NULL;
     if (set)
-      ol_value_attach_resource(init->value, ol_quant_shared_retain(set), ol_quant_shared_release_resource);
+      ol_quant_shared_attach(init->value, set);
   }
   g->nodes = ol_xcalloc(gp->n_node, sizeof(ol_node));
   if (!g->nodes) return OL_OUT_OF_MEMORY;

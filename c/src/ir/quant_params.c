@@ -343,3 +343,18 @@ ol_status ol_quant_materialize_with_model(const Onnx__EncodedValueProto *value,
   ol_quant_shared_release(set);
   return s;
 }
+
+ol_status ol_quant_bind_value(ol_value *value, const ol_model_data *md) {
+  if (!value || value->kind != OL_VALUE_ENCODED || !value->encoded)
+    return ol_error(OL_INVALID_ARGUMENT, "expected an encoded value");
+  const Onnx__EncodedValueProto *ev = value->encoded;
+  if (!ev->parameter_ref || !ev->parameter_ref[0] || ol_quant_shared_of(value)) return OL_OK;
+  ol_quant_shared_set *set = md ? ol_quant_catalogue_find(md->quant_params, ev->parameter_ref) : NULL;
+  if (!set)
+    return ol_error(OL_INVALID_ARGUMENT,
+                    "the encoded value refers to the quantization parameter set '%s', which the model "
+                    "does not declare", ev->parameter_ref);
+  OL_TRY(ol_quant_shared_check(set, ev, md->proto));
+  ol_quant_shared_attach(value, set);
+  return OL_OK;
+}

@@ -47,4 +47,10 @@ ol_status ol_quant_materialize_with_model(const Onnx__EncodedValueProto *value,
                                           const Onnx__ModelProto *model,
                                           Onnx__EncodedValueProto **out);
 
+/* Binds a compact value that carries no set to the set md declares (the
+ * value then retains it); self-contained values and values with a set are
+ * left alone. An undeclared set or a mismatching value is an error. Used by
+ * conversions that receive bare messages for a known model (JS feeds). */
+ol_status ol_quant_bind_value(ol_value *value, const ol_model_data *md);
+
 #endif

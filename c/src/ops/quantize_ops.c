@@ -77,7 +77,7 @@ static ol_status set_shared_output(ol_kernel_ctx *ctx, ol_quant_shared_set *set,
                                    Onnx__EncodedValueProto *ev) {
   ol_value *v;
   OL_TRY(ol_value_new_encoded(ev, encoded_free, &v));
-  ol_value_attach_resource(v, ol_quant_shared_retain(set), ol_quant_shared_release_resource);
+  ol_quant_shared_attach(v, set);
   return ol_ctx_set_output(ctx, 0, v);
 }
 
@@ -379,8 +379,7 @@ static ol_status dequantize_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_status s;
   if (ev->parameter_ref && ev->parameter_ref[0]) {
     /* compact: the value's retained set, else the node's model catalogue */
-    const ol_quant_shared_set *set =
-        x->encoded_resource_release == ol_quant_shared_release_resource ? x->encoded_resource : NULL;
+    const ol_quant_shared_set *set = ol_quant_shared_of(x);
     if (!set || strcmp(set->name, ev->parameter_ref) != 0)
       set = ol_quant_catalogue_find(node->graph ? node->graph->model->quant_params : NULL,
                                     ev->parameter_ref);

@@ -197,6 +197,16 @@ void ol_quant_shared_release(ol_quant_shared_set *set) {
 
 void ol_quant_shared_release_resource(void *set) { ol_quant_shared_release(set); }
 
+ol_quant_shared_set *ol_quant_shared_of(const ol_value *value) {
+  return value && value->encoded_resource_release == ol_quant_shared_release_resource
+             ? value->encoded_resource
+             : NULL;
+}
+
+void ol_quant_shared_attach(ol_value *value, ol_quant_shared_set *set) {
+  ol_value_attach_resource(value, ol_quant_shared_retain(set), ol_quant_shared_release_resource);
+}
+
 /* ============================================================ values */
 
 static Onnx__EncodedValueProto *new_value(const ol_quant_shared_set *set, Onnx__StructTypeProto *type,

@@ -67,6 +67,11 @@ void ol_quant_shared_release(ol_quant_shared_set *set);
 /* Release callback for ol_value_attach_resource. */
 void ol_quant_shared_release_resource(void *set);
 
+/* The set an encoded value retains (ol_value_attach_resource), or NULL. */
+ol_quant_shared_set *ol_quant_shared_of(const ol_value *value);
+/* Attaches a new reference to set to value. */
+void ol_quant_shared_attach(ol_value *value, ol_quant_shared_set *set);
+
 /* A new copy of the set's compact storage type. */
 ol_status ol_quant_shared_type(const ol_quant_shared_set *set, Onnx__StructTypeProto **out);
 

@@ -170,8 +170,7 @@ static ol_status check_encoded(const vwalk *w, const Onnx__TypeProto__Tensor *t,
   if (e->parameter_ref && e->parameter_ref[0]) {
     /* a compact value carries its parameter set: reference, types and byte
      * extent are checked without materializing it */
-    const ol_quant_shared_set *set =
-        v->encoded_resource_release == ol_quant_shared_release_resource ? v->encoded_resource : NULL;
+    const ol_quant_shared_set *set = ol_quant_shared_of(v);
     if (!set)
       return fail(w, OL_INVALID_ARGUMENT,
                   "compact encoded value refers to the quantization parameter set '%s' but carries "

@@ -36,7 +36,7 @@ static void free_encoded(void *payload) { ol_quant_proto_free(payload); }
 /* A new ENCODED value owning ev and retaining set (NULL: self-contained). */
 static ol_status encoded_value(Onnx__EncodedValueProto *ev, ol_quant_shared_set *set, ol_value **out) {
   OL_TRY(ol_value_new_encoded(ev, free_encoded, out));
-  if (set) ol_value_attach_resource(*out, ol_quant_shared_retain(set), ol_quant_shared_release_resource);
+  if (set) ol_quant_shared_attach(*out, set);
   return OL_OK;
 }
 
@@ -100,9 +100,6 @@ OLW int olw_quant_shared_encode(const uint8_t *model_bytes, size_t model_size, c
   return s;
 }
 
-static const ol_quant_shared_set *set_of(const ol_value *v) {
-  return v->encoded_resource_release == ol_quant_shared_release_resource ? v->encoded_resource : NULL;
-}
 
 static ol_status encoded_of(const ol_value *v, const Onnx__EncodedValueProto **out) {
   if (!v || v->kind != OL_VALUE_ENCODED || !v->encoded)
@@ -121,7 +118,7 @@ OLW const char *olw_encoded_parameter_ref(const ol_value *v) {
 OLW int olw_quant_materialize(const ol_value *v, uint8_t **out, size_t *size) {
   const Onnx__EncodedValueProto *ev;
   OL_TRY(encoded_of(v, &ev));
-  const ol_quant_shared_set *set = set_of(v);
+  const ol_quant_shared_set *set = ol_quant_shared_of(v);
   if (!set)
     return ol_error(OL_INVALID_ARGUMENT, "the value carries no shared quantization parameter set");
   Onnx__EncodedValueProto *full = NULL;
@@ -136,7 +133,7 @@ OLW int olw_quant_materialize(const ol_value *v, uint8_t **out, size_t *size) {
 OLW int olw_quant_decode_value(const ol_value *v, ol_value **out) {
   const Onnx__EncodedValueProto *ev;
   OL_TRY(encoded_of(v, &ev));
-  const ol_quant_shared_set *set = set_of(v);
+  const ol_quant_shared_set *set = ol_quant_shared_of(v);
   ol_quant_decoded decoded = {0};
   ol_status s = set && ev->parameter_ref ? ol_quant_shared_decode(set, ev, NULL, &decoded)
                                          : ol_quant_decode_proto(ev, NULL, &decoded, NULL);
@@ -179,29 +176,12 @@ OLW int olw_encoded_raw(const ol_value *v, const uint8_t **data, size_t *size) {
 }
 
 /* JS conversions resolve a compact value's parameter_ref against the model
- * of the session or state it is given to (the seed's Python conversions do
- * the same): the value then retains that set. Values that already carry a
- * set, and self-contained values, are left alone; an undeclared set or a
- * value that does not match it is an error. */
-static ol_status bind_to_model(ol_value *v, const ol_model_data *md) {
-  const Onnx__EncodedValueProto *ev;
-  OL_TRY(encoded_of(v, &ev));
-  if (!ev->parameter_ref || !ev->parameter_ref[0] || set_of(v)) return OL_OK;
-  ol_quant_shared_set *set = md ? ol_quant_catalogue_find(md->quant_params, ev->parameter_ref) : NULL;
-  if (!set)
-    return ol_error(OL_INVALID_ARGUMENT,
-                    "the encoded value refers to the quantization parameter set '%s', which the model "
-                    "does not declare", ev->parameter_ref);
-  OL_TRY(ol_quant_shared_check(set, ev, md->proto));
-  ol_value_attach_resource(v, ol_quant_shared_retain(set), ol_quant_shared_release_resource);
-  return OL_OK;
-}
-
+ * of the session or state it is given to (ol_quant_bind_value). */
 OLW int olw_encoded_bind_model(ol_value *v, const ol_model *model) {
-  return bind_to_model(v, model ? model->data : NULL);
+  return ol_quant_bind_value(v, model ? model->data : NULL);
 }
 OLW int olw_encoded_bind_session(ol_value *v, const ol_session *session) {
-  return bind_to_model(v, session ? session->model : NULL);
+  return ol_quant_bind_value(v, session ? session->model : NULL);
 }
 OLW int olw_encoded_bind_state(ol_value *v, const ol_state *state) {
   return olw_encoded_bind_session(v, state ? ol_state_session(state) : NULL);
