@@ -48,8 +48,12 @@ function info(name, elemType, dims) {
 /** Serialized ModelProto (Uint8Array) of the decoder with the given shape.
  * form 'plain': fp32 MatMul weights; 'int4': the projections and the head are
  * com.microsoft MatMulNBits (bits 4, block 32, no zero points: default 8) with
- * seeded random nibbles and per-block scales (the rest as in 'plain'). */
+ * seeded random nibbles and per-block scales (the rest as in 'plain');
+ * 'int4a4': the same weights with accuracy_level 4 (int8 activations allowed,
+ * as onnxruntime's quantizer writes for CPU targets). */
 export function buildLlama(s, seed = 1234, form = 'plain') {
+  if (!['plain', 'int4', 'int4a4'].includes(form)) throw new Error(`unknown form '${form}' (plain, int4, int4a4)`);
+  const quantized = form !== 'plain';
   const rand = rng(seed);
   const nodes = [];
   const inits = [];
@@ -86,7 +90,7 @@ export function buildLlama(s, seed = 1234, form = 'plain') {
   // x [.., rows] times a [rows, cols] weight: MatMul, or MatMulNBits int4 (K = rows, N = cols)
   const BLOCK = 32;
   const linear = (x, name, rows, cols) => {
-    if (form !== 'int4') return node('MatMul', [x, weight(name, rows, cols)]);
+    if (!quantized) return node('MatMul', [x, weight(name, rows, cols)]);
     const kb = Math.ceil(rows / BLOCK);
     const q = new Uint8Array(cols * kb * (BLOCK / 2));
     for (let i = 0; i < q.length; i++) q[i] = Math.floor(rand() * 256);
@@ -98,7 +102,7 @@ export function buildLlama(s, seed = 1234, form = 'plain') {
     const out = fresh('MatMulNBits');
     nodes.push({
       opType: 'MatMulNBits', domain: 'com.microsoft', name: fresh('n_MatMulNBits'), input: [x, `${name}.qweight`, `${name}.scales`], output: [out],
-      attribute: [attr('K', rows), attr('N', cols), attr('bits', 4), attr('block_size', BLOCK)],
+      attribute: [attr('K', rows), attr('N', cols), attr('bits', 4), attr('block_size', BLOCK), ...(form === 'int4a4' ? [attr('accuracy_level', 4)] : [])],
     });
     return out;
   };
@@ -185,12 +189,12 @@ export function buildLlama(s, seed = 1234, form = 'plain') {
     x = node('Add', [x, linear(act, `${p}.down_proj`, F, W)]);
   }
   const hn = rmsnorm(x, ones('norm.weight', W));
-  if (form === 'int4') node('Identity', [linear(hn, 'lm_head', W, V)], {}, 1, ['logits']);
+  if (quantized) node('Identity', [linear(hn, 'lm_head', W, V)], {}, 1, ['logits']);
   else node('MatMul', [hn, weight('lm_head', W, V)], {}, 1, ['logits']);
   const model = create(ModelProtoSchema, {
     irVersion: 8n,
     producerName: 'onnx-light bench/decode.mjs',
-    opsetImport: form === 'int4' ? [{ domain: '', version: 17n }, { domain: 'com.microsoft', version: 1n }] : [{ domain: '', version: 17n }],
+    opsetImport: quantized ? [{ domain: '', version: 17n }, { domain: 'com.microsoft', version: 1n }] : [{ domain: '', version: 17n }],
     graph: { name: 'llama', node: nodes, input: inputs, output: outputs, initializer: inits },
   });
   return toBinary(ModelProtoSchema, model);

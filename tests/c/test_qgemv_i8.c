@@ -83,6 +83,35 @@ static void run_case(int bits, int64_t K, int64_t N, int64_t block, int zmode, i
   free(B), free(zu), free(a), free(sc), free(zf), free(bias), free(want), free(got), free(work);
 }
 
+/* 1..4 rows at once give each row's single-row bits */
+static void test_qgemv_i8_rows(void) {
+  const int64_t K = 300, N = 37, block = 32;
+  for (int bits = 4; bits <= 8; bits += 4) {
+    ol_qgemv_shape s = {K, N, block, bits};
+    int64_t kb = (K + block - 1) / block, blob = block * bits / 8;
+    uint8_t *B = malloc((size_t)(N * kb * blob));
+    float *a = malloc(sizeof(float) * (size_t)(4 * K)), *sc = malloc(sizeof(float) * (size_t)(N * kb));
+    float *one = malloc(sizeof(float) * (size_t)(4 * N)), *many = malloc(sizeof(float) * (size_t)(4 * N));
+    size_t wb = ol_qgemv_i8_work_bytes(&s);
+    char *work = malloc(4 * wb);
+    for (int64_t i = 0; i < N * kb * blob; i++) B[i] = (uint8_t)next_u32();
+    for (int64_t i = 0; i < 4 * K; i++) a[i] = rnd();
+    for (int64_t i = 0; i < N * kb; i++) sc[i] = rnd();
+    const void *works[4];
+    for (int r = 0; r < 4; r++) {
+      works[r] = work + r * wb;
+      ol_qgemv_i8_prepare(&s, a + r * K, work + r * wb);
+      ol_qgemv_i8_nbits(&s, works[r], B, sc, NULL, NULL, NULL, 0, N, one + r * N);
+    }
+    for (int rows = 1; rows <= 4; rows++) {
+      memset(many, 0, sizeof(float) * (size_t)(4 * N));
+      ol_qgemv_i8_nbits_rows(&s, works, rows, B, sc, NULL, NULL, NULL, 0, N, many, N);
+      CHECK(memcmp(one, many, sizeof(float) * (size_t)(rows * N)) == 0);
+    }
+    free(B), free(a), free(sc), free(one), free(many), free(work);
+  }
+}
+
 static void test_qgemv_i8_shapes(void) {
   const int64_t blocks[] = {16, 32, 64, 128, 256};
   const int64_t Ks[] = {1, 15, 16, 17, 31, 32, 33, 64, 100, 255, 256, 257, 512, 700};
@@ -103,4 +132,4 @@ static void test_qgemv_i8_edges(void) {
   run_case(8, 64, 4, 16, 0, 0, 1);
 }
 
-OL_TEST_MAIN(TEST(test_qgemv_i8_shapes), TEST(test_qgemv_i8_edges))
+OL_TEST_MAIN(TEST(test_qgemv_i8_shapes), TEST(test_qgemv_i8_edges), TEST(test_qgemv_i8_rows))

@@ -182,17 +182,23 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
      * integer dot products (simd/qgemv_i8.c), for every row (a token's
      * result does not depend on how many rows the call has) */
     ol_qgemv_shape qs = {K, N, bs, (int)bits};
-    void *work = ol_xmalloc(ol_qgemv_i8_work_bytes(&qs));
+    size_t wb = ol_qgemv_i8_work_bytes(&qs);
+    char *work = ol_xmalloc(4 * wb);
     if (!work) s = OL_OUT_OF_MEMORY;
-    for (int64_t m = 0; m < M && s == OL_OK; m++) {
-      ol_qgemv_i8_prepare(&qs, af + m * K, work);
+    for (int64_t m = 0; m < M && s == OL_OK; m += 4) { /* up to 4 rows share each weight block */
+      int rows = M - m < 4 ? (int)(M - m) : 4;
+      const void *works[4];
+      for (int r = 0; r < rows; r++) {
+        works[r] = work + (size_t)r * wb;
+        ol_qgemv_i8_prepare(&qs, af + (m + r) * K, work + (size_t)r * wb);
+      }
       for (int64_t n = 0; n < N; n += 256) {
         if (ctx->cancelled && *ctx->cancelled) {
           s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
           break;
         }
         int64_t n1 = N - n < 256 ? N : n + 256;
-        ol_qgemv_i8_nbits(&qs, work, bq, sf, zq, zf, bf, n, n1, out + m * N + n);
+        ol_qgemv_i8_nbits_rows(&qs, works, rows, bq, sf, zq, zf, bf, n, n1, out + m * N + n, N);
       }
     }
     free(work);

@@ -30,6 +30,12 @@ void ol_qgemv_i8_nbits(const ol_qgemv_shape *s, const void *work, const uint8_t 
                        const uint8_t *zp_u8, const float *zp_f, const float *bias, int64_t n0, int64_t n1,
                        float *y);
 
+/* The same for nrows (1..4) prepared rows at once, each weight block read
+ * once for all: row r's y[n - n0] at y[r * ldy + n - n0]. Same bits. */
+void ol_qgemv_i8_nbits_rows(const ol_qgemv_shape *s, const void *const *works, int nrows, const uint8_t *B,
+                            const float *scales, const uint8_t *zp_u8, const float *zp_f, const float *bias,
+                            int64_t n0, int64_t n1, float *y, int64_t ldy);
+
 /* The reference: plain C from the unprepared a, same bits. */
 void ol_qgemv_i8_nbits_scalar(const ol_qgemv_shape *s, const float *a, const uint8_t *B, const float *scales,
                               const uint8_t *zp_u8, const float *zp_f, const float *bias, float *y);

@@ -21,7 +21,9 @@
  * 128 bits as eight 16-bit lanes: logical shift right (ol_u16x8_shr), the
  * 16-bit splat (ol_i16x8_splat) and the signed dot product of 16-bit lane
  * pairs into 32-bit lanes (ol_i32x4_dot_i16x8: lane i = a2i*b2i + a2i+1*b2i+1,
- * wasm i32x4.dot_i16x8_s, SSE2 pmaddwd). Integer results are exact. */
+ * wasm i32x4.dot_i16x8_s, SSE2 pmaddwd), interleaves of 32- and 64-bit
+ * lanes (zip_lo/zip_hi, for transposing sums) and ol_f32x4_set (lanes in
+ * order). Integer results are exact. */
 #ifndef OL_SIMD_VEC_H
 #define OL_SIMD_VEC_H
 #include <stdint.h>
@@ -61,6 +63,12 @@ static inline int32_t ol_i32x4_lane(ol_i32x4 v, int i) {
   wasm_v128_store(x, v);
   return x[i];
 }
+/* [a0 b0 a1 b1], [a2 b2 a3 b3], [a0 a1 b0 b1], [a2 a3 b2 b3] (32-bit lanes) */
+static inline ol_i32x4 ol_i32x4_zip_lo(ol_i32x4 a, ol_i32x4 b) { return wasm_i32x4_shuffle(a, b, 0, 4, 1, 5); }
+static inline ol_i32x4 ol_i32x4_zip_hi(ol_i32x4 a, ol_i32x4 b) { return wasm_i32x4_shuffle(a, b, 2, 6, 3, 7); }
+static inline ol_i32x4 ol_i64x2_zip_lo(ol_i32x4 a, ol_i32x4 b) { return wasm_i64x2_shuffle(a, b, 0, 2); }
+static inline ol_i32x4 ol_i64x2_zip_hi(ol_i32x4 a, ol_i32x4 b) { return wasm_i64x2_shuffle(a, b, 1, 3); }
+static inline ol_f32x4 ol_f32x4_set(float a, float b, float c, float d) { return wasm_f32x4_make(a, b, c, d); }
 
 #elif defined(__SSE2__)
 #include <emmintrin.h>
@@ -97,6 +105,11 @@ static inline int32_t ol_i32x4_lane(ol_i32x4 v, int i) {
   _mm_storeu_si128((__m128i *)x, v);
   return x[i];
 }
+static inline ol_i32x4 ol_i32x4_zip_lo(ol_i32x4 a, ol_i32x4 b) { return _mm_unpacklo_epi32(a, b); }
+static inline ol_i32x4 ol_i32x4_zip_hi(ol_i32x4 a, ol_i32x4 b) { return _mm_unpackhi_epi32(a, b); }
+static inline ol_i32x4 ol_i64x2_zip_lo(ol_i32x4 a, ol_i32x4 b) { return _mm_unpacklo_epi64(a, b); }
+static inline ol_i32x4 ol_i64x2_zip_hi(ol_i32x4 a, ol_i32x4 b) { return _mm_unpackhi_epi64(a, b); }
+static inline ol_f32x4 ol_f32x4_set(float a, float b, float c, float d) { return _mm_setr_ps(a, b, c, d); }
 
 #else
 #include <string.h>
@@ -187,6 +200,11 @@ static inline ol_i32x4 ol_i32x4_dot_i16x8(ol_i32x4 a, ol_i32x4 b) {
   return r;
 }
 static inline int32_t ol_i32x4_lane(ol_i32x4 v, int i) { return (int32_t)v.u[i]; }
+static inline ol_i32x4 ol_i32x4_zip_lo(ol_i32x4 a, ol_i32x4 b) { return (ol_i32x4){{a.u[0], b.u[0], a.u[1], b.u[1]}}; }
+static inline ol_i32x4 ol_i32x4_zip_hi(ol_i32x4 a, ol_i32x4 b) { return (ol_i32x4){{a.u[2], b.u[2], a.u[3], b.u[3]}}; }
+static inline ol_i32x4 ol_i64x2_zip_lo(ol_i32x4 a, ol_i32x4 b) { return (ol_i32x4){{a.u[0], a.u[1], b.u[0], b.u[1]}}; }
+static inline ol_i32x4 ol_i64x2_zip_hi(ol_i32x4 a, ol_i32x4 b) { return (ol_i32x4){{a.u[2], a.u[3], b.u[2], b.u[3]}}; }
+static inline ol_f32x4 ol_f32x4_set(float a, float b, float c, float d) { return (ol_f32x4){{a, b, c, d}}; }
 #endif
 
 /* ------------------------------------------------------------ shared helpers */
