@@ -41,9 +41,9 @@ static float quantize_block(const ol_qgemv_shape *s, const float *a, int64_t j, 
     float v = fabsf(a[e0 + e]);
     if (v > amax) amax = v;
   }
-  float sa = amax / 127.0f;
+  float sa = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f;
   for (int64_t e = 0; e < s->block; e++) {
-    float r = e < n && sa > 0.0f ? nearbyintf(a[e0 + e] / sa) : 0.0f;
+    float r = e < n ? nearbyintf(a[e0 + e] * inv) : 0.0f;
     q[e] = (int16_t)(r > 127.0f ? 127 : r < -127.0f ? -127 : r);
   }
   return sa;

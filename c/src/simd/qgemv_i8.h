@@ -2,8 +2,9 @@
  * twin of simd/qgemv.h for token generation.
  *
  * Each block of a row of A (the MatMulNBits block along K) is quantized
- * symmetrically: sa = max|a| / 127, qa = round-half-even(a / sa) in
- * [-127, 127] (sa = 0 and qa = 0 for an all-zero block). Then per output n
+ * symmetrically as onnxruntime's CPU kernels do: sa = max|a| / 127,
+ * qa = round-half-even(a * (127 / max|a|)) in [-127, 127] (sa = 0 and qa = 0
+ * for an all-zero block). Then per output n
  * and block j, with q the weight codes and z the zero point:
  *   isum = sum over the block of qa * q          (exact, 32-bit)
  *   acc  = acc + ((float)isum - z * (float)asum_j) * (sa_j * scale[n][j])
