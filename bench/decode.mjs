@@ -9,8 +9,9 @@
 //                         [--prompt 32] [--steps 64] [--prefill-runs 20] [--runtimes ol,ort]
 //                         [--contexts 1024,2048] [--forms plain,int4]
 //
-// Forms: 'plain' (fp32 MatMul weights) and 'int4' (projections and head as
-// com.microsoft MatMulNBits, 4 bits, block 32). With several forms every
+// Forms: 'plain' (fp32 MatMul weights), 'int4' (projections and head as
+// com.microsoft MatMulNBits, 4 bits, block 32) and 'int4a4' (the same with
+// accuracy_level 4: int8 activations allowed). With several forms every
 // (form, runtime) pair joins one interleaving; keys are the runtime name for
 // 'plain' and `runtime@form` otherwise, and the ratios compare each form's
 // onnx-light against ORT-web on the same form and on the plain fp32 form

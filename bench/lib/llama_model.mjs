@@ -48,18 +48,28 @@ function info(name, elemType, dims) {
 /** Serialized ModelProto (Uint8Array) of the decoder with the given shape.
  * form 'plain': fp32 MatMul weights; 'int4': the projections and the head are
  * com.microsoft MatMulNBits (bits 4, block 32, no zero points: default 8) with
- * seeded random nibbles and per-block scales (the rest as in 'plain'). */
+ * seeded random nibbles and per-block scales (the rest as in 'plain');
+ * 'int4a4': the same weights with accuracy_level 4 (int8 activations allowed,
+ * as onnxruntime's quantizer writes for CPU targets); 'fused': the form
+ * onnxruntime-genai exports for CPU int4: the int4a4 MatMulNBits weights,
+ * SimplifiedLayerNormalization / com.microsoft SkipSimplifiedLayerNormalization
+ * (residual adds inside), com.microsoft GroupQueryAttention with rotary inside
+ * (cos/sin caches), KV appended by the operator; seqlens_k and
+ * total_sequence_length computed from attention_mask (position_ids unused). */
 export function buildLlama(s, seed = 1234, form = 'plain') {
+  if (!['plain', 'int4', 'int4a4', 'fused'].includes(form)) throw new Error(`unknown form '${form}' (plain, int4, int4a4, fused)`);
+  const quantized = form !== 'plain';
   const rand = rng(seed);
   const nodes = [];
   const inits = [];
   let counter = 0;
   const fresh = (base) => `${base}_${counter++}`;
-  const node = (opType, input, attrs = {}, nOut = 1, outNames) => {
+  const node = (opType, input, attrs = {}, nOut = 1, outNames, domain = '') => {
     const output = outNames ?? Array.from({ length: nOut }, () => fresh(opType));
-    nodes.push({ opType, name: fresh(`n_${opType}`), input, output, attribute: Object.entries(attrs).map(([k, v]) => attr(k, v)) });
+    nodes.push({ opType, domain, name: fresh(`n_${opType}`), input, output, attribute: Object.entries(attrs).map(([k, v]) => attr(k, v)) });
     return nOut === 1 ? output[0] : output;
   };
+  const msNode = (opType, input, attrs, nOut, outNames) => node(opType, input, attrs, nOut, outNames, 'com.microsoft');
   const f32 = (name, dims, data) => {
     inits.push({ name, dims: dims.map(BigInt), dataType: DT.FLOAT, rawData: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) });
     return name;
@@ -86,7 +96,7 @@ export function buildLlama(s, seed = 1234, form = 'plain') {
   // x [.., rows] times a [rows, cols] weight: MatMul, or MatMulNBits int4 (K = rows, N = cols)
   const BLOCK = 32;
   const linear = (x, name, rows, cols) => {
-    if (form !== 'int4') return node('MatMul', [x, weight(name, rows, cols)]);
+    if (!quantized) return node('MatMul', [x, weight(name, rows, cols)]);
     const kb = Math.ceil(rows / BLOCK);
     const q = new Uint8Array(cols * kb * (BLOCK / 2));
     for (let i = 0; i < q.length; i++) q[i] = Math.floor(rand() * 256);
@@ -98,7 +108,7 @@ export function buildLlama(s, seed = 1234, form = 'plain') {
     const out = fresh('MatMulNBits');
     nodes.push({
       opType: 'MatMulNBits', domain: 'com.microsoft', name: fresh('n_MatMulNBits'), input: [x, `${name}.qweight`, `${name}.scales`], output: [out],
-      attribute: [attr('K', rows), attr('N', cols), attr('bits', 4), attr('block_size', BLOCK)],
+      attribute: [attr('K', rows), attr('N', cols), attr('bits', 4), attr('block_size', BLOCK), ...(form !== 'int4' ? [attr('accuracy_level', 4)] : [])],
     });
     return out;
   };
@@ -128,20 +138,26 @@ export function buildLlama(s, seed = 1234, form = 'plain') {
       cosT[p * D + i] = cosT[p * D + i + D / 2] = Math.cos(theta);
       sinT[p * D + i] = sinT[p * D + i + D / 2] = Math.sin(theta);
     }
-  f32('cos_cached', [maxPos, D], cosT);
-  f32('sin_cached', [maxPos, D], sinT);
-  const cos = node('Unsqueeze', [node('Gather', ['cos_cached', 'position_ids']), one64]); // [1,1,S,D]
-  const sin = node('Unsqueeze', [node('Gather', ['sin_cached', 'position_ids']), one64]);
+  const fused = form === 'fused';
+  if (!fused) {
+    f32('cos_cached', [maxPos, D], cosT);
+    f32('sin_cached', [maxPos, D], sinT);
+  }
+  const cos = fused ? null : node('Unsqueeze', [node('Gather', ['cos_cached', 'position_ids']), one64]); // [1,1,S,D]
+  const sin = fused ? null : node('Unsqueeze', [node('Gather', ['sin_cached', 'position_ids']), one64]);
 
   // causal + padding mask [1,1,S,T]: key j visible to query at position p iff j <= p and mask[j] != 0
   const T = node('Gather', [node('Shape', ['attention_mask']), one64]); // [1]
   const Tscalar = node('Squeeze', [T, zero64]);
-  const kpos = node('Range', [i64s('range_start', 0), Tscalar, i64s('range_delta', 1)]); // [T]
-  const qpos = node('Unsqueeze', ['position_ids', axisMinus1]); // [1,S,1]
-  const causal = node('LessOrEqual', [kpos, qpos]); // [1,S,T]
-  const padOk = node('Unsqueeze', [node('Cast', ['attention_mask'], { to: DT.BOOL }), one64]); // [1,1,T]
-  const visible = node('And', [causal, padOk]);
-  const mask = node('Unsqueeze', [node('Where', [visible, zeroF, negBig]), one64]); // [1,1,S,T]
+  const causalMask = () => {
+    const kpos = node('Range', [i64s('range_start', 0), Tscalar, i64s('range_delta', 1)]); // [T]
+    const qpos = node('Unsqueeze', ['position_ids', axisMinus1]); // [1,S,1]
+    const causal = node('LessOrEqual', [kpos, qpos]); // [1,S,T]
+    const padOk = node('Unsqueeze', [node('Cast', ['attention_mask'], { to: DT.BOOL }), one64]); // [1,1,T]
+    const visible = node('And', [causal, padOk]);
+    return node('Unsqueeze', [node('Where', [visible, zeroF, negBig]), one64]); // [1,1,S,T]
+  };
+  const mask = fused ? null : causalMask();
 
   const rmsnorm = (x, w) => {
     const ms = node('ReduceMean', [node('Pow', [x, two])], { axes: [-1], keepdims: 1 });
@@ -163,7 +179,43 @@ export function buildLlama(s, seed = 1234, form = 'plain') {
   let x = node('Gather', ['embed_tokens', 'input_ids']);
   const inputs = [info('input_ids', DT.INT64, [1, 'sequence']), info('attention_mask', DT.INT64, [1, 'total']), info('position_ids', DT.INT64, [1, 'sequence'])];
   const outputs = [info('logits', DT.FLOAT, [1, 'sequence', V])];
-  for (let l = 0; l < layers; l++) {
+  if (fused) {
+    // GroupQueryAttention's lengths from the mask; rotary tables [maxPos, D/2]
+    const seqlensK = node('Cast', [node('Sub', [node('ReduceSum', ['attention_mask', one64], { keepdims: 0 }), one64])], { to: DT.INT32 });
+    const totalLen = node('Cast', [Tscalar], { to: DT.INT32 });
+    const cosH = new Float32Array(maxPos * (D / 2)), sinH = new Float32Array(maxPos * (D / 2));
+    for (let p = 0; p < maxPos; p++)
+      for (let i = 0; i < D / 2; i++) (cosH[p * (D / 2) + i] = cosT[p * D + i]), (sinH[p * (D / 2) + i] = sinT[p * D + i]);
+    f32('cos_cache', [maxPos, D / 2], cosH);
+    f32('sin_cache', [maxPos, D / 2], sinH);
+    let residual = x;
+    let h = node('SimplifiedLayerNormalization', [x, ones('layers.0.input_layernorm.weight', W)], { axis: -1, epsilon: { f: 1e-5 } });
+    for (let l = 0; l < layers; l++) {
+      const p = `layers.${l}`;
+      const pk = `past_key_values.${l}.key`, pv = `past_key_values.${l}.value`;
+      inputs.push(info(pk, DT.FLOAT, [1, H, 'past', D]), info(pv, DT.FLOAT, [1, H, 'past', D]));
+      const [attn] = msNode(
+        'GroupQueryAttention',
+        [linear(h, `${p}.q_proj`, W, W), linear(h, `${p}.k_proj`, W, W), linear(h, `${p}.v_proj`, W, W), pk, pv, seqlensK, totalLen, 'cos_cache', 'sin_cache'],
+        { num_heads: H, kv_num_heads: H, do_rotary: 1, scale: { f: 1 / Math.sqrt(D) } },
+        3,
+        [fresh('gqa'), `present.${l}.key`, `present.${l}.value`],
+      );
+      outputs.push(info(`present.${l}.key`, DT.FLOAT, [1, H, 'total', D]), info(`present.${l}.value`, DT.FLOAT, [1, H, 'total', D]));
+      const skip = (input, gamma) => {
+        const [normed, , , sum] = msNode('SkipSimplifiedLayerNormalization', [input, residual, gamma], { epsilon: { f: 1e-5 } }, 4);
+        residual = sum;
+        return normed;
+      };
+      const h2 = skip(linear(attn, `${p}.o_proj`, W, W), ones(`${p}.post_attention_layernorm.weight`, W));
+      const g = linear(h2, `${p}.gate_proj`, W, F);
+      const act = node('Mul', [node('Mul', [g, node('Sigmoid', [g])]), linear(h2, `${p}.up_proj`, W, F)]);
+      const next = l + 1 < layers ? `layers.${l + 1}.input_layernorm.weight` : 'norm.weight';
+      h = skip(linear(act, `${p}.down_proj`, F, W), ones(next, W));
+    }
+    node('Identity', [linear(h, 'lm_head', W, V)], {}, 1, ['logits']);
+  }
+  for (let l = 0; l < layers && !fused; l++) {
     const p = `layers.${l}`;
     const h = rmsnorm(x, ones(`${p}.input_layernorm.weight`, W));
     const q = rotary(heads(linear(h, `${p}.q_proj`, W, W)));
@@ -184,13 +236,15 @@ export function buildLlama(s, seed = 1234, form = 'plain') {
     const act = node('Mul', [node('Mul', [g, node('Sigmoid', [g])]), u]);
     x = node('Add', [x, linear(act, `${p}.down_proj`, F, W)]);
   }
-  const hn = rmsnorm(x, ones('norm.weight', W));
-  if (form === 'int4') node('Identity', [linear(hn, 'lm_head', W, V)], {}, 1, ['logits']);
-  else node('MatMul', [hn, weight('lm_head', W, V)], {}, 1, ['logits']);
+  if (!fused) {
+    const hn = rmsnorm(x, ones('norm.weight', W));
+    if (quantized) node('Identity', [linear(hn, 'lm_head', W, V)], {}, 1, ['logits']);
+    else node('MatMul', [hn, weight('lm_head', W, V)], {}, 1, ['logits']);
+  }
   const model = create(ModelProtoSchema, {
     irVersion: 8n,
     producerName: 'onnx-light bench/decode.mjs',
-    opsetImport: form === 'int4' ? [{ domain: '', version: 17n }, { domain: 'com.microsoft', version: 1n }] : [{ domain: '', version: 17n }],
+    opsetImport: quantized ? [{ domain: '', version: 17n }, { domain: 'com.microsoft', version: 1n }] : [{ domain: '', version: 17n }],
     graph: { name: 'llama', node: nodes, input: inputs, output: outputs, initializer: inits },
   });
   return toBinary(ModelProtoSchema, model);

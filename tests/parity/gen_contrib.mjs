@@ -211,14 +211,21 @@ function rotaryMS(r) {
   return list;
 }
 
-function matMulNBits(r) {
+/**
+ * accuracyLevel 4 lets both runtimes quantize each block of A to int8 (our
+ * simd/qgemv_i8.c; float32 only). Float zero points keep the float kernel in
+ * both. onnxruntime 1.30 computes 8-bit blocks of 256 in float while we use
+ * int8 there too, so those are not generated.
+ */
+function matMulNBits(r, accuracyLevel = 0) {
   const list = [];
+  const int8 = accuracyLevel === 4;
   const configs = [];
   for (const bits of [4, 8])
     for (const zp of ['none', 'uint8', 'float']) if (!(bits === 8 && zp === 'float')) configs.push({ bits, zp }); // onnxruntime: float zero points need bits 2/4
-  for (const dtype of FLOATS)
-    for (const { bits, zp } of configs) {
-      const block = r.pick([16, 32, 64, 128, 256]);
+  for (const dtype of int8 ? ['float32'] : FLOATS)
+    for (const { bits, zp } of configs.filter((c) => !int8 || c.zp !== 'float')) {
+      const block = r.pick(int8 && bits === 8 ? [16, 32, 64, 128] : [16, 32, 64, 128, 256]);
       const big = r.next() < 0.3;
       const K = big ? r.pick([512, 768, 1024]) : r.pick([block, 2 * block, block + 16, 48, 100].filter((v) => v % 2 === 0 && v >= 16));
       const N = big ? r.int(32, 96) : r.int(1, 24);
@@ -237,10 +244,10 @@ function matMulNBits(r) {
         zpt = floatTensor(dtype, [N * kb], () => r.int(0, (1 << bits) - 1));
       }
       list.push(
-        mk({ name: `MatMulNBits ${dtype} bits ${bits} zp ${zp} block ${block} A [${aDims}] N ${N} bias ${withBias}`, dtype, tolerance: dtype === 'float32' ? { atol: 2e-4, rtol: 2e-4 } : undefined }, {
+        mk({ name: `MatMulNBits ${dtype} bits ${bits} zp ${zp} block ${block}${int8 ? ' accuracy_level 4' : ''} A [${aDims}] N ${N} bias ${withBias}`, dtype, tolerance: dtype === 'float32' ? { atol: 2e-4, rtol: 2e-4 } : undefined }, {
           op: 'MatMulNBits',
           domain: MS,
-          attrs: { K, N, bits, block_size: block },
+          attrs: { K, N, bits, block_size: block, ...(int8 ? { accuracy_level: 4 } : {}) },
           inputs: [
             I('a', randFloat(r, dtype, aDims)),
             I('b', bq, true),
@@ -430,4 +437,9 @@ export function cases(r) {
     ...mha(r),
     ...gqa(r),
   ];
+}
+
+/** MatMulNBits with accuracy_level 4, from its own stream (the other cases keep theirs). */
+export function int8Cases(r) {
+  return [...matMulNBits(r, 4), ...matMulNBits(r, 4)];
 }

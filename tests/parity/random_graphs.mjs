@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
 
 import { InferenceSession, Tensor } from '../../dist/node.js';
-import { cases as contribCases } from './gen_contrib.mjs';
+import { cases as contribCases, int8Cases as contribInt8Cases } from './gen_contrib.mjs';
 import { cases as standardCases } from './gen_standard.mjs';
 import { DT, rng, toFloat64 } from './gen_util.mjs';
 
@@ -45,7 +45,10 @@ const verbose = argv.includes('--verbose');
 const all = seeds
   .flatMap((seed) => {
     const r = rng(seed);
-    return [...contribCases(r), ...standardCases(r)].map((c) => ({ ...c, name: `${c.name} (seed ${seed})` }));
+    return [...contribCases(r), ...standardCases(r), ...contribInt8Cases(rng(seed + 0xacc4))].map((c) => ({
+      ...c,
+      name: `${c.name} (seed ${seed})`,
+    }));
   })
   .filter((c) => !filter || c.op === filter);
 

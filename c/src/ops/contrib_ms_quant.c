@@ -21,6 +21,7 @@
 
 #include "ops/registry.h"
 #include "simd/qgemv.h"
+#include "simd/qgemv_i8.h"
 
 float *ol_nn23_load(const ol_tensor *t, bool *owned);
 void ol_nn23_store(ol_tensor *y, int64_t at, const float *src, int64_t n);
@@ -34,6 +35,7 @@ static bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 typedef struct nbits_kernel {
   ol_kernel base;
   int64_t K, N, bits, block;
+  bool int8_activations; /* accuracy_level 4: token rows run simd/qgemv_i8.c */
 } nbits_kernel;
 
 #define NB_ROWS 16 /* weight rows dequantized together */
@@ -174,7 +176,33 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_status s = OL_OK;
   if (!af || !sf || !w || !out || (zfloat && !zf) || (bias && !bf)) s = OL_OUT_OF_MEMORY;
   const uint8_t *bq = ol_tdata(b), *zq = zp && !zfloat ? ol_tdata(zp) : NULL;
-  if (M <= NB_FUSED_M && s == OL_OK) {
+  bool int8 = k->int8_activations && !zfloat;
+  if (s == OL_OK && int8) {
+    /* accuracy_level 4: activations quantized to int8 per block, exact
+     * integer dot products (simd/qgemv_i8.c), for every row (a token's
+     * result does not depend on how many rows the call has) */
+    ol_qgemv_shape qs = {K, N, bs, (int)bits};
+    size_t wb = ol_qgemv_i8_work_bytes(&qs);
+    char *work = ol_xmalloc(4 * wb);
+    if (!work) s = OL_OUT_OF_MEMORY;
+    for (int64_t m = 0; m < M && s == OL_OK; m += 4) { /* up to 4 rows share each weight block */
+      int rows = M - m < 4 ? (int)(M - m) : 4;
+      const void *works[4];
+      for (int r = 0; r < rows; r++) {
+        works[r] = work + (size_t)r * wb;
+        ol_qgemv_i8_prepare(&qs, af + (m + r) * K, work + (size_t)r * wb);
+      }
+      for (int64_t n = 0; n < N; n += 256) {
+        if (ctx->cancelled && *ctx->cancelled) {
+          s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
+          break;
+        }
+        int64_t n1 = N - n < 256 ? N : n + 256;
+        ol_qgemv_i8_nbits_rows(&qs, works, rows, bq, sf, zq, zf, bf, n, n1, out + m * N + n, N);
+      }
+    }
+    free(work);
+  } else if (M <= NB_FUSED_M && s == OL_OK) {
     /* token generation: dequantized in register (simd/qgemv.c), B streamed
      * once per row of A */
     ol_qgemv_shape qs = {K, N, bs, (int)bits};
@@ -193,7 +221,7 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     }
     free(work);
   }
-  for (int64_t n0 = 0; n0 < N && s == OL_OK && M > NB_FUSED_M; n0 += NB_ROWS) {
+  for (int64_t n0 = 0; n0 < N && s == OL_OK && M > NB_FUSED_M && !int8; n0 += NB_ROWS) {
     if (ctx->cancelled && *ctx->cancelled) {
       s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
       break;
@@ -244,6 +272,9 @@ ol_status ol_cms_matmul_nbits_create(const ol_node *node, ol_kernel **out) {
   nbits_kernel *k;
   OL_TRY(ol_kernel_alloc(node, sizeof *k, nbits_compute, (ol_kernel **)&k));
   k->K = K, k->N = N, k->bits = bits, k->block = bs;
+  /* int8 activations are what accuracy_level 4 allows (as onnxruntime does,
+   * also keeping float zero points in float); blocks up to 256 */
+  k->int8_activations = ol_attr_int(node, "accuracy_level", 0) == 4 && bs <= 256;
   *out = &k->base;
   return OL_OK;
 }

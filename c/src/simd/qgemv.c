@@ -93,6 +93,10 @@ static float zero_point(const ol_qgemv_shape *s, const uint8_t *zp_u8, const flo
   return (float)zp_u8[n * zrow + j];
 }
 
+float ol_qgemv_zero_point(const ol_qgemv_shape *s, const uint8_t *zp_u8, const float *zp_f, int64_t n, int64_t j) {
+  return zp_u8 || zp_f ? zero_point(s, zp_u8, zp_f, n, j) : (float)(1 << (s->bits - 1));
+}
+
 /* NC: chunks per block when known at compile time (0: one 8-byte chunk,
  * 1: one 16-byte chunk), -1 otherwise. Indices are pointer-sized (32-bit in
  * wasm) in the loops. */

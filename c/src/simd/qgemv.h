@@ -47,6 +47,9 @@ void ol_qgemv_nbits(const ol_qgemv_shape *s, const float *work, const uint8_t *B
                     const float *scales, const uint8_t *zp_u8, const float *zp_f,
                     const float *bias, int64_t n0, int64_t n1, float *y);
 
+/* The zero point of output n, block j: from zp_f, zp_u8, else 2^(bits-1). */
+float ol_qgemv_zero_point(const ol_qgemv_shape *s, const uint8_t *zp_u8, const float *zp_f, int64_t n, int64_t j);
+
 /* The reference: plain C from the unprepared a, same bits. */
 void ol_qgemv_nbits_scalar(const ol_qgemv_shape *s, const float *a, const uint8_t *B,
                            const float *scales, const uint8_t *zp_u8, const float *zp_f,

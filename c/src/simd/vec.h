@@ -16,7 +16,14 @@
  * ol_i32x4: four 32-bit integer lanes, just what the quantized kernels need:
  * loads of 16 bytes (or 8, upper half zero; lane i = bytes 4i..4i+3, little
  * endian), bitwise and, logical shift right by a constant, exact conversion
- * to float (signed lanes; round to nearest for |x| > 2^24). */
+ * to float (signed lanes; round to nearest for |x| > 2^24); plus, for the
+ * int8-activation kernels, lane-wise i32 addition and two views of the same
+ * 128 bits as eight 16-bit lanes: logical shift right (ol_u16x8_shr), the
+ * 16-bit splat (ol_i16x8_splat) and the signed dot product of 16-bit lane
+ * pairs into 32-bit lanes (ol_i32x4_dot_i16x8: lane i = a2i*b2i + a2i+1*b2i+1,
+ * wasm i32x4.dot_i16x8_s, SSE2 pmaddwd), interleaves of 32- and 64-bit
+ * lanes (zip_lo/zip_hi, for transposing sums) and ol_f32x4_set (lanes in
+ * order). Integer results are exact. */
 #ifndef OL_SIMD_VEC_H
 #define OL_SIMD_VEC_H
 #include <stdint.h>
@@ -47,6 +54,21 @@ static inline ol_i32x4 ol_i32x4_splat(int32_t s) { return wasm_i32x4_splat(s); }
 static inline ol_i32x4 ol_i32x4_and(ol_i32x4 a, ol_i32x4 b) { return wasm_v128_and(a, b); }
 #define ol_u32x4_shr(a, n) wasm_u32x4_shr((a), (n))
 static inline ol_f32x4 ol_i32x4_to_f32x4(ol_i32x4 a) { return wasm_f32x4_convert_i32x4(a); }
+static inline ol_i32x4 ol_i32x4_add(ol_i32x4 a, ol_i32x4 b) { return wasm_i32x4_add(a, b); }
+static inline ol_i32x4 ol_i16x8_splat(int16_t s) { return wasm_i16x8_splat(s); }
+#define ol_u16x8_shr(a, n) wasm_u16x8_shr((a), (n))
+static inline ol_i32x4 ol_i32x4_dot_i16x8(ol_i32x4 a, ol_i32x4 b) { return wasm_i32x4_dot_i16x8(a, b); }
+static inline int32_t ol_i32x4_lane(ol_i32x4 v, int i) {
+  int32_t x[4];
+  wasm_v128_store(x, v);
+  return x[i];
+}
+/* [a0 b0 a1 b1], [a2 b2 a3 b3], [a0 a1 b0 b1], [a2 a3 b2 b3] (32-bit lanes) */
+static inline ol_i32x4 ol_i32x4_zip_lo(ol_i32x4 a, ol_i32x4 b) { return wasm_i32x4_shuffle(a, b, 0, 4, 1, 5); }
+static inline ol_i32x4 ol_i32x4_zip_hi(ol_i32x4 a, ol_i32x4 b) { return wasm_i32x4_shuffle(a, b, 2, 6, 3, 7); }
+static inline ol_i32x4 ol_i64x2_zip_lo(ol_i32x4 a, ol_i32x4 b) { return wasm_i64x2_shuffle(a, b, 0, 2); }
+static inline ol_i32x4 ol_i64x2_zip_hi(ol_i32x4 a, ol_i32x4 b) { return wasm_i64x2_shuffle(a, b, 1, 3); }
+static inline ol_f32x4 ol_f32x4_set(float a, float b, float c, float d) { return wasm_f32x4_make(a, b, c, d); }
 
 #elif defined(__SSE2__)
 #include <emmintrin.h>
@@ -74,6 +96,20 @@ static inline ol_i32x4 ol_i32x4_splat(int32_t s) { return _mm_set1_epi32(s); }
 static inline ol_i32x4 ol_i32x4_and(ol_i32x4 a, ol_i32x4 b) { return _mm_and_si128(a, b); }
 #define ol_u32x4_shr(a, n) _mm_srli_epi32((a), (n))
 static inline ol_f32x4 ol_i32x4_to_f32x4(ol_i32x4 a) { return _mm_cvtepi32_ps(a); }
+static inline ol_i32x4 ol_i32x4_add(ol_i32x4 a, ol_i32x4 b) { return _mm_add_epi32(a, b); }
+static inline ol_i32x4 ol_i16x8_splat(int16_t s) { return _mm_set1_epi16(s); }
+#define ol_u16x8_shr(a, n) _mm_srli_epi16((a), (n))
+static inline ol_i32x4 ol_i32x4_dot_i16x8(ol_i32x4 a, ol_i32x4 b) { return _mm_madd_epi16(a, b); }
+static inline int32_t ol_i32x4_lane(ol_i32x4 v, int i) {
+  int32_t x[4];
+  _mm_storeu_si128((__m128i *)x, v);
+  return x[i];
+}
+static inline ol_i32x4 ol_i32x4_zip_lo(ol_i32x4 a, ol_i32x4 b) { return _mm_unpacklo_epi32(a, b); }
+static inline ol_i32x4 ol_i32x4_zip_hi(ol_i32x4 a, ol_i32x4 b) { return _mm_unpackhi_epi32(a, b); }
+static inline ol_i32x4 ol_i64x2_zip_lo(ol_i32x4 a, ol_i32x4 b) { return _mm_unpacklo_epi64(a, b); }
+static inline ol_i32x4 ol_i64x2_zip_hi(ol_i32x4 a, ol_i32x4 b) { return _mm_unpackhi_epi64(a, b); }
+static inline ol_f32x4 ol_f32x4_set(float a, float b, float c, float d) { return _mm_setr_ps(a, b, c, d); }
 
 #else
 #include <string.h>
@@ -138,6 +174,37 @@ static inline ol_f32x4 ol_i32x4_to_f32x4(ol_i32x4 a) {
   for (int i = 0; i < 4; i++) r.f[i] = (float)(int32_t)a.u[i];
   return r;
 }
+static inline ol_i32x4 ol_i32x4_add(ol_i32x4 a, ol_i32x4 b) {
+  for (int i = 0; i < 4; i++) a.u[i] += b.u[i];
+  return a;
+}
+/* 16-bit lane j of v: the low (j even) or high half of 32-bit lane j / 2 */
+static inline uint16_t ol_i16x8_get(ol_i32x4 v, int j) { return (uint16_t)(v.u[j / 2] >> (16 * (j % 2))); }
+static inline ol_i32x4 ol_i16x8_splat(int16_t s) {
+  uint32_t w = (uint32_t)(uint16_t)s * 0x10001u;
+  return (ol_i32x4){{w, w, w, w}};
+}
+static inline ol_i32x4 ol_u16x8_shr(ol_i32x4 a, int n) {
+  ol_i32x4 r;
+  for (int i = 0; i < 4; i++)
+    r.u[i] = (uint32_t)(uint16_t)(ol_i16x8_get(a, 2 * i) >> n) | (uint32_t)(uint16_t)(ol_i16x8_get(a, 2 * i + 1) >> n) << 16;
+  return r;
+}
+static inline ol_i32x4 ol_i32x4_dot_i16x8(ol_i32x4 a, ol_i32x4 b) {
+  ol_i32x4 r;
+  for (int i = 0; i < 4; i++) {
+    int32_t lo = (int32_t)(int16_t)ol_i16x8_get(a, 2 * i) * (int16_t)ol_i16x8_get(b, 2 * i);
+    int32_t hi = (int32_t)(int16_t)ol_i16x8_get(a, 2 * i + 1) * (int16_t)ol_i16x8_get(b, 2 * i + 1);
+    r.u[i] = (uint32_t)lo + (uint32_t)hi;
+  }
+  return r;
+}
+static inline int32_t ol_i32x4_lane(ol_i32x4 v, int i) { return (int32_t)v.u[i]; }
+static inline ol_i32x4 ol_i32x4_zip_lo(ol_i32x4 a, ol_i32x4 b) { return (ol_i32x4){{a.u[0], b.u[0], a.u[1], b.u[1]}}; }
+static inline ol_i32x4 ol_i32x4_zip_hi(ol_i32x4 a, ol_i32x4 b) { return (ol_i32x4){{a.u[2], b.u[2], a.u[3], b.u[3]}}; }
+static inline ol_i32x4 ol_i64x2_zip_lo(ol_i32x4 a, ol_i32x4 b) { return (ol_i32x4){{a.u[0], a.u[1], b.u[0], b.u[1]}}; }
+static inline ol_i32x4 ol_i64x2_zip_hi(ol_i32x4 a, ol_i32x4 b) { return (ol_i32x4){{a.u[2], a.u[3], b.u[2], b.u[3]}}; }
+static inline ol_f32x4 ol_f32x4_set(float a, float b, float c, float d) { return (ol_f32x4){{a, b, c, d}}; }
 #endif
 
 /* ------------------------------------------------------------ shared helpers */

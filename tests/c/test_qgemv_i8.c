@@ -1,0 +1,135 @@
+/* MatMulNBits with int8 activations (simd/qgemv_i8.c, accuracy_level 4):
+ * the vector kernel equals its scalar reference bit for bit on many shapes
+ * (4 and 8 bits, blocks 16..256, K not a multiple of the block, odd N, row
+ * ranges starting anywhere, default / packed uint8 / float zero points,
+ * bias), and stays within the int8 rounding error of a float64
+ * dequantize-then-dot (half a step of each block's activation scale). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "simd/qgemv_i8.h"
+
+static uint32_t rng_state = 88172645u;
+static uint32_t next_u32(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 17;
+  rng_state ^= rng_state << 5;
+  return rng_state;
+}
+static float rnd(void) {
+  float m = (float)(next_u32() & 0xFFFFFF) / 16777216.0f - 0.5f;
+  int e = (int)(next_u32() % 9) - 4;
+  return ldexpf(m, e);
+}
+static uint32_t fbits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+
+/* zmode 0: default, 1: packed uint8, 2: float; zero_a: an all-zero row */
+static void run_case(int bits, int64_t K, int64_t N, int64_t block, int zmode, int with_bias, int zero_a) {
+  ol_qgemv_shape s = {K, N, block, bits};
+  int64_t kb = (K + block - 1) / block, blob = block * bits / 8, zrow = (kb * bits + 7) / 8;
+  uint8_t *B = malloc((size_t)(N * kb * blob)), *zu = malloc((size_t)(N * zrow));
+  float *a = malloc(sizeof(float) * (size_t)K), *sc = malloc(sizeof(float) * (size_t)(N * kb));
+  float *zf = malloc(sizeof(float) * (size_t)(N * kb)), *bias = malloc(sizeof(float) * (size_t)N);
+  float *want = malloc(sizeof(float) * (size_t)N), *got = malloc(sizeof(float) * (size_t)N);
+  void *work = malloc(ol_qgemv_i8_work_bytes(&s));
+  for (int64_t i = 0; i < N * kb * blob; i++) B[i] = (uint8_t)next_u32();
+  for (int64_t i = 0; i < N * zrow; i++) zu[i] = (uint8_t)next_u32();
+  for (int64_t i = 0; i < K; i++) a[i] = zero_a ? 0.0f : rnd();
+  for (int64_t i = 0; i < N * kb; i++) sc[i] = rnd(), zf[i] = rnd() * 8.0f;
+  for (int64_t i = 0; i < N; i++) bias[i] = rnd();
+  const uint8_t *zpu = zmode == 1 ? zu : NULL;
+  const float *zpf = zmode == 2 ? zf : NULL, *bp = with_bias ? bias : NULL;
+  ol_qgemv_i8_nbits_scalar(&s, a, B, sc, zpu, zpf, bp, want);
+  ol_qgemv_i8_prepare(&s, a, work);
+  int64_t mid = N / 2 | 1;
+  if (mid > N) mid = N;
+  ol_qgemv_i8_nbits(&s, work, B, sc, zpu, zpf, bp, 0, mid, got);
+  ol_qgemv_i8_nbits(&s, work, B, sc, zpu, zpf, bp, mid, N, got + mid);
+  int bad = 0;
+  for (int64_t n = 0; n < N; n++) {
+    if (fbits(want[n]) != fbits(got[n])) bad++;
+    /* float64 reference; each activation is off by at most half its block's
+     * step max|a| / 254, which bounds the error by sum |w| * step / 2 */
+    double ref = with_bias ? bias[n] : 0.0, bound = 1e-6 * fabs(ref);
+    for (int64_t j = 0; j < kb; j++) {
+      double amax = 0.0;
+      for (int64_t e = j * block; e < K && e < (j + 1) * block; e++) amax = fmax(amax, fabs(a[e]));
+      for (int64_t k = j * block; k < K && k < (j + 1) * block; k++) {
+        int64_t e = k % block;
+        const uint8_t *blk = B + (n * kb + j) * blob;
+        int q = bits == 4 ? (e & 1 ? blk[e / 2] >> 4 : blk[e / 2] & 15) : blk[e];
+        double z = zmode == 2 ? zf[n * kb + j]
+                   : zmode == 1 ? (bits == 4 ? (j & 1 ? zu[n * zrow + j / 2] >> 4 : zu[n * zrow + j / 2] & 15)
+                                             : zu[n * zrow + j])
+                                : (double)(1 << (bits - 1));
+        double w = (q - z) * sc[n * kb + j];
+        ref += (double)a[k] * w;
+        bound += fabs(w) * (amax / 254.0 * 1.0001) + 1e-6 * fabs(a[k] * w);
+      }
+    }
+    if (fabs(ref - want[n]) > bound + 1e-30) bad++;
+  }
+  if (bad)
+    fprintf(stderr, "  bits %d K %lld N %lld block %lld zmode %d bias %d zero %d: %d bad\n", bits, (long long)K,
+            (long long)N, (long long)block, zmode, with_bias, zero_a, bad);
+  CHECK(bad == 0);
+  free(B), free(zu), free(a), free(sc), free(zf), free(bias), free(want), free(got), free(work);
+}
+
+/* 1..4 rows at once give each row's single-row bits */
+static void test_qgemv_i8_rows(void) {
+  const int64_t K = 300, N = 37, block = 32;
+  for (int bits = 4; bits <= 8; bits += 4) {
+    ol_qgemv_shape s = {K, N, block, bits};
+    int64_t kb = (K + block - 1) / block, blob = block * bits / 8;
+    uint8_t *B = malloc((size_t)(N * kb * blob));
+    float *a = malloc(sizeof(float) * (size_t)(4 * K)), *sc = malloc(sizeof(float) * (size_t)(N * kb));
+    float *one = malloc(sizeof(float) * (size_t)(4 * N)), *many = malloc(sizeof(float) * (size_t)(4 * N));
+    size_t wb = ol_qgemv_i8_work_bytes(&s);
+    char *work = malloc(4 * wb);
+    for (int64_t i = 0; i < N * kb * blob; i++) B[i] = (uint8_t)next_u32();
+    for (int64_t i = 0; i < 4 * K; i++) a[i] = rnd();
+    for (int64_t i = 0; i < N * kb; i++) sc[i] = rnd();
+    const void *works[4];
+    for (int r = 0; r < 4; r++) {
+      works[r] = work + r * wb;
+      ol_qgemv_i8_prepare(&s, a + r * K, work + r * wb);
+      ol_qgemv_i8_nbits(&s, works[r], B, sc, NULL, NULL, NULL, 0, N, one + r * N);
+    }
+    for (int rows = 1; rows <= 4; rows++) {
+      memset(many, 0, sizeof(float) * (size_t)(4 * N));
+      ol_qgemv_i8_nbits_rows(&s, works, rows, B, sc, NULL, NULL, NULL, 0, N, many, N);
+      CHECK(memcmp(one, many, sizeof(float) * (size_t)(rows * N)) == 0);
+    }
+    free(B), free(a), free(sc), free(one), free(many), free(work);
+  }
+}
+
+static void test_qgemv_i8_shapes(void) {
+  const int64_t blocks[] = {16, 32, 64, 128, 256};
+  const int64_t Ks[] = {1, 15, 16, 17, 31, 32, 33, 64, 100, 255, 256, 257, 512, 700};
+  const int64_t Ns[] = {1, 2, 3, 7, 16, 33};
+  for (int bits = 4; bits <= 8; bits += 4)
+    for (int b = 0; b < 5; b++)
+      for (int k = 0; k < (int)(sizeof Ks / sizeof Ks[0]); k++)
+        for (int n = 0; n < (int)(sizeof Ns / sizeof Ns[0]); n++)
+          for (int z = 0; z < 3; z++) run_case(bits, Ks[k], Ns[n], blocks[b], z, (k + n + z) & 1, 0);
+}
+
+static void test_qgemv_i8_edges(void) {
+  run_case(4, 2048, 130, 32, 0, 0, 0);
+  run_case(4, 1376, 64, 32, 1, 1, 0);
+  run_case(8, 2048, 65, 128, 2, 0, 0);
+  run_case(4, 4096, 9, 256, 2, 1, 0);
+  run_case(4, 100, 5, 32, 1, 1, 1); /* all-zero activations: scale 0, bias only */
+  run_case(8, 64, 4, 16, 0, 0, 1);
+}
+
+OL_TEST_MAIN(TEST(test_qgemv_i8_shapes), TEST(test_qgemv_i8_edges), TEST(test_qgemv_i8_rows))
