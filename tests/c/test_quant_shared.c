@@ -527,6 +527,15 @@ static void add_parameters_rejections(void) {
   /* a storage type for 8 values does not fit a logical type of 4 */
   CHECK_STATUS(ol_quant_add_parameters(mp, "short", eight, logical, with_scale, NULL), OL_INVALID_ARGUMENT);
   CHECK(strstr(ol_last_error(), "'short'") && strstr(ol_last_error(), "covers 8 values"));
+  /* numerical tensors follow Quantize's shapes: a scalar or one value per block */
+  const float three[3] = {1, 1, 1};
+  const int64_t three_dims[1] = {3};
+  ol_value *bad_scales = tk_f32(1, three_dims, three);
+  with_scale[OL_QUANT_IN_SCALES] = &bad_scales->tensor;
+  CHECK_STATUS(ol_quant_add_parameters(mp, "shape", storage, logical, with_scale, NULL), OL_INVALID_ARGUMENT);
+  CHECK(strstr(ol_last_error(), "'shape'") && strstr(ol_last_error(), "input 'scales'") &&
+        strstr(ol_last_error(), "one value per block"));
+  ol_value_release(bad_scales);
   ol_value_release(half_scale);
   ol_quant_type_free(eight);
   CHECK_STATUS(ol_quant_add_parameters(mp, "noscale", storage, logical, none, NULL), OL_INVALID_ARGUMENT);
@@ -714,14 +723,16 @@ static const char *FUNCTION_MODEL =
     "<ir_version: 10, opset_import: [\"\" : 21, \"ai.rt\" : 1, \"local\" : 1]>\n"
     "main (float[4] X) => (float[4] Y) { Y = local.Roundtrip %s (X) }\n"
     "<domain: \"local\", opset_import: [\"\" : 21, \"ai.rt\" : 1]>\n"
-    "Roundtrip <set: string = \"common\"> (X) => (Y) {\n"
+    "Roundtrip %s (X) => (Y) {\n"
     "  Q = ai.rt.Quantize <parameter_ref: string = @set> (X)\n"
     "  Y = ai.rt.Dequantize <dtype = 1> (Q)\n"
     "}\n";
 
+static const char *FUNCTION_MODEL_DEFAULT = "<set: string = \"common\">";
+
 static ol_status function_case(const char *call_attrs, ol_model **out) {
   char text[1024];
-  snprintf(text, sizeof text, FUNCTION_MODEL, call_attrs);
+  snprintf(text, sizeof text, FUNCTION_MODEL, call_attrs, FUNCTION_MODEL_DEFAULT);
   Onnx__ModelProto *mp = parse_proto(text);
   if (!mp) return OL_INVALID_ARGUMENT;
   CHECK(mp->n_functions == 1);
@@ -763,7 +774,17 @@ static void function_bound_reference(void) {
     ol_value_release(y);
     ol_session_destroy(sess);
   }
+  /* a required function attribute (no default) omitted at the call */
   ol_model *m = NULL;
+  FUNCTION_MODEL_DEFAULT = "<set>";
+  CHECK_OK(function_case("", &m));
+  if (m) {
+    CHECK_STATUS(ol_model_check(m), OL_INVALID_MODEL);
+    CHECK(strstr(ol_last_error(), "function attribute 'set'") && strstr(ol_last_error(), "no default"));
+    ol_model_destroy(m);
+  }
+  FUNCTION_MODEL_DEFAULT = "<set: string = \"common\">";
+  m = NULL;
   CHECK_OK(function_case("<set = \"missing\">", &m));
   if (m) {
     CHECK_STATUS(ol_model_check(m), OL_INVALID_MODEL);

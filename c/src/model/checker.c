@@ -83,6 +83,12 @@ static ol_status check_parameter_ref(const ol_model_data *m, const ol_node *n) {
   if (strcmp(n->op_type, "Quantize") != 0 || strcmp(n->domain, "ai.rt") != 0) return OL_OK;
   const ol_attr *ref = ol_node_attr(n, "parameter_ref");
   if (!ref) return OL_OK;
+  const Onnx__AttributeProto *rp = ref->proto;
+  if (ref->type == OL_ATTR_UNDEFINED && rp && rp->ref_attr_name && rp->ref_attr_name[0])
+    return ol_error(OL_INVALID_MODEL,
+                    "node '%s' (%s): attribute 'parameter_ref' refers to the function attribute '%s', "
+                    "which the call omits and which has no default", n->name, n->op_type,
+                    rp->ref_attr_name);
   if (ref->type != OL_ATTR_STRING)
     return ol_error(OL_INVALID_MODEL, "node '%s' (%s): attribute 'parameter_ref' must be a STRING",
                     n->name, n->op_type);
