@@ -11,9 +11,9 @@
 //    compact values: SharedQuantizedValue retaining their parameter set);
 //  - AbortSignal -> a fresh ol_completion.
 import { OnnxLightError, invalidArgument } from './errors.js';
-import { dtypeOfCode, typeOfArray } from './dtypes.js';
-import { EncodedValue, parseQuantizationFormat } from './quantization.js';
-import { SharedQuantizedValue } from './shared-value.js';
+import { typeOfArray } from './dtypes.js';
+import { EncodedValue } from './quantization.js';
+import { SharedQuantizedValue, encodedInfo } from './shared-value.js';
 import { Tensor, copyToValue, tensorFromValue, valueOfTensor } from './tensor.js';
 
 const OL_VALUE_TENSOR = 0;
@@ -22,7 +22,6 @@ const OL_VALUE_OPTIONAL = 3;
 const OL_VALUE_ENCODED = 4;
 const OL_VALUE_STRUCT = 5;
 const MAX_NESTING = 64; // the C runtime's struct nesting bound
-const QUANTIZATION_LAYOUT = 'onnx_light.quantization.v1/';
 
 function isTensorLike(input) {
   return input !== null && typeof input === 'object' && !Array.isArray(input) && 'data' in input && 'dims' in input;
@@ -263,26 +262,9 @@ function encodedFromValue(runtime, handle) {
     runtime.free(ptr);
     return copy;
   });
-  const { type, dims } = runtime.scratch(4 + 4 + 8 * 16, (out) => {
-    const dimsPtr = out + 8;
-    runtime.check(m._olw_encoded_value_logical_type(handle, out, dimsPtr, out + 4));
-    const rank = runtime.u32(out + 4);
-    const view = runtime.view();
-    const d = dtypeOfCode(view.getInt32(out, true));
-    return { type: d?.type ?? 'unknown', dims: Array.from({ length: rank }, (_, i) => Number(view.getBigInt64(dimsPtr + 8 * i, true))) };
-  });
-  const layout = runtime.string(m._olw_encoded_value_layout_name(handle));
-  let format = null;
-  if (layout?.startsWith(QUANTIZATION_LAYOUT)) {
-    try {
-      format = parseQuantizationFormat(layout.slice(QUANTIZATION_LAYOUT.length));
-    } catch {
-      format = null; // a layout of a newer catalogue: the bytes stay usable
-    }
-  }
+  const { type, dims, format } = encodedInfo(runtime, handle);
   return new EncodedValue(bytes, type, dims, format);
 }
-
 
 /** The reason of an aborted signal as text. */
 export function abortReason(signal) {

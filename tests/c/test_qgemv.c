@@ -11,23 +11,7 @@
 #include "harness.h"
 #include "simd/qgemv.h"
 
-static uint32_t rng_state = 2463534242u;
-static uint32_t next_u32(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 17;
-  rng_state ^= rng_state << 5;
-  return rng_state;
-}
-static float rnd(void) {
-  float m = (float)(next_u32() & 0xFFFFFF) / 16777216.0f - 0.5f;
-  int e = (int)(next_u32() % 9) - 4;
-  return ldexpf(m, e);
-}
-static uint32_t fbits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
+#include "test_random.h"
 
 /* zmode 0: default, 1: packed uint8, 2: float */
 static void run_case(int bits, int64_t K, int64_t N, int64_t block, int zmode, int with_bias) {

@@ -12,23 +12,8 @@
 #include "harness.h"
 #include "simd/qgemv_i8.h"
 
-static uint32_t rng_state = 88172645u;
-static uint32_t next_u32(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 17;
-  rng_state ^= rng_state << 5;
-  return rng_state;
-}
-static float rnd(void) {
-  float m = (float)(next_u32() & 0xFFFFFF) / 16777216.0f - 0.5f;
-  int e = (int)(next_u32() % 9) - 4;
-  return ldexpf(m, e);
-}
-static uint32_t fbits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
+#define TEST_RANDOM_SEED 88172645u
+#include "test_random.h"
 
 /* zmode 0: default, 1: packed uint8, 2: float; zero_a: an all-zero row */
 static void run_case(int bits, int64_t K, int64_t N, int64_t block, int zmode, int with_bias, int zero_a) {

@@ -12,26 +12,8 @@
 #include "simd/gemm.h"
 #include "simd/vec.h"
 
-static uint32_t rng_state = 2463534242u;
-static uint32_t next_u32(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 17;
-  rng_state ^= rng_state << 5;
-  return rng_state;
-}
-/* Values of mixed magnitude and sign, so that another summation order would
- * round differently. */
-static float rnd(void) {
-  float m = (float)(next_u32() & 0xFFFFFF) / 16777216.0f - 0.5f;
-  int e = (int)(next_u32() % 13) - 6;
-  return ldexpf(m, e);
-}
-
-static uint32_t bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
+#define TEST_RANDOM_EXPONENTS 13
+#include "test_random.h"
 
 /* ------------------------------------------------------------ vec.h */
 
@@ -56,7 +38,7 @@ static void test_vec_lanewise(void) {
         for (int o = 0; o < 6; o++) {
           /* NaN payloads may differ between ISAs: compare NaN-ness, else bits */
           if (isnan(want[o])) CHECK(isnan(r[o][l]));
-          else CHECK(bits(r[o][l]) == bits(want[o]));
+          else CHECK(fbits(r[o][l]) == fbits(want[o]));
         }
       }
     }
@@ -66,21 +48,21 @@ static void test_vec_horizontal(void) {
   for (int t = 0; t < 1000; t++) {
     float f[4] = {rnd(), rnd(), rnd(), rnd()};
     ol_f32x4 v = ol_f32x4_load(f);
-    CHECK(bits(ol_f32x4_hsum(v)) == bits((f[0] + f[1]) + (f[2] + f[3])));
+    CHECK(fbits(ol_f32x4_hsum(v)) == fbits((f[0] + f[1]) + (f[2] + f[3])));
     float x = f[0] > f[1] ? f[0] : f[1], y = f[2] > f[3] ? f[2] : f[3];
-    CHECK(bits(ol_f32x4_hmax(v)) == bits(x > y ? x : y));
+    CHECK(fbits(ol_f32x4_hmax(v)) == fbits(x > y ? x : y));
     ol_f32x4 s = ol_f32x4_splat(f[1]);
-    for (int l = 0; l < 4; l++) CHECK(bits(ol_f32x4_lane(s, l)) == bits(f[1]));
+    for (int l = 0; l < 4; l++) CHECK(fbits(ol_f32x4_lane(s, l)) == fbits(f[1]));
     float acc[4] = {rnd(), rnd(), rnd(), rnd()}, out[4];
     ol_f32x4_store(out, ol_f32x4_muladd(ol_f32x4_load(acc), v, s));
     for (int l = 0; l < 4; l++) {
       float p = f[l] * f[1];
-      CHECK(bits(out[l]) == bits(acc[l] + p));
+      CHECK(fbits(out[l]) == fbits(acc[l] + p));
     }
   }
   float z[4];
   ol_f32x4_store(z, ol_f32x4_zero());
-  for (int l = 0; l < 4; l++) CHECK(bits(z[l]) == 0);
+  for (int l = 0; l < 4; l++) CHECK(fbits(z[l]) == 0);
 }
 
 /* ------------------------------------------------------------ gemm */
@@ -149,9 +131,9 @@ static void test_gemm_order_matters(void) {
   float fwd = 0.0f, rev = 0.0f, got;
   for (int k = 0; k < K; k++) fwd = fwd + a[k] * b[k];
   for (int k = K - 1; k >= 0; k--) rev = rev + a[k] * b[k];
-  CHECK(bits(fwd) != bits(rev));
+  CHECK(fbits(fwd) != fbits(rev));
   ol_f32_gemm_scalar(1, 1, K, a, K, b, 1, &got, 1);
-  CHECK(bits(got) == bits(fwd));
+  CHECK(fbits(got) == fbits(fwd));
 }
 
 /* Non-finite inputs propagate the same way (NaN-ness and infinities). */
@@ -163,9 +145,9 @@ static void test_gemm_nonfinite(void) {
   A[3] = INFINITY, A[K + 2] = NAN, B[5] = -INFINITY, B[N * 4 + 7] = 0.0f;
   ol_f32_gemm_scalar(M, N, K, A, K, B, N, want, N);
   CHECK_OK(ol_f32_gemm_simd128(M, N, K, A, K, B, N, got, N, NULL));
-  for (int i = 0; i < M * N; i++) CHECK(isnan(want[i]) ? isnan(got[i]) : bits(want[i]) == bits(got[i]));
+  for (int i = 0; i < M * N; i++) CHECK(isnan(want[i]) ? isnan(got[i]) : fbits(want[i]) == fbits(got[i]));
   ol_f32_gemv_simd128(M, N, K, A, K, B, N, got, N);
-  for (int i = 0; i < M * N; i++) CHECK(isnan(want[i]) ? isnan(got[i]) : bits(want[i]) == bits(got[i]));
+  for (int i = 0; i < M * N; i++) CHECK(isnan(want[i]) ? isnan(got[i]) : fbits(want[i]) == fbits(got[i]));
 }
 
 OL_TEST_MAIN(TEST(test_vec_lanewise), TEST(test_vec_horizontal), TEST(test_gemm_edges),

@@ -9,24 +9,17 @@
 
 #define OL_AI static inline __attribute__((always_inline))
 
-static int64_t nblocks(const ol_qgemv_shape *s) { return (s->K + s->block - 1) / s->block; }
-static int64_t blob_bytes(const ol_qgemv_shape *s) { return s->block * s->bits / 8; }
-/* 16-byte chunks per block (one 8-byte chunk for 4-bit blocks of 16) */
-static int64_t nchunks(const ol_qgemv_shape *s) {
-  int64_t b = blob_bytes(s);
-  return b >= 16 ? b / 16 : 1;
-}
 /* floats of prepared A per chunk: 4 lanes x per fields */
 static int64_t chunk_floats(int bits) { return 128 / bits; }
 
 int64_t ol_qgemv_work_floats(const ol_qgemv_shape *s) {
-  int64_t kb = nblocks(s);
-  return kb * nchunks(s) * chunk_floats(s->bits) + 8 * kb + 32;
+  int64_t kb = ol_qgemv_blocks(s);
+  return kb * ol_qgemv_chunks(s) * chunk_floats(s->bits) + 8 * kb + 32;
 }
 /* 8 x 4 uint32 field masks after P, S and Z */
 static const float *work_masks(const ol_qgemv_shape *s, const float *work) {
-  int64_t kb = nblocks(s);
-  return work + kb * nchunks(s) * chunk_floats(s->bits) + 8 * kb;
+  int64_t kb = ol_qgemv_blocks(s);
+  return work + kb * ol_qgemv_chunks(s) * chunk_floats(s->bits) + 8 * kb;
 }
 
 /* 2^-(bits*k) for fields below the top one, 1 for the top one */
@@ -37,7 +30,7 @@ static float field_scale(int bits, int k) {
 
 void ol_qgemv_prepare(const ol_qgemv_shape *s, const float *a, float *work) {
   int bits = s->bits, per = 32 / bits;
-  int64_t kb = nblocks(s), nc = nchunks(s), cf = chunk_floats(bits), epc = 128 / bits;
+  int64_t kb = ol_qgemv_blocks(s), nc = ol_qgemv_chunks(s), cf = chunk_floats(bits), epc = 128 / bits;
   float *P = work, *S = work + kb * nc * cf, *Z = S + 4 * kb;
   float dflt = (float)(1 << (bits - 1));
   for (int64_t j = 0; j < kb; j++) {
@@ -83,7 +76,7 @@ OL_AI void chunk_acc(const int bits, const float *p, ol_i32x4 v, const ol_i32x4 
 
 static float zero_point(const ol_qgemv_shape *s, const uint8_t *zp_u8, const float *zp_f,
                         int64_t n, int64_t j) {
-  int64_t kb = nblocks(s);
+  int64_t kb = ol_qgemv_blocks(s);
   if (zp_f) return zp_f[n * kb + j];
   int64_t zrow = (kb * s->bits + 7) / 8;
   if (s->bits == 4) {
@@ -103,9 +96,9 @@ float ol_qgemv_zero_point(const ol_qgemv_shape *s, const uint8_t *zp_u8, const f
 OL_AI void rows(const int bits, const int NC, const ol_qgemv_shape *s, const float *work,
                 const uint8_t *B, const float *scales, const uint8_t *zp_u8, const float *zp_f,
                 const float *bias, int64_t n0, int64_t n1, float *y) {
-  const ptrdiff_t kb = (ptrdiff_t)nblocks(s), cf = (ptrdiff_t)chunk_floats(bits);
-  const ptrdiff_t blob = (ptrdiff_t)blob_bytes(s);
-  const ptrdiff_t nc = NC >= 0 ? 1 : (ptrdiff_t)nchunks(s);
+  const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), cf = (ptrdiff_t)chunk_floats(bits);
+  const ptrdiff_t blob = (ptrdiff_t)ol_qgemv_blob_bytes(s);
+  const ptrdiff_t nc = NC >= 0 ? 1 : (ptrdiff_t)ol_qgemv_chunks(s);
   const int half = NC == 0;
   const float *P = work, *S = work + kb * nc * cf, *Z = S + 4 * kb;
   const bool zdef = !zp_u8 && !zp_f;
@@ -171,7 +164,7 @@ OL_AI void rows(const int bits, const int NC, const ol_qgemv_shape *s, const flo
 void ol_qgemv_nbits(const ol_qgemv_shape *s, const float *work, const uint8_t *B,
                     const float *scales, const uint8_t *zp_u8, const float *zp_f,
                     const float *bias, int64_t n0, int64_t n1, float *y) {
-  int64_t blob = blob_bytes(s);
+  int64_t blob = ol_qgemv_blob_bytes(s);
   if (s->bits == 4) {
     if (blob == 8) rows(4, 0, s, work, B, scales, zp_u8, zp_f, bias, n0, n1, y);
     else if (blob == 16) rows(4, 1, s, work, B, scales, zp_u8, zp_f, bias, n0, n1, y);
@@ -188,8 +181,8 @@ void ol_qgemv_nbits_scalar(const ol_qgemv_shape *s, const float *a, const uint8_
                            const float *scales, const uint8_t *zp_u8, const float *zp_f,
                            const float *bias, float *y) {
   const int bits = s->bits, per = 32 / bits;
-  const int64_t kb = nblocks(s), blob = blob_bytes(s), epc = 128 / bits;
-  const int64_t nc = nchunks(s), cbytes = blob < 16 ? blob : 16;
+  const int64_t kb = ol_qgemv_blocks(s), blob = ol_qgemv_blob_bytes(s), epc = 128 / bits;
+  const int64_t nc = ol_qgemv_chunks(s), cbytes = blob < 16 ? blob : 16;
   const uint32_t m = (1u << bits) - 1;
   for (int64_t n = 0; n < s->N; n++) {
     float acc[4] = {0, 0, 0, 0};

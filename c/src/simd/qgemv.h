@@ -32,6 +32,16 @@ typedef struct ol_qgemv_shape {
   int bits; /* 4 or 8 */
 } ol_qgemv_shape;
 
+/* Geometry shared by the float (qgemv.c) and int8 (qgemv_i8.c) kernels:
+ * blocks along K, bytes per block, and 16-byte chunks per block (one 8-byte
+ * chunk for 4-bit blocks of 16). */
+static inline int64_t ol_qgemv_blocks(const ol_qgemv_shape *s) { return (s->K + s->block - 1) / s->block; }
+static inline int64_t ol_qgemv_blob_bytes(const ol_qgemv_shape *s) { return s->block * s->bits / 8; }
+static inline int64_t ol_qgemv_chunks(const ol_qgemv_shape *s) {
+  int64_t b = ol_qgemv_blob_bytes(s);
+  return b >= 16 ? b / 16 : 1;
+}
+
 /* Floats of scratch for one prepared row of A. */
 int64_t ol_qgemv_work_floats(const ol_qgemv_shape *s);
 

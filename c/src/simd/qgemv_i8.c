@@ -16,22 +16,15 @@
 
 #define OL_AI static inline __attribute__((always_inline))
 
-static int64_t nblocks(const ol_qgemv_shape *s) { return (s->K + s->block - 1) / s->block; }
-static int64_t blob_bytes(const ol_qgemv_shape *s) { return s->block * s->bits / 8; }
-/* 16-byte chunks per block (one 8-byte chunk for 4-bit blocks of 16) */
-static int64_t nchunks(const ol_qgemv_shape *s) {
-  int64_t b = blob_bytes(s);
-  return b >= 16 ? b / 16 : 1;
-}
 /* block elements per chunk, and int16 codes stored per chunk (8 lanes x fields) */
 static int64_t chunk_elems(const ol_qgemv_shape *s) { return s->bits == 4 ? (s->block < 32 ? s->block : 32) : 16; }
 static int64_t chunk_codes(int bits) { return bits == 4 ? 32 : 16; }
 
 static size_t codes_bytes(const ol_qgemv_shape *s) {
-  return sizeof(int16_t) * (size_t)(nblocks(s) * nchunks(s) * chunk_codes(s->bits));
+  return sizeof(int16_t) * (size_t)(ol_qgemv_blocks(s) * ol_qgemv_chunks(s) * chunk_codes(s->bits));
 }
 
-size_t ol_qgemv_i8_work_bytes(const ol_qgemv_shape *s) { return codes_bytes(s) + 2 * sizeof(float) * (size_t)nblocks(s); }
+size_t ol_qgemv_i8_work_bytes(const ol_qgemv_shape *s) { return codes_bytes(s) + 2 * sizeof(float) * (size_t)ol_qgemv_blocks(s); }
 
 /* block j's scale and rounded codes (its elements past K are zero) */
 static float quantize_block(const ol_qgemv_shape *s, const float *a, int64_t j, int16_t *q) {
@@ -50,7 +43,7 @@ static float quantize_block(const ol_qgemv_shape *s, const float *a, int64_t j, 
 }
 
 void ol_qgemv_i8_prepare(const ol_qgemv_shape *s, const float *a, void *work) {
-  const int64_t kb = nblocks(s), nc = nchunks(s), cc = chunk_codes(s->bits), ce = chunk_elems(s);
+  const int64_t kb = ol_qgemv_blocks(s), nc = ol_qgemv_chunks(s), cc = chunk_codes(s->bits), ce = chunk_elems(s);
   const int fields = s->bits == 4 ? 4 : 2;
   int16_t *codes = work;
   float *sa = (float *)((char *)work + codes_bytes(s)), *asum = sa + kb;
@@ -107,7 +100,7 @@ OL_AI void block_dots(const int bits, const int NC, const int R, ptrdiff_t nc, c
 OL_AI void four_outputs(const int bits, const int NC, const ol_qgemv_shape *s, const int16_t *codes,
                         const float *sa, const float *asum, const uint8_t *B, const float *scales,
                         const uint8_t *zp_u8, const float *zp_f, const float *bias, int64_t n, float *y) {
-  const ptrdiff_t kb = (ptrdiff_t)nblocks(s), blob = (ptrdiff_t)blob_bytes(s), nc = (ptrdiff_t)nchunks(s);
+  const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), blob = (ptrdiff_t)ol_qgemv_blob_bytes(s), nc = (ptrdiff_t)ol_qgemv_chunks(s);
   const ptrdiff_t block_codes = nc * (ptrdiff_t)chunk_codes(bits);
   const bool given = zp_u8 || zp_f;
   const ol_f32x4 zdef = ol_f32x4_splat((float)(1 << (bits - 1)));
@@ -136,7 +129,7 @@ OL_AI void four_outputs(const int bits, const int NC, const ol_qgemv_shape *s, c
 OL_AI void rows(const int bits, const int NC, const int R, const ol_qgemv_shape *s, const void *const *works,
                 const uint8_t *B, const float *scales, const uint8_t *zp_u8, const float *zp_f, const float *bias,
                 int64_t n0, int64_t n1, float *y, int64_t ldy) {
-  const ptrdiff_t kb = (ptrdiff_t)nblocks(s), blob = (ptrdiff_t)blob_bytes(s), nc = (ptrdiff_t)nchunks(s);
+  const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), blob = (ptrdiff_t)ol_qgemv_blob_bytes(s), nc = (ptrdiff_t)ol_qgemv_chunks(s);
   const ptrdiff_t block_codes = nc * (ptrdiff_t)chunk_codes(bits);
   const int16_t *codes[4];
   const float *sa[4], *asum[4];
@@ -183,7 +176,7 @@ OL_AI void rows(const int bits, const int NC, const int R, const ol_qgemv_shape 
 void ol_qgemv_i8_nbits_rows(const ol_qgemv_shape *s, const void *const *works, int nrows, const uint8_t *B,
                             const float *scales, const uint8_t *zp_u8, const float *zp_f, const float *bias,
                             int64_t n0, int64_t n1, float *y, int64_t ldy) {
-  int64_t blob = blob_bytes(s);
+  int64_t blob = ol_qgemv_blob_bytes(s);
   switch (nrows) {
     case 1: OL_QGEMV_I8_DISPATCH(1); break;
     case 2: OL_QGEMV_I8_DISPATCH(2); break;
@@ -202,7 +195,7 @@ void ol_qgemv_i8_nbits(const ol_qgemv_shape *s, const void *work, const uint8_t 
 
 void ol_qgemv_i8_nbits_scalar(const ol_qgemv_shape *s, const float *a, const uint8_t *B, const float *scales,
                               const uint8_t *zp_u8, const float *zp_f, const float *bias, float *y) {
-  const int64_t kb = nblocks(s), blob = blob_bytes(s);
+  const int64_t kb = ol_qgemv_blocks(s), blob = ol_qgemv_blob_bytes(s);
   int16_t q[256];
   for (int64_t n = 0; n < s->N; n++) {
     float acc = 0.0f;
