@@ -1,0 +1,265 @@
+/* Model-level type and shape inference (ol_model_infer_shapes): walks each
+ * graph in dependency order, seeds values from declared inputs and
+ * initializers, applies the shape functions of ops/infer.h, checks every
+ * inferred type against its declaration (value_info, graph outputs) and
+ * records what it learned in the value_info of a copy of the model (graph
+ * outputs: their declarations are refined in place).
+ * Subgraphs (If/Loop/Scan bodies) are inferred with the enclosing values in
+ * scope; If's outputs merge its two branches. Loop and Scan outputs and
+ * calls of model-local functions stay uninferred. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/strmap.h"
+#include "model/infer_internal.h"
+
+typedef struct scope {
+  ol_strmap names;      /* value name -> index in types */
+  ol_infer_type *types;
+  size_t count, capacity;
+  const struct scope *outer;
+} scope;
+
+typedef struct walker {
+  const Onnx__ModelProto *model;
+  int depth;
+} walker;
+
+#define MAX_GRAPH_DEPTH 64
+
+static void scope_free(scope *s) {
+  ol_strmap_free(&s->names);
+  free(s->types);
+}
+
+static const ol_infer_type *lookup(const scope *s, const char *name) {
+  for (; s; s = s->outer) {
+    int32_t i = ol_strmap_get(&s->names, name);
+    if (i >= 0) return &s->types[i];
+  }
+  return NULL;
+}
+
+/* Defines (or redefines) name in s with type t. */
+static ol_status bind(scope *s, const char *name, const ol_infer_type *t) {
+  int32_t i = ol_strmap_get(&s->names, name);
+  if (i >= 0) {
+    s->types[i] = *t;
+    return OL_OK;
+  }
+  if (s->count == s->capacity) {
+    size_t capacity = s->capacity ? 2 * s->capacity : 64;
+    ol_infer_type *types = realloc(s->types, capacity * sizeof *types);
+    if (!types) return ol_error(OL_OUT_OF_MEMORY, "out of memory inferring shapes");
+    s->types = types;
+    s->capacity = capacity;
+  }
+  s->types[s->count] = *t;
+  OL_TRY(ol_strmap_put(&s->names, name, (int32_t)s->count));
+  s->count++;
+  return OL_OK;
+}
+
+static const ol_graph_value *declared_in(const ol_graph *g, const char *name) {
+  for (size_t i = 0; i < g->num_value_infos; i++)
+    if (strcmp(g->value_infos[i].name, name) == 0) return &g->value_infos[i];
+  for (size_t i = 0; i < g->num_outputs; i++)
+    if (strcmp(g->outputs[i].name, name) == 0) return &g->outputs[i];
+  return NULL;
+}
+
+static ol_status infer_graph(walker *w, const ol_graph *g, Onnx__GraphProto *dst, const scope *outer,
+                             ol_infer_type *results);
+
+/* ------------------------------------------------------------ If */
+
+/* The common type of two branch outputs. */
+static void unify(const ol_infer_type *a, const ol_infer_type *b, ol_infer_type *out) {
+  ol_infer_unknown(out);
+  if (!a->known || !b->known) return;
+  if (a->proto || b->proto || a->kind != OL_VALUE_TENSOR || b->kind != OL_VALUE_TENSOR) {
+    if (a->proto && b->proto && a->kind == b->kind) *out = *a;
+    out->encoded = NULL;
+    return;
+  }
+  if (a->dtype != b->dtype) return;
+  ol_infer_set_tensor(out, a->dtype, -1, NULL);
+  if (a->rank < 0 || a->rank != b->rank) return;
+  out->rank = a->rank;
+  for (int i = 0; i < a->rank; i++) out->dims[i] = ol_dim_same(a->dims[i], b->dims[i]) ? a->dims[i] : ol_dim_unknown();
+}
+
+/* ------------------------------------------------------------ nodes */
+
+static ol_status infer_node(walker *w, const ol_graph *g, Onnx__GraphProto *dst, scope *s, const ol_node *n) {
+  const ol_infer_type **inputs = ol_xcalloc(n->num_inputs ? n->num_inputs : 1, sizeof *inputs);
+  ol_infer_type *outputs = ol_xcalloc(n->num_outputs ? n->num_outputs : 1, sizeof *outputs);
+  ol_infer_type *branches[2] = {NULL, NULL};
+  ol_status st = inputs && outputs ? OL_OK : OL_OUT_OF_MEMORY;
+  for (size_t i = 0; st == OL_OK && i < n->num_inputs; i++) inputs[i] = n->inputs[i][0] ? lookup(s, n->inputs[i]) : NULL;
+  for (size_t i = 0; st == OL_OK && i < n->num_outputs; i++) ol_infer_unknown(&outputs[i]);
+  const Onnx__NodeProto *np = dst->node[n->index];
+  bool is_if = strcmp(n->op_type, "If") == 0 && n->domain[0] == 0;
+  /* subgraph bodies first: their intermediates get value_info too */
+  for (size_t a = 0; st == OL_OK && a < n->num_attrs; a++) {
+    const ol_attr *attr = &n->attrs[a];
+    Onnx__AttributeProto *ap = a < np->n_attribute ? np->attribute[a] : NULL;
+    if (attr->graph && ap && ap->g) {
+      ol_infer_type *results = NULL;
+      int branch = is_if ? (strcmp(attr->name, "then_branch") == 0 ? 0 : strcmp(attr->name, "else_branch") == 0 ? 1 : -1) : -1;
+      if (branch >= 0 && attr->graph->num_outputs == n->num_outputs) {
+        results = ol_xcalloc(n->num_outputs ? n->num_outputs : 1, sizeof *results);
+        if (!results) st = OL_OUT_OF_MEMORY;
+        branches[branch] = results;
+      }
+      if (st == OL_OK) st = infer_graph(w, attr->graph, ap->g, s, results);
+    }
+    for (size_t k = 0; st == OL_OK && attr->graphs && k < attr->count; k++)
+      if (ap && k < ap->n_graphs) st = infer_graph(w, attr->graphs[k], ap->graphs[k], s, NULL);
+  }
+  if (st == OL_OK && !n->function_body) {
+    if (is_if && branches[0] && branches[1]) {
+      for (size_t i = 0; i < n->num_outputs; i++) unify(&branches[0][i], &branches[1][i], &outputs[i]);
+    } else {
+      ol_infer_fn fn = ol_infer_find(n);
+      if (fn) {
+        ol_infer_ctx ctx = {n, n->num_inputs, inputs, n->num_outputs, outputs, w->model};
+        st = fn(&ctx);
+      }
+    }
+  }
+  for (size_t i = 0; st == OL_OK && i < n->num_outputs; i++) {
+    const char *name = n->outputs[i];
+    if (!name[0]) continue;
+    ol_infer_type declared, merged;
+    ol_infer_from_declared(declared_in(g, name), &declared);
+    st = ol_infer_merge(n, name, &outputs[i], &declared, &merged);
+    if (st == OL_OK) st = bind(s, name, &merged);
+    if (st != OL_OK || !ol_infer_recordable(&merged)) continue;
+    /* a graph output's declaration is refined in place, other values go to value_info */
+    bool is_output = false;
+    for (size_t k = 0; st == OL_OK && k < g->num_outputs; k++)
+      if (strcmp(g->outputs[k].name, name) == 0 && k < dst->n_output) {
+        is_output = true;
+        st = ol_infer_record_in(dst->output[k], &merged);
+      }
+    if (st == OL_OK && !is_output) st = ol_infer_record(dst, name, &merged);
+  }
+  free(branches[0]);
+  free(branches[1]);
+  free(inputs);
+  free(outputs);
+  return st;
+}
+
+/* ------------------------------------------------------------ graphs */
+
+static ol_status seed(scope *s, const ol_graph *g) {
+  for (size_t i = 0; i < g->num_inputs; i++) {
+    ol_infer_type t;
+    ol_infer_from_declared(&g->inputs[i], &t);
+    OL_TRY(bind(s, g->inputs[i].name, &t));
+  }
+  for (size_t i = 0; i < g->num_initializers; i++) {
+    const ol_initializer *init = &g->initializers[i];
+    if (ol_strmap_get(&s->names, init->name) >= 0) continue; /* an input's default: may be overridden */
+    ol_infer_type t;
+    if (init->encoded) {
+      ol_infer_unknown(&t);
+      t.known = true;
+      t.kind = OL_VALUE_ENCODED;
+      t.encoded = init->proto;
+    } else if (init->value && init->value->kind == OL_VALUE_TENSOR) {
+      ol_infer_from_tensor(&init->value->tensor, &t);
+    } else {
+      continue;
+    }
+    OL_TRY(bind(s, init->name, &t));
+  }
+  return OL_OK;
+}
+
+/* Node indices in dependency order (the listed order when it is one). */
+static ol_status order_nodes(const ol_graph *g, size_t *order) {
+  ol_strmap producer;
+  ol_strmap_init(&producer);
+  ol_status st = OL_OK;
+  for (size_t i = 0; st == OL_OK && i < g->num_nodes; i++)
+    for (size_t k = 0; st == OL_OK && k < g->nodes[i].num_outputs; k++)
+      if (g->nodes[i].outputs[k][0]) st = ol_strmap_put(&producer, g->nodes[i].outputs[k], (int32_t)i);
+  bool *done = st == OL_OK ? ol_xcalloc(g->num_nodes ? g->num_nodes : 1, sizeof *done) : NULL;
+  if (st == OL_OK && !done) st = OL_OUT_OF_MEMORY;
+  size_t placed = 0;
+  while (st == OL_OK && placed < g->num_nodes) {
+    size_t before = placed;
+    for (size_t i = 0; i < g->num_nodes; i++) {
+      if (done[i]) continue;
+      bool ready = true;
+      for (size_t k = 0; ready && k < g->nodes[i].num_inputs; k++) {
+        int32_t p = g->nodes[i].inputs[k][0] ? ol_strmap_get(&producer, g->nodes[i].inputs[k]) : -1;
+        ready = p < 0 || (size_t)p == i || done[p];
+      }
+      if (ready) {
+        done[i] = true;
+        order[placed++] = i;
+      }
+    }
+    if (placed == before) /* a cycle: the rest in listed order (their inputs stay unknown) */
+      for (size_t i = 0; i < g->num_nodes; i++)
+        if (!done[i]) {
+          done[i] = true;
+          order[placed++] = i;
+        }
+  }
+  free(done);
+  ol_strmap_free(&producer);
+  return st;
+}
+
+/* Infers g (its proto copy is dst); results (may be NULL) receive the types
+ * of g's outputs. */
+static ol_status infer_graph(walker *w, const ol_graph *g, Onnx__GraphProto *dst, const scope *outer,
+                             ol_infer_type *results) {
+  if (w->depth >= MAX_GRAPH_DEPTH)
+    return ol_error(OL_INVALID_MODEL, "shape inference: graph '%s' nests deeper than %d subgraphs", g->name,
+                    MAX_GRAPH_DEPTH);
+  if (dst->n_node != g->num_nodes)
+    return ol_error(OL_INTERNAL, "shape inference: graph '%s' does not match its copy", g->name);
+  w->depth++;
+  scope s = {.outer = outer};
+  ol_strmap_init(&s.names);
+  size_t *order = ol_xcalloc(g->num_nodes ? g->num_nodes : 1, sizeof *order);
+  ol_status st = order ? seed(&s, g) : OL_OUT_OF_MEMORY;
+  if (st == OL_OK) st = order_nodes(g, order);
+  for (size_t i = 0; st == OL_OK && i < g->num_nodes; i++) st = infer_node(w, g, dst, &s, &g->nodes[order[i]]);
+  for (size_t i = 0; st == OL_OK && results && i < g->num_outputs; i++) {
+    const ol_infer_type *t = lookup(&s, g->outputs[i].name);
+    if (t) results[i] = *t;
+    else ol_infer_from_declared(&g->outputs[i], &results[i]);
+  }
+  free(order);
+  scope_free(&s);
+  w->depth--;
+  return st;
+}
+
+ol_status ol_model_infer_shapes(const ol_model *model, ol_model **out) {
+  if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_model_infer_shapes: out is NULL");
+  *out = NULL;
+  if (!model || !model->data || !model->data->graph)
+    return ol_error(OL_INVALID_ARGUMENT, "ol_model_infer_shapes: model is NULL");
+  void *bytes;
+  size_t size;
+  OL_TRY(ol_model_serialize(model, &bytes, &size));
+  Onnx__ModelProto *copy = onnx__model_proto__unpack(NULL, size, bytes);
+  free(bytes);
+  if (!copy) return ol_error(OL_OUT_OF_MEMORY, "shape inference: cannot copy the model");
+  walker w = {model->data->proto, 0};
+  ol_status st = infer_graph(&w, model->data->graph, copy->graph, NULL, NULL);
+  if (st != OL_OK) {
+    onnx__model_proto__free_unpacked(copy, NULL);
+    return st;
+  }
+  return ol_model_from_proto(copy, NULL, out);
+}
