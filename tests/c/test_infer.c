@@ -602,7 +602,49 @@ static void fortunes_model(void) {
   ol_model_destroy(m);
 }
 
+/* ------------------------------------------------------------ sessions */
+
+static ol_status create_session(const char *text) {
+  ol_model *m = NULL;
+  ol_session *sess = NULL;
+  CHECK_OK(ol_model_parse_text(text, &m));
+  ol_status s = m ? ol_session_create(m, NULL, &sess) : OL_INVALID_MODEL;
+  ol_session_destroy(sess);
+  ol_model_destroy(m);
+  return s;
+}
+
+/* An element type the registration does not list fails at session creation,
+ * also when inference finds the type several nodes away from the inputs. */
+static void unsupported_element_type_at_creation(void) {
+  CHECK_STATUS(create_session(HEADER "g (int32[4] x) => (int32[4] y) { [root] y = Sqrt(x) }"), OL_NOT_IMPLEMENTED);
+  CHECK(strstr(ol_last_error(), "Sqrt") && strstr(ol_last_error(), "'root'") && strstr(ol_last_error(), "int32") &&
+        strstr(ol_last_error(), "'x'"));
+  CHECK_STATUS(create_session(HEADER "g (float[4] x) => (int64[4] y) {\n"
+                                     "  i = Cast <to = 7> (x)\n"
+                                     "  n = Neg(i)\n"
+                                     "  [root] y = Sqrt(n)\n"
+                                     "}"),
+               OL_NOT_IMPLEMENTED);
+  CHECK(strstr(ol_last_error(), "'root'") && strstr(ol_last_error(), "int64") && strstr(ol_last_error(), "'n'"));
+  /* inside an If branch */
+  CHECK_STATUS(create_session(HEADER "g (int32[4] x, bool c) => (int32[4] y) {\n"
+                                     "  y = If (c) <then_branch = a () => (int32[4] ya) { [inner] ya = Exp(x) },\n"
+                                     "              else_branch = b () => (int32[4] yb) { yb = Identity(x) }>\n"
+                                     "}"),
+               OL_NOT_IMPLEMENTED);
+  CHECK(strstr(ol_last_error(), "'inner'") != NULL);
+  /* listed types, unknown types and non-plain lists are accepted */
+  CHECK_OK(create_session(HEADER "g (int8[4] x) => (int8[4] y) { y = Add(x, x) }"));
+  CHECK_OK(create_session(HEADER "g (x) => (y) { y = Sqrt(x) }"));
+  CHECK_OK(create_session(HEADER "g (int32[4] x, int32[4] e) => (int32[4] y) { y = Pow(x, e) }"));
+  /* an unregistered operator keeps its own message */
+  CHECK_STATUS(create_session(HEADER "g (float[4] x) => (float[4] y) { y = NoSuchOp(x) }"), OL_NOT_IMPLEMENTED);
+  CHECK(strstr(ol_last_error(), "NoSuchOp") && strstr(ol_last_error(), "is not supported"));
+}
+
 OL_TEST_MAIN(TEST(broadcast_and_symbolic), TEST(softmax_norm_reduce), TEST(matmul_batch),
              TEST(reshape_with_zero_and_minus_one), TEST(concat_gather_unsqueeze),
              TEST(merge_and_contradiction), TEST(unknown_ops_and_subgraphs), TEST(int4_calibration_graph),
-             TEST(quantize_type_ref), TEST(dequantize_encoded_initializer), TEST(fortunes_model))
+             TEST(quantize_type_ref), TEST(dequantize_encoded_initializer), TEST(fortunes_model),
+             TEST(unsupported_element_type_at_creation))

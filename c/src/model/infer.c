@@ -24,6 +24,8 @@ typedef struct scope {
 typedef struct walker {
   const Onnx__ModelProto *model;
   int depth;
+  ol_infer_visit_fn visit; /* may be NULL */
+  void *user;
 } walker;
 
 #define MAX_GRAPH_DEPTH 64
@@ -99,13 +101,13 @@ static ol_status infer_node(walker *w, const ol_graph *g, Onnx__GraphProto *dst,
   ol_status st = inputs && outputs ? OL_OK : OL_OUT_OF_MEMORY;
   for (size_t i = 0; st == OL_OK && i < n->num_inputs; i++) inputs[i] = n->inputs[i][0] ? lookup(s, n->inputs[i]) : NULL;
   for (size_t i = 0; st == OL_OK && i < n->num_outputs; i++) ol_infer_unknown(&outputs[i]);
-  const Onnx__NodeProto *np = dst->node[n->index];
+  const Onnx__NodeProto *np = dst ? dst->node[n->index] : NULL;
   bool is_if = strcmp(n->op_type, "If") == 0 && n->domain[0] == 0;
   /* subgraph bodies first: their intermediates get value_info too */
   for (size_t a = 0; st == OL_OK && a < n->num_attrs; a++) {
     const ol_attr *attr = &n->attrs[a];
-    Onnx__AttributeProto *ap = a < np->n_attribute ? np->attribute[a] : NULL;
-    if (attr->graph && ap && ap->g) {
+    Onnx__AttributeProto *ap = np && a < np->n_attribute ? np->attribute[a] : NULL;
+    if (attr->graph && (!np || (ap && ap->g))) {
       ol_infer_type *results = NULL;
       int branch = is_if ? (strcmp(attr->name, "then_branch") == 0 ? 0 : strcmp(attr->name, "else_branch") == 0 ? 1 : -1) : -1;
       if (branch >= 0 && attr->graph->num_outputs == n->num_outputs) {
@@ -113,11 +115,12 @@ static ol_status infer_node(walker *w, const ol_graph *g, Onnx__GraphProto *dst,
         if (!results) st = OL_OUT_OF_MEMORY;
         branches[branch] = results;
       }
-      if (st == OL_OK) st = infer_graph(w, attr->graph, ap->g, s, results);
+      if (st == OL_OK) st = infer_graph(w, attr->graph, ap ? ap->g : NULL, s, results);
     }
     for (size_t k = 0; st == OL_OK && attr->graphs && k < attr->count; k++)
-      if (ap && k < ap->n_graphs) st = infer_graph(w, attr->graphs[k], ap->graphs[k], s, NULL);
+      if (!np || (ap && k < ap->n_graphs)) st = infer_graph(w, attr->graphs[k], ap ? ap->graphs[k] : NULL, s, NULL);
   }
+  if (st == OL_OK && w->visit) st = w->visit(w->user, n, inputs);
   if (st == OL_OK && !n->function_body) {
     if (is_if && branches[0] && branches[1]) {
       for (size_t i = 0; i < n->num_outputs; i++) unify(&branches[0][i], &branches[1][i], &outputs[i]);
@@ -136,7 +139,7 @@ static ol_status infer_node(walker *w, const ol_graph *g, Onnx__GraphProto *dst,
     ol_infer_from_declared(declared_in(g, name), &declared);
     st = ol_infer_merge(n, name, &outputs[i], &declared, &merged);
     if (st == OL_OK) st = bind(s, name, &merged);
-    if (st != OL_OK || !ol_infer_recordable(&merged)) continue;
+    if (st != OL_OK || !dst || !ol_infer_recordable(&merged)) continue;
     /* a graph output's declaration is refined in place, other values go to value_info */
     bool is_output = false;
     for (size_t k = 0; st == OL_OK && k < g->num_outputs; k++)
@@ -224,7 +227,7 @@ static ol_status infer_graph(walker *w, const ol_graph *g, Onnx__GraphProto *dst
   if (w->depth >= MAX_GRAPH_DEPTH)
     return ol_error(OL_INVALID_MODEL, "shape inference: graph '%s' nests deeper than %d subgraphs", g->name,
                     MAX_GRAPH_DEPTH);
-  if (dst->n_node != g->num_nodes)
+  if (dst && dst->n_node != g->num_nodes)
     return ol_error(OL_INTERNAL, "shape inference: graph '%s' does not match its copy", g->name);
   w->depth++;
   scope s = {.outer = outer};
@@ -255,11 +258,16 @@ ol_status ol_model_infer_shapes(const ol_model *model, ol_model **out) {
   Onnx__ModelProto *copy = onnx__model_proto__unpack(NULL, size, bytes);
   free(bytes);
   if (!copy) return ol_error(OL_OUT_OF_MEMORY, "shape inference: cannot copy the model");
-  walker w = {model->data->proto, 0};
+  walker w = {model->data->proto, 0, NULL, NULL};
   ol_status st = infer_graph(&w, model->data->graph, copy->graph, NULL, NULL);
   if (st != OL_OK) {
     onnx__model_proto__free_unpacked(copy, NULL);
     return st;
   }
   return ol_model_from_proto(copy, NULL, out);
+}
+
+ol_status ol_infer_walk(const ol_model_data *model, ol_infer_visit_fn visit, void *user) {
+  walker w = {model->proto, 0, visit, user};
+  return infer_graph(&w, model->graph, NULL, NULL, NULL);
 }

@@ -29,4 +29,10 @@ ol_status ol_infer_record(Onnx__GraphProto *graph, const char *name, const ol_in
 /* Replaces the type of one ValueInfoProto (a graph output's). */
 ol_status ol_infer_record_in(Onnx__ValueInfoProto *vi, const ol_infer_type *t);
 
+/* Infers the types of model's values without recording them, calling visit
+ * (when not NULL) for every node with its inputs' types (NULL entries:
+ * absent or unknown) before the node's shape function runs. */
+typedef ol_status (*ol_infer_visit_fn)(void *user, const ol_node *node, const ol_infer_type *const *inputs);
+ol_status ol_infer_walk(const ol_model_data *model, ol_infer_visit_fn visit, void *user);
+
 #endif
