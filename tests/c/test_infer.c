@@ -253,6 +253,81 @@ static void concat_gather_unsqueeze(void) {
   ol_model_destroy(m);
 }
 
+static void slice_split_pad_and_friends(void) {
+  ol_model *m = infer_text(
+      HEADER
+      "g (float[B,S,12] x, int64[B,S] ids) => (float[B,S,12] y)"
+      " <int64[1] s1 = {1}, int64[1] big = {9223372036854775807}, int64[1] z = {0}, int64[1] four = {4},"
+      " int64[1] m1 = {-1}, int64[2] halves = {6, 6}, int64[3] reps = {1, 2, 1}, int64[6] pads = {0, 0, 1, 0, 0, 2},"
+      " int64[1] k3 = {3}> {\n"
+      "  y = Identity(x)\n"
+      "  sh = Shape(x)\n"
+      "  tail = Slice(sh, s1, big)\n"
+      "  flat = Reshape(x, cat)\n"
+      "  cat = Concat <axis = 0> (m1, tail)\n"
+      "  head = Slice(x, z, four, m1)\n"
+      "  all = Slice(x, z, big, z)\n"
+      "  a, b = Split <axis = -1> (x, halves)\n"
+      "  c, d, e = Split <axis = 2, num_outputs = 3> (x)\n"
+      "  t = Tile(x, reps)\n"
+      "  p = Pad(x, pads)\n"
+      "  tv, ti = TopK(x, k3)\n"
+      "  oh = OneHot(ids, k3, two)\n"
+      "  nz = NonZero(ids)\n"
+      "}"
+      "");
+  if (m) {
+    CHECK_TYPE(m, "tail", "int64[2]");
+    CHECK_TYPE(m, "cat", "int64[3]");
+    CHECK_TYPE(m, "flat", "float32[B,S,12]"); /* -1 resolves to B by cancellation */
+    CHECK_TYPE(m, "head", "float32[B,S,4]");
+    CHECK_TYPE(m, "all", "float32[B,S,12]");
+    CHECK_TYPE(m, "a", "float32[B,S,6]");
+    CHECK_TYPE(m, "e", "float32[B,S,4]");
+    CHECK_TYPE(m, "t", "float32[B,?,12]");
+    CHECK_TYPE(m, "p", "float32[B,S,15]");
+    CHECK_TYPE(m, "tv", "float32[B,S,3]");
+    CHECK_TYPE(m, "ti", "int64[B,S,3]");
+    CHECK_TYPE(m, "nz", "int64[2,?]");
+  }
+  ol_model_destroy(m);
+  m = infer_text(HEADER
+                 "g (float[N,3,32,32] x, float[8,3,3,3] w, uint8[4] q, float s, uint8 zp) => (float[N,8,16,16] y) {\n"
+                 "  y = Conv <strides = [2, 2], pads = [1, 1, 1, 1]> (x, w)\n"
+                 "  same = Conv <auto_pad = \"SAME_UPPER\"> (x, w)\n"
+                 "  mp = MaxPool <kernel_shape = [2, 2], strides = [2, 2]> (x)\n"
+                 "  gp = GlobalAveragePool(x)\n"
+                 "  bn = InstanceNormalization(x, s, s)\n"
+                 "  dq = DequantizeLinear(q, s, zp)\n"
+                 "  ql = QuantizeLinear(dq, s, zp)\n"
+                 "}");
+  if (m) {
+    CHECK_TYPE(m, "same", "float32[N,8,32,32]");
+    CHECK_TYPE(m, "mp", "float32[N,3,16,16]");
+    CHECK_TYPE(m, "gp", "float32[N,3,1,1]");
+    CHECK_TYPE(m, "bn", "float32[N,3,32,32]");
+    CHECK_TYPE(m, "dq", "float32[4]");
+    CHECK_TYPE(m, "ql", "uint8[4]");
+  }
+  ol_model_destroy(m);
+  m = infer_text("<ir_version: 10, opset_import: [\"\" : 23, \"com.microsoft\" : 1]>\n"
+                 "g (float[B,8,S,16] q, float[B,2,S,16] k, float[B,2,S,16] v, float[B,2,P,16] pk, float[B,2,P,16] pv,"
+                 " float[B,S,64] x, uint8[32,2,32] wq, float[64] gamma) => (float[B,8,S,16] y) {\n"
+                 "  y, presk, presv = Attention(q, k, v, , pk, pv)\n"
+                 "  gqa, gk, gv = com.microsoft.GroupQueryAttention <num_heads = 2, kv_num_heads = 1> (x)\n"
+                 "  nb = com.microsoft.MatMulNBits <K = 64, N = 32, bits = 4, block_size = 32> (x, wq)\n"
+                 "  sn = com.microsoft.SkipSimplifiedLayerNormalization(x, x, gamma)\n"
+                 "}");
+  if (m) {
+    CHECK_TYPE(m, "presk", "float32[B,2,?,16]");
+    CHECK_TYPE(m, "gqa", "float32[B,S,32]");
+    CHECK_TYPE(m, "gk", "float32[B,1,?,16]");
+    CHECK_TYPE(m, "nb", "float32[B,S,32]");
+    CHECK_TYPE(m, "sn", "float32[B,S,64]");
+  }
+  ol_model_destroy(m);
+}
+
 /* ------------------------------------------------------------ declarations */
 
 static void merge_and_contradiction(void) {
@@ -337,7 +412,7 @@ static void unknown_ops_and_subgraphs(void) {
   ol_model *m = infer_text(
       HEADER
       "g (float[N,4] x, bool c) => (float[N,4] y) {\n"
-      "  t = TopK(x, k)\n"
+      "  t = Compress(x, k)\n"
       "  u = Relu(t)\n"
       "  y = If (c) <then_branch = a () => (float[N,4] ya) { ia = Neg(x)\n ya = Relu(ia) },\n"
       "              else_branch = b () => (float[N,4] yb) { yb = Abs(x) }>\n"
@@ -644,7 +719,7 @@ static void unsupported_element_type_at_creation(void) {
 }
 
 OL_TEST_MAIN(TEST(broadcast_and_symbolic), TEST(softmax_norm_reduce), TEST(matmul_batch),
-             TEST(reshape_with_zero_and_minus_one), TEST(concat_gather_unsqueeze),
+             TEST(reshape_with_zero_and_minus_one), TEST(concat_gather_unsqueeze), TEST(slice_split_pad_and_friends),
              TEST(merge_and_contradiction), TEST(unknown_ops_and_subgraphs), TEST(int4_calibration_graph),
              TEST(quantize_type_ref), TEST(dequantize_encoded_initializer), TEST(fortunes_model),
              TEST(unsupported_element_type_at_creation))

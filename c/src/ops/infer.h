@@ -71,6 +71,9 @@ extern const ol_infer_rule ol_infer_rules_elementwise[];
 extern const ol_infer_rule ol_infer_rules_tensor[];
 extern const ol_infer_rule ol_infer_rules_math[];
 extern const ol_infer_rule ol_infer_rules_quant[];
+extern const ol_infer_rule ol_infer_rules_index[];
+extern const ol_infer_rule ol_infer_rules_nn[];
+extern const ol_infer_rule ol_infer_rules_contrib[];
 
 /* The rule for node's (domain, op type), or NULL. */
 ol_infer_fn ol_infer_find(const ol_node *node);
@@ -78,7 +81,7 @@ ol_infer_fn ol_infer_find(const ol_node *node);
 /* ------------------------------------------------------------ helpers for rules */
 
 void ol_infer_unknown(ol_infer_type *t);
-/* A tensor type with dtype and (when rank >= 0) dims. */
+/* A tensor type with dtype and (when rank >= 0) dims (NULL: all unknown). */
 void ol_infer_set_tensor(ol_infer_type *t, ol_dtype dtype, int rank, const ol_dim *dims);
 static inline ol_dim ol_dim_of(int64_t value) {
   ol_dim d = {value, NULL, true};
@@ -103,6 +106,8 @@ ol_status ol_infer_broadcast(const ol_infer_ctx *ctx, int rank_a, const ol_dim *
                              const ol_dim *b, int *rank_out, ol_dim *out);
 /* A constant tensor's type, with its values when it is a small integer tensor. */
 void ol_infer_from_tensor(const ol_tensor *t, ol_infer_type *out);
+/* Output 0 gets input 0's element type and shape (unary-like operators). */
+ol_status ol_infer_like_input0(ol_infer_ctx *ctx);
 /* Normalizes axis into [0, rank) (error naming the node when out of range). */
 ol_status ol_infer_axis(const ol_infer_ctx *ctx, int64_t axis, int rank, int *out);
 

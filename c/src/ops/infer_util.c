@@ -7,6 +7,7 @@
 
 static const ol_infer_rule *const families[] = {
     ol_infer_rules_elementwise, ol_infer_rules_tensor, ol_infer_rules_math, ol_infer_rules_quant,
+    ol_infer_rules_index,       ol_infer_rules_nn,     ol_infer_rules_contrib,
 };
 
 static bool same_domain(const char *a, const char *b) {
@@ -34,7 +35,7 @@ void ol_infer_set_tensor(ol_infer_type *t, ol_dtype dtype, int rank, const ol_di
   t->kind = OL_VALUE_TENSOR;
   t->dtype = dtype;
   t->rank = rank;
-  for (int i = 0; i < rank && i < OL_MAX_RANK; i++) t->dims[i] = dims[i];
+  for (int i = 0; i < rank && i < OL_MAX_RANK; i++) t->dims[i] = dims ? dims[i] : ol_dim_unknown();
 }
 
 bool ol_dim_same(ol_dim a, ol_dim b) {
@@ -125,4 +126,10 @@ void ol_infer_from_tensor(const ol_tensor *t, ol_infer_type *out) {
     out->data[i] = ol_dim_of(v);
   }
   out->data_count = (int)count;
+}
+
+ol_status ol_infer_like_input0(ol_infer_ctx *ctx) {
+  const ol_infer_type *x = ol_infer_input(ctx, 0);
+  if (x && ctx->num_outputs > 0) ol_infer_set_tensor(&ctx->outputs[0], x->dtype, x->rank, x->dims);
+  return OL_OK;
 }
