@@ -328,6 +328,40 @@ static void slice_split_pad_and_friends(void) {
   ol_model_destroy(m);
 }
 
+/* Extreme values in shape data and attributes: no overflow, no negative dims. */
+static void hostile_values(void) {
+  ol_model *m = infer_text(
+      HEADER
+      "g (float[4,5] x, int64[3] ids) => (float[4,5] y)"
+      " <int64[2] huge = {9223372036854775807, 9223372036854775807}, int64 lo = {-9223372036854775808},"
+      " int64 hi = {9223372036854775807}, int64 one = {1}, int64 mone = {-1}, int64[1] minstep = {-9223372036854775808},"
+      " int64[1] z = {0}, int64[1] e = {3}, int64[2] neg = {-3, 2}, int64 depth = {-5}, float[2] vals = {0.0, 1.0},"
+      " int64[4] wide = {4611686018427387904, 0, 4611686018427387904, 1}> {\n"
+      "  y = Identity(x)\n"
+      "  t = Tile(x, huge)\n"
+      "  r = Range(lo, hi, one)\n"
+      "  r2 = Range(hi, lo, mone)\n"
+      "  s = Slice(x, e, z, z, minstep)\n"
+      "  sq = Mul(huge, huge)\n"
+      "  dv = Div(lo, mone)\n"
+      "  c = ConstantOfShape(neg)\n"
+      "  oh = OneHot(ids, depth, vals)\n"
+      "  p = Pad(x, wide)\n"
+      "  w = Reshape(x, sq)\n"
+      "}");
+  if (!m) return;
+  CHECK_TYPE(m, "t", "float32[?,?]");
+  CHECK_TYPE(m, "r", "int64[?]");
+  CHECK_TYPE(m, "r2", "int64[?]");
+  CHECK_TYPE(m, "s", "float32[?,5]");
+  CHECK_TYPE(m, "sq", "int64[2]");
+  CHECK_TYPE(m, "c", "float32[?,2]");
+  CHECK_TYPE(m, "oh", "float32[3,?]");
+  CHECK_TYPE(m, "p", "float32[?,6]");
+  CHECK_TYPE(m, "w", "float32[?,?]");
+  ol_model_destroy(m);
+}
+
 /* ------------------------------------------------------------ declarations */
 
 static void merge_and_contradiction(void) {
@@ -720,6 +754,7 @@ static void unsupported_element_type_at_creation(void) {
 
 OL_TEST_MAIN(TEST(broadcast_and_symbolic), TEST(softmax_norm_reduce), TEST(matmul_batch),
              TEST(reshape_with_zero_and_minus_one), TEST(concat_gather_unsqueeze), TEST(slice_split_pad_and_friends),
+             TEST(hostile_values),
              TEST(merge_and_contradiction), TEST(unknown_ops_and_subgraphs), TEST(int4_calibration_graph),
              TEST(quantize_type_ref), TEST(dequantize_encoded_initializer), TEST(fortunes_model),
              TEST(unsupported_element_type_at_creation))

@@ -87,7 +87,9 @@ static void every_backend_model(void) {
       capacity = capacity ? 2 * capacity : 1024;
       names = realloc(names, capacity * sizeof *names);
     }
-    names[count++] = strdup(e->d_name);
+    size_t length = strlen(e->d_name) + 1;
+    names[count] = malloc(length);
+    memcpy(names[count++], e->d_name, length);
   }
   closedir(dir);
   qsort(names, count, sizeof *names, by_name);

@@ -81,12 +81,17 @@ ol_infer_fn ol_infer_find(const ol_node *node);
 /* ------------------------------------------------------------ helpers for rules */
 
 void ol_infer_unknown(ol_infer_type *t);
-/* A tensor type with dtype and (when rank >= 0) dims (NULL: all unknown). */
+/* A tensor type with dtype and (when rank >= 0) dims (NULL: all unknown;
+ * negative concrete dims become unknown). */
 void ol_infer_set_tensor(ol_infer_type *t, ol_dtype dtype, int rank, const ol_dim *dims);
 static inline ol_dim ol_dim_of(int64_t value) {
   ol_dim d = {value, NULL, true};
   return d;
 }
+/* Checked int64 arithmetic (model values may be anything): false on overflow. */
+static inline bool ol_i64_add(int64_t a, int64_t b, int64_t *out) { return !__builtin_add_overflow(a, b, out); }
+static inline bool ol_i64_sub(int64_t a, int64_t b, int64_t *out) { return !__builtin_sub_overflow(a, b, out); }
+static inline bool ol_i64_mul(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_overflow(a, b, out); }
 static inline ol_dim ol_dim_unknown(void) {
   ol_dim d = {-1, NULL, false};
   return d;

@@ -8,7 +8,8 @@
 
 /* a + b for sequence lengths (unknown unless both are concrete; a + 0 = a). */
 static ol_dim dim_add(ol_dim a, ol_dim b) {
-  if (a.is_value && b.is_value) return ol_dim_of(a.value + b.value);
+  int64_t sum;
+  if (a.is_value && b.is_value) return ol_i64_add(a.value, b.value, &sum) ? ol_dim_of(sum) : ol_dim_unknown();
   if (b.is_value && b.value == 0) return a;
   if (a.is_value && a.value == 0) return b;
   return ol_dim_unknown();
@@ -32,7 +33,8 @@ static ol_status infer_attention(ol_infer_ctx *ctx) {
     int64_t qh = ol_attr_int(ctx->node, "q_num_heads", 0), kvh = ol_attr_int(ctx->node, "kv_num_heads", 0);
     y[0] = q->dims[0], y[1] = q->dims[1];
     ol_dim v_head = v && v->rank == 3 ? dim_div(v->dims[2], kvh) : ol_dim_unknown();
-    y[2] = v_head.is_value && qh > 0 ? ol_dim_of(qh * v_head.value) : ol_dim_unknown();
+    int64_t width;
+    y[2] = v_head.is_value && qh > 0 && ol_i64_mul(qh, v_head.value, &width) ? ol_dim_of(width) : ol_dim_unknown();
   }
   ol_infer_set_tensor(&ctx->outputs[0], q->dtype, q->rank, y);
   /* present_key / present_value: the past along the sequence axis plus the new entries */
@@ -54,12 +56,15 @@ static ol_status infer_gqa(ol_infer_ctx *ctx) {
   if (!q || q->rank != 3 || ctx->num_outputs < 1) return OL_OK;
   int64_t heads = ol_attr_int(ctx->node, "num_heads", 0), kv_heads = ol_attr_int(ctx->node, "kv_num_heads", 0);
   bool packed = !ol_node_has_input(ctx->node, 1);
+  if (heads <= 0 || kv_heads <= 0 || heads > (1 << 20) || kv_heads > (1 << 20)) return OL_OK;
   ol_dim head = dim_div(q->dims[2], packed ? heads + 2 * kv_heads : heads);
-  ol_dim y[3] = {q->dims[0], q->dims[1], head.is_value ? ol_dim_of(heads * head.value) : ol_dim_unknown()};
+  int64_t width;
+  ol_dim y[3] = {q->dims[0], q->dims[1],
+                 head.is_value && ol_i64_mul(heads, head.value, &width) ? ol_dim_of(width) : ol_dim_unknown()};
   if (!packed) y[2] = q->dims[2];
   ol_infer_set_tensor(&ctx->outputs[0], q->dtype, 3, y);
   for (size_t o = 1; o < 3 && o < ctx->num_outputs; o++) {
-    ol_dim d[4] = {q->dims[0], kv_heads > 0 ? ol_dim_of(kv_heads) : ol_dim_unknown(), ol_dim_unknown(), head};
+    ol_dim d[4] = {q->dims[0], ol_dim_of(kv_heads), ol_dim_unknown(), head};
     ol_infer_set_tensor(&ctx->outputs[o], q->dtype, 4, d);
   }
   return OL_OK;

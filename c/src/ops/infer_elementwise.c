@@ -29,13 +29,14 @@ static void binary_data(const ol_infer_type *a, const ol_infer_type *b, char op,
     bool compare = op == '=' || op == '<' || op == '>' || op == 'l' || op == 'g';
     if (x.is_value && y.is_value) {
       int64_t u = x.value, v = y.value, value = 0;
+      bool ok = true;
       switch (op) {
-        case '+': value = u + v; break;
-        case '-': value = u - v; break;
-        case '*': value = u * v; break;
+        case '+': ok = ol_i64_add(u, v, &value); break;
+        case '-': ok = ol_i64_sub(u, v, &value); break;
+        case '*': ok = ol_i64_mul(u, v, &value); break;
         case '/':
-          if (v == 0) return;
-          value = u / v;
+          ok = v != 0 && !(u == INT64_MIN && v == -1);
+          if (ok) value = u / v;
           break;
         case '=': value = u == v; break;
         case '<': value = u < v; break;
@@ -43,7 +44,7 @@ static void binary_data(const ol_infer_type *a, const ol_infer_type *b, char op,
         case 'l': value = u <= v; break;
         case 'g': value = u >= v; break;
       }
-      r = ol_dim_of(value);
+      r = ok ? ol_dim_of(value) : ol_dim_unknown();
     } else if (compare && (x.param || y.param)) {
       /* a symbolic dimension is never negative: compare it with a negative number */
       bool sym_left = !x.is_value;

@@ -39,11 +39,11 @@ static int64_t slice_length(int64_t d, int64_t start, int64_t end, int64_t step)
   if (step > 0) {
     start = start < 0 ? 0 : start > d ? d : start;
     end = end < 0 ? 0 : end > d ? d : end;
-    return end > start ? (end - start + step - 1) / step : 0;
+    return end > start ? (end - start - 1) / step + 1 : 0;
   }
   start = start < 0 ? 0 : start > d - 1 ? d - 1 : start;
   end = end < -1 ? -1 : end > d - 1 ? d - 1 : end;
-  return start > end ? (start - end + (-step) - 1) / (-step) : 0;
+  return start > end ? (start - end - 1) / -step + 1 : 0;
 }
 
 static int64_t slice_first(int64_t d, int64_t start, int64_t step) {
@@ -99,6 +99,7 @@ static ol_status infer_slice(ol_infer_ctx *ctx) {
     int axis;
     OL_TRY(ol_infer_axis(ctx, axes[i], x->rank, &axis));
     if (concrete && steps[i] == 0) return ol_infer_error(ctx, "step %d is 0", i);
+    if (concrete && steps[i] == INT64_MIN) concrete = false;
     if (concrete && x->dims[axis].is_value)
       dims[axis] = ol_dim_of(slice_length(x->dims[axis].value, starts[i], ends[i], steps[i]));
     else if (concrete && steps[i] == 1 && starts[i] == 0 && ends[i] >= INT32_MAX)
@@ -133,22 +134,26 @@ static ol_status infer_split(ol_infer_ctx *ctx) {
   ol_dim d = x->dims[axis];
   if (known && (size_t)count != n)
     return ol_infer_error(ctx, "'split' has %d sizes for %zu outputs", count, n);
-  if (absent && d.is_value) {
-    int64_t each = (int64_t)((d.value + (int64_t)n - 1) / (int64_t)n);
+  if (absent && d.is_value && n <= OL_MAX_RANK * 4) {
+    int64_t each = d.value / (int64_t)n + (d.value % (int64_t)n != 0);
     bool uneven = ol_node_attr(ctx->node, "num_outputs") != NULL;
     if (!uneven && d.value % (int64_t)n != 0)
       return ol_infer_error(ctx, "axis %d of extent %lld does not split evenly into %zu outputs", axis,
                             (long long)d.value, n);
     for (size_t o = 0; o < n; o++) {
-      int64_t left = d.value - (int64_t)o * each;
+      int64_t left = d.value - (int64_t)o * each; /* o * each <= d + each: no overflow */
       sizes[o] = left < each ? (left > 0 ? left : 0) : each;
     }
     known = true;
   }
   if (known) {
     int64_t total = 0;
-    for (size_t o = 0; o < n; o++) total += sizes[o];
-    if (d.is_value && total != d.value)
+    bool fits = true;
+    for (size_t o = 0; o < n; o++) {
+      if (sizes[o] < 0) return ol_infer_error(ctx, "split size %zu is negative", o);
+      fits = fits && ol_i64_add(total, sizes[o], &total);
+    }
+    if (fits && d.is_value && total != d.value)
       return ol_infer_error(ctx, "split sizes add up to %lld, axis %d has extent %lld", (long long)total, axis,
                             (long long)d.value);
   }
@@ -175,7 +180,10 @@ static ol_status infer_tile(ol_infer_ctx *ctx) {
   for (int i = 0; i < x->rank; i++) {
     if (!known) out->dims[i] = ol_dim_unknown();
     else if (repeats[i] < 0) return ol_infer_error(ctx, "repeat %d is negative", i);
-    else if (x->dims[i].is_value) out->dims[i] = ol_dim_of(x->dims[i].value * repeats[i]);
+    else if (x->dims[i].is_value) {
+      int64_t extent;
+      out->dims[i] = ol_i64_mul(x->dims[i].value, repeats[i], &extent) ? ol_dim_of(extent) : ol_dim_unknown();
+    }
     else if (repeats[i] != 1) out->dims[i] = ol_dim_unknown();
   }
   return OL_OK;
@@ -208,8 +216,10 @@ static ol_status infer_pad(ol_infer_ctx *ctx) {
   for (int i = 0; i < n_axes; i++) {
     int axis;
     OL_TRY(ol_infer_axis(ctx, axes[i], x->rank, &axis));
-    int64_t extra = pads[i] + pads[i + n_axes];
-    if (x->dims[axis].is_value) out->dims[axis] = ol_dim_of(x->dims[axis].value + extra);
+    int64_t extra, extent;
+    if (!ol_i64_add(pads[i], pads[i + n_axes], &extra)) out->dims[axis] = ol_dim_unknown();
+    else if (x->dims[axis].is_value)
+      out->dims[axis] = ol_i64_add(x->dims[axis].value, extra, &extent) ? ol_dim_of(extent) : ol_dim_unknown();
     else if (extra != 0) out->dims[axis] = ol_dim_unknown();
   }
   return OL_OK;

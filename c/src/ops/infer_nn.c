@@ -11,11 +11,12 @@
 static ol_dim window_extent(ol_dim d, int64_t k, int64_t s, int64_t dil, int64_t pb, int64_t pe,
                             const char *auto_pad, bool ceil_mode) {
   if (!d.is_value || s <= 0 || k <= 0 || dil <= 0) return ol_dim_unknown();
-  int64_t span = (k - 1) * dil + 1;
-  if (strncmp(auto_pad, "SAME", 4) == 0) return ol_dim_of((d.value + s - 1) / s);
+  if (strncmp(auto_pad, "SAME", 4) == 0) return ol_dim_of(d.value / s + (d.value % s != 0));
   if (strcmp(auto_pad, "VALID") == 0) pb = pe = 0;
-  int64_t room = d.value + pb + pe - span;
-  if (room < 0) return ol_dim_unknown();
+  int64_t span, room;
+  if (!ol_i64_mul(k - 1, dil, &span) || !ol_i64_add(span, 1, &span) || !ol_i64_add(d.value, pb, &room) ||
+      !ol_i64_add(room, pe, &room) || !ol_i64_sub(room, span, &room) || room < 0)
+    return ol_dim_unknown();
   if (ceil_mode) return ol_dim_unknown(); /* the last-window rule differs between versions */
   return ol_dim_of(room / s + 1);
 }

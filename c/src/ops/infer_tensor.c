@@ -143,7 +143,7 @@ static ol_status infer_size(ol_infer_ctx *ctx) {
   int64_t count = 1;
   for (int i = 0; x && i < x->rank; i++) {
     if (!x->dims[i].is_value) return OL_OK;
-    count *= x->dims[i].value;
+    if (!ol_i64_mul(count, x->dims[i].value, &count)) return OL_OK;
   }
   if (x) {
     ctx->outputs[0].data[0] = ol_dim_of(count);
@@ -161,7 +161,9 @@ static bool factor(const ol_dim *dims, int rank, int skip, int64_t *product, con
   *n = 0;
   for (int i = 0; i < rank; i++) {
     if (i == skip) continue;
-    if (dims[i].is_value) *product *= dims[i].value;
+    if (dims[i].is_value) {
+      if (!ol_i64_mul(*product, dims[i].value, product)) return false;
+    }
     else if (dims[i].param) names[(*n)++] = dims[i].param;
     else return false;
   }
@@ -215,8 +217,10 @@ static ol_status infer_reshape(ol_infer_ctx *ctx) {
       if (in_names[k]) left_in++, last_in = in_names[k];
     for (int i = 0; i < n_out; i++) left_out += out_names[i] != NULL;
     if (left_in == 0 && left_out == 0) {
-      if (infer_at >= 0) {
-        if (out_product == 0 || in_product % out_product != 0)
+      if (infer_at >= 0 && out_product == 0) {
+        /* -1 next to a zero extent is undetermined: leave it unknown */
+      } else if (infer_at >= 0) {
+        if (in_product % out_product != 0)
           return ol_infer_error(ctx, "cannot reshape %lld elements with -1 and the other dims multiplying to %lld",
                                 (long long)in_product, (long long)out_product);
         dims[infer_at] = ol_dim_of(in_product / out_product);
@@ -365,8 +369,7 @@ static ol_status infer_concat(ol_infer_ctx *ctx) {
                               (long long)t->dims[d].value, d, (long long)dims[d].value);
       if (t->dims[d].is_value || (!dims[d].is_value && !dims[d].param)) dims[d] = t->dims[d];
     }
-    if (t->dims[axis].is_value) sum += t->dims[axis].value;
-    else sum_known = false;
+    if (!t->dims[axis].is_value || !ol_i64_add(sum, t->dims[axis].value, &sum)) sum_known = false;
     if (t->data_count < 0 || data_count + t->data_count > OL_INFER_MAX_DATA) {
       all_data = false;
     } else {
@@ -468,14 +471,14 @@ static ol_status infer_range(ol_infer_ctx *ctx) {
     concrete = ol_infer_ints(ctx, i, &one, &count, 1) && count == 1;
     v[i] = one;
   }
-  if (concrete && v[2] != 0) {
-    int64_t span = v[1] - v[0];
+  int64_t span;
+  if (concrete && v[2] != 0 && v[2] != INT64_MIN && ol_i64_sub(v[1], v[0], &span)) {
     int64_t n = span / v[2] + (span % v[2] != 0 && (span > 0) == (v[2] > 0));
     d = ol_dim_of(n > 0 ? n : 0);
   }
   ol_infer_set_tensor(out, start->dtype, 1, &d);
   if (d.is_value && d.value <= OL_INFER_MAX_DATA) {
-    for (int64_t i = 0; i < d.value; i++) out->data[i] = ol_dim_of(v[0] + i * v[2]);
+    for (int64_t i = 0; i < d.value; i++) out->data[i] = ol_dim_of(v[0] + i * v[2]); /* within [start, limit) */
     out->data_count = (int)d.value;
   }
   return OL_OK;

@@ -35,7 +35,11 @@ void ol_infer_set_tensor(ol_infer_type *t, ol_dtype dtype, int rank, const ol_di
   t->kind = OL_VALUE_TENSOR;
   t->dtype = dtype;
   t->rank = rank;
-  for (int i = 0; i < rank && i < OL_MAX_RANK; i++) t->dims[i] = dims ? dims[i] : ol_dim_unknown();
+  for (int i = 0; i < rank && i < OL_MAX_RANK; i++) {
+    t->dims[i] = dims ? dims[i] : ol_dim_unknown();
+    if (t->dims[i].is_value && t->dims[i].value < 0) t->dims[i] = ol_dim_unknown();
+  }
+  if (rank > OL_MAX_RANK) t->rank = -1;
 }
 
 bool ol_dim_same(ol_dim a, ol_dim b) {
