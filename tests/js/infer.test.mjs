@@ -63,6 +63,20 @@ g (float[N,3] x, float[3] b) => (float[N,3] y) { s = Add(x, b)
     assert.ok(fromPath instanceof Uint8Array && fromPath.byteLength > 0);
   });
 
+  test('an unsupported element type fails at session creation, before any run', async () => {
+    const bytes = await parseModel(`<ir_version: 10, opset_import: ["" : 18]>
+g (float[4] x) => (int64[4] y) { i = Cast <to = 7> (x)
+ [root] y = Sqrt(i) }`);
+    await assert.rejects(InferenceSession.create(bytes), (e) => {
+      assert.ok(e instanceof OnnxLightError);
+      assert.equal(e.code, 'OL_NOT_IMPLEMENTED');
+      assert.match(e.message, /Sqrt/);
+      assert.match(e.message, /'root'/);
+      assert.match(e.message, /int64/);
+      return true;
+    });
+  });
+
   test('a contradiction names the value and the node', async () => {
     const bytes = await parseModel(`<ir_version: 10, opset_import: ["" : 18]>
 g (float[2,3] x) => (float[2,4] y) { [relu] y = Relu(x) }`);
