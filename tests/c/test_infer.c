@@ -460,6 +460,26 @@ static void unknown_ops_and_subgraphs(void) {
   char buf[128];
   if (then_g) CHECK(strcmp(graph_type(then_g, "ia", buf, sizeof buf), "float32[N,4]") == 0);
   ol_model_destroy(m);
+  /* a Loop body: its intermediates are inferred from its declared inputs and the outer scope;
+   * the Loop's own outputs are not */
+  m = infer_text(HEADER
+                 "g (float[N] x, int64 n) => (float[N] y) {\n"
+                 "  y = Loop (n, , x) <body = body (int64 i, bool c, float[N] v) => (bool c2, float[N] w) {\n"
+                 "    c2 = Identity(c)\n"
+                 "    d = Add(v, x)\n"
+                 "    w = Neg(d)\n"
+                 "  }>\n"
+                 "  z = Relu(y)\n"
+                 "}");
+  if (m) {
+    const ol_graph *body = m->data->graph->nodes[0].attrs[0].graph;
+    if (body) {
+      CHECK(strcmp(graph_type(body, "d", buf, sizeof buf), "float32[N]") == 0);
+      CHECK(strcmp(graph_type(body, "c2", buf, sizeof buf), "") == 0); /* a body output: declared, not value_info */
+    }
+    CHECK_TYPE(m, "z", "float32[N]"); /* from y's declaration */
+  }
+  ol_model_destroy(m);
 }
 
 /* ------------------------------------------------------------ ai.rt */
