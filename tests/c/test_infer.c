@@ -328,6 +328,31 @@ static void slice_split_pad_and_friends(void) {
   ol_model_destroy(m);
 }
 
+static void resize_recurrent_losses(void) {
+  ol_model *m = infer_text(
+      HEADER
+      "g (float[N,3,8,8] x, float[T,B,4] seq, float[B,5] scores, int64[B] labels, float[1,2,3,3] w)"
+      " => (float[N,3,16,16] y) <float[4] scales = {1.0, 1.0, 2.0, 2.0}> {\n"
+      "  y = Resize <mode = \"nearest\"> (x, , scales)\n"
+      "  ys, yh, yc = LSTM <hidden_size = 6, direction = \"bidirectional\"> (seq, wl, rl)\n"
+      "  loss = SoftmaxCrossEntropyLoss(scores, labels)\n"
+      "  each = NegativeLogLikelihoodLoss <reduction = \"none\"> (scores, labels)\n"
+      "  d2s = DepthToSpace <blocksize = 2> (big)\n"
+      "  big = Concat <axis = 1> (x, x, x, x)\n"
+      "  ct = ConvTranspose <strides = [2, 2]> (wx, w)\n"
+      "  wx = Identity(w)\n"
+      "}");
+  if (!m) return;
+  CHECK_TYPE(m, "ys", "float32[T,2,B,6]");
+  CHECK_TYPE(m, "yc", "float32[2,B,6]");
+  CHECK_TYPE(m, "loss", "float32[]");
+  CHECK_TYPE(m, "each", "float32[B]");
+  CHECK_TYPE(m, "big", "float32[N,12,8,8]");
+  CHECK_TYPE(m, "d2s", "float32[N,3,16,16]");
+  CHECK_TYPE(m, "ct", "float32[1,2,7,7]");
+  ol_model_destroy(m);
+}
+
 /* Extreme values in shape data and attributes: no overflow, no negative dims. */
 static void hostile_values(void) {
   ol_model *m = infer_text(
@@ -446,7 +471,7 @@ static void unknown_ops_and_subgraphs(void) {
   ol_model *m = infer_text(
       HEADER
       "g (float[N,4] x, bool c) => (float[N,4] y) {\n"
-      "  t = Compress(x, k)\n"
+      "  t = Einsum <equation = \"ij,j->ij\"> (x, k)\n"
       "  u = Relu(t)\n"
       "  y = If (c) <then_branch = a () => (float[N,4] ya) { ia = Neg(x)\n ya = Relu(ia) },\n"
       "              else_branch = b () => (float[N,4] yb) { yb = Abs(x) }>\n"
@@ -774,7 +799,7 @@ static void unsupported_element_type_at_creation(void) {
 
 OL_TEST_MAIN(TEST(broadcast_and_symbolic), TEST(softmax_norm_reduce), TEST(matmul_batch),
              TEST(reshape_with_zero_and_minus_one), TEST(concat_gather_unsqueeze), TEST(slice_split_pad_and_friends),
-             TEST(hostile_values),
+             TEST(hostile_values), TEST(resize_recurrent_losses),
              TEST(merge_and_contradiction), TEST(unknown_ops_and_subgraphs), TEST(int4_calibration_graph),
              TEST(quantize_type_ref), TEST(dequantize_encoded_initializer), TEST(fortunes_model),
              TEST(unsupported_element_type_at_creation))

@@ -44,6 +44,9 @@ typedef struct ol_infer_type {
   ol_dim data[OL_INFER_MAX_DATA];
   /* An encoded initializer's message (Dequantize reads its logical type). */
   const Onnx__EncodedValueProto *encoded;
+  /* A constant's tensor (initializer or Constant; borrowed from the model),
+   * e.g. Resize's floating scales. */
+  const ol_tensor *constant;
 } ol_infer_type;
 
 typedef struct ol_infer_ctx {
@@ -74,6 +77,7 @@ extern const ol_infer_rule ol_infer_rules_quant[];
 extern const ol_infer_rule ol_infer_rules_index[];
 extern const ol_infer_rule ol_infer_rules_nn[];
 extern const ol_infer_rule ol_infer_rules_contrib[];
+extern const ol_infer_rule ol_infer_rules_misc[];
 
 /* The rule for node's (domain, op type), or NULL. */
 ol_infer_fn ol_infer_find(const ol_node *node);
@@ -102,6 +106,9 @@ bool ol_dim_same(ol_dim a, ol_dim b);
 const ol_infer_type *ol_infer_input(const ol_infer_ctx *ctx, size_t i);
 /* Input i with a known rank, else NULL. */
 const ol_infer_type *ol_infer_shaped(const ol_infer_ctx *ctx, size_t i);
+/* Input i's constant values as doubles (FLOAT, DOUBLE, FLOAT16, BFLOAT16 or
+ * integers; at most capacity), false when not a known constant. */
+bool ol_infer_doubles(const ol_infer_ctx *ctx, size_t i, double *values, int *count, int capacity);
 /* Input i's propagated values when all of them are concrete numbers. */
 bool ol_infer_ints(const ol_infer_ctx *ctx, size_t i, int64_t *values, int *count, int capacity);
 /* An error naming the node and its op type. */

@@ -1,4 +1,5 @@
-/* Shape functions of MatMul (numpy semantics, broadcast batch dims), Gemm
+/* Shape functions of MatMul (numpy semantics, broadcast batch dims; also
+ * MatMulInteger and QLinearMatMul), Gemm
  * and the Reduce* / ArgMax / ArgMin reductions. */
 #include <string.h>
 
@@ -11,12 +12,11 @@ static ol_status check_inner(const ol_infer_ctx *ctx, ol_dim a, ol_dim b) {
   return OL_OK;
 }
 
-static ol_status infer_matmul(ol_infer_ctx *ctx) {
-  const ol_infer_type *a = ol_infer_input(ctx, 0), *b = ol_infer_input(ctx, 1);
-  if (!a || ctx->num_outputs < 1) return OL_OK;
-  ol_infer_type *out = &ctx->outputs[0];
-  ol_infer_set_tensor(out, a->dtype, -1, NULL);
-  if (!b || a->rank < 0 || b->rank < 0) return OL_OK;
+/* The MatMul of a and b (numpy semantics) with element type dtype into out. */
+static ol_status matmul_shape(const ol_infer_ctx *ctx, const ol_infer_type *a, const ol_infer_type *b, ol_dtype dtype,
+                              ol_infer_type *out) {
+  ol_infer_set_tensor(out, dtype, -1, NULL);
+  if (!a || !b || a->rank < 0 || b->rank < 0) return OL_OK;
   if (a->rank == 0 || b->rank == 0) return ol_infer_error(ctx, "MatMul inputs must have rank >= 1");
   /* 1-D operands are promoted ([k] -> [1, k], [k] -> [k, 1]) and the added dim removed */
   ol_dim da[OL_MAX_RANK], db[OL_MAX_RANK];
@@ -36,13 +36,31 @@ static ol_status infer_matmul(ol_infer_ctx *ctx) {
     memcpy(db, b->dims, sizeof(ol_dim) * (size_t)rb);
   }
   OL_TRY(check_inner(ctx, da[ra - 1], db[rb - 2]));
-  ol_dim dims[OL_MAX_RANK];
+  ol_dim dims[OL_MAX_RANK + 2];
   int rank;
   OL_TRY(ol_infer_broadcast(ctx, ra - 2, da, rb - 2, db, &rank, dims));
   if (a->rank > 1) dims[rank++] = da[ra - 2];
   if (b->rank > 1) dims[rank++] = db[rb - 1];
-  ol_infer_set_tensor(out, a->dtype, rank, dims);
+  ol_infer_set_tensor(out, dtype, rank, dims);
   return OL_OK;
+}
+
+static ol_status infer_matmul(ol_infer_ctx *ctx) {
+  const ol_infer_type *a = ol_infer_input(ctx, 0);
+  if (!a || ctx->num_outputs < 1) return OL_OK;
+  return matmul_shape(ctx, a, ol_infer_input(ctx, 1), a->dtype, &ctx->outputs[0]);
+}
+
+static ol_status infer_matmul_integer(ol_infer_ctx *ctx) {
+  if (ctx->num_outputs < 1) return OL_OK;
+  return matmul_shape(ctx, ol_infer_input(ctx, 0), ol_infer_input(ctx, 1), OL_DTYPE_INT32, &ctx->outputs[0]);
+}
+
+/* QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp): y_zp's type. */
+static ol_status infer_qlinear_matmul(ol_infer_ctx *ctx) {
+  const ol_infer_type *zp = ol_infer_input(ctx, 7);
+  if (!zp || ctx->num_outputs < 1) return OL_OK;
+  return matmul_shape(ctx, ol_infer_input(ctx, 0), ol_infer_input(ctx, 3), zp->dtype, &ctx->outputs[0]);
 }
 
 static ol_status infer_gemm(ol_infer_ctx *ctx) {
@@ -128,6 +146,8 @@ static ol_status infer_reduce(ol_infer_ctx *ctx) {
 const ol_infer_rule ol_infer_rules_math[] = {
     {"", "MatMul", infer_matmul},
     {"", "Gemm", infer_gemm},
+    {"", "MatMulInteger", infer_matmul_integer},
+    {"", "QLinearMatMul", infer_qlinear_matmul},
     REDUCE("ReduceMean"), REDUCE("ReduceSum"), REDUCE("ReduceMax"), REDUCE("ReduceMin"),
     REDUCE("ReduceProd"), REDUCE("ReduceL1"), REDUCE("ReduceL2"), REDUCE("ReduceLogSum"),
     REDUCE("ReduceLogSumExp"), REDUCE("ReduceSumSquare"), REDUCE("ArgMax"), REDUCE("ArgMin"),

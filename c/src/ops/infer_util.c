@@ -7,7 +7,7 @@
 
 static const ol_infer_rule *const families[] = {
     ol_infer_rules_elementwise, ol_infer_rules_tensor, ol_infer_rules_math, ol_infer_rules_quant,
-    ol_infer_rules_index,       ol_infer_rules_nn,     ol_infer_rules_contrib,
+    ol_infer_rules_index,       ol_infer_rules_nn,     ol_infer_rules_contrib, ol_infer_rules_misc,
 };
 
 static bool same_domain(const char *a, const char *b) {
@@ -118,6 +118,7 @@ void ol_infer_from_tensor(const ol_tensor *t, ol_infer_type *out) {
   ol_dim dims[OL_MAX_RANK];
   for (int i = 0; i < t->rank; i++) dims[i] = ol_dim_of(t->dims[i]);
   ol_infer_set_tensor(out, t->dtype, t->rank, dims);
+  out->constant = t;
   int64_t count = ol_tcount(t);
   const void *data = ol_tdata(t);
   if (t->rank > 1 || count > OL_INFER_MAX_DATA || (count && !data)) return;
@@ -136,4 +137,25 @@ ol_status ol_infer_like_input0(ol_infer_ctx *ctx) {
   const ol_infer_type *x = ol_infer_input(ctx, 0);
   if (x && ctx->num_outputs > 0) ol_infer_set_tensor(&ctx->outputs[0], x->dtype, x->rank, x->dims);
   return OL_OK;
+}
+
+bool ol_infer_doubles(const ol_infer_ctx *ctx, size_t i, double *values, int *count, int capacity) {
+  const ol_infer_type *t = ol_infer_input(ctx, i);
+  if (!t || !t->constant || t->constant->rank > 1) return false;
+  int64_t n = ol_tcount(t->constant);
+  const void *data = ol_tdata(t->constant);
+  if (n > capacity || (n && !data)) return false;
+  for (int64_t k = 0; k < n; k++) {
+    switch (t->constant->dtype) {
+      case OL_DTYPE_FLOAT: values[k] = ((const float *)data)[k]; break;
+      case OL_DTYPE_DOUBLE: values[k] = ((const double *)data)[k]; break;
+      case OL_DTYPE_FLOAT16: values[k] = ol_f16_to_f32(((const uint16_t *)data)[k]); break;
+      case OL_DTYPE_BFLOAT16: values[k] = ol_bf16_to_f32(((const uint16_t *)data)[k]); break;
+      case OL_DTYPE_INT64: values[k] = (double)((const int64_t *)data)[k]; break;
+      case OL_DTYPE_INT32: values[k] = ((const int32_t *)data)[k]; break;
+      default: return false;
+    }
+  }
+  *count = (int)n;
+  return true;
 }
