@@ -505,6 +505,37 @@ static void unknown_ops_and_subgraphs(void) {
     CHECK_TYPE(m, "z", "float32[N]"); /* from y's declaration */
   }
   ol_model_destroy(m);
+  /* Loop outputs: the carried value merged with its initial type, scan outputs stacked */
+  m = infer_text(HEADER
+                 "g (float[N] x, int64 n) => (float[N] y) {\n"
+                 "  carried, stacked = Loop (n, , x) <body = body (i, c, v) => (c2, w, s) {\n"
+                 "    c2 = Identity(c)\n"
+                 "    w = Neg(v)\n"
+                 "    s = Cast <to = 7> (i)\n"
+                 "  }>\n"
+                 "  y = Relu(carried)\n"
+                 "  st = Identity(stacked)\n"
+                 "}");
+  if (m) {
+    CHECK_TYPE(m, "carried", "float32"); /* the body only knows the element type of v */
+    CHECK_TYPE(m, "stacked", "int64[?]");
+  }
+  ol_model_destroy(m);
+  m = infer_text(HEADER
+                 "g (float[4] init, float[T,4] xs) => (float[4] y) {\n"
+                 "  y, ys = Scan (init, xs) <num_scan_inputs = 1, body = body (float[4] s, x) => (s2, o) {\n"
+                 "    s2 = Add(s, x)\n"
+                 "    o = Mul(s, x)\n"
+                 "  }>\n"
+                 "  z = Identity(ys)\n"
+                 "}");
+  if (m) {
+    CHECK_TYPE(m, "z", "float32[T,4]");
+    const ol_graph *body = m->data->graph->nodes[0].attrs[1].graph;
+    if (!body) body = m->data->graph->nodes[0].attrs[0].graph;
+    CHECK(body && body->num_nodes == 2);
+  }
+  ol_model_destroy(m);
 }
 
 /* ------------------------------------------------------------ ai.rt */
