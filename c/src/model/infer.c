@@ -17,11 +17,16 @@
 #include "core/strmap.h"
 #include "model/infer_internal.h"
 
+/* The values of one graph. Pointers into types stay valid only until the
+ * next bind (which may grow the array): a node's input types are used
+ * before its outputs are bound. */
 typedef struct scope {
   ol_strmap names;      /* value name -> index in types */
   ol_infer_type *types;
   size_t count, capacity;
   const struct scope *outer;
+  const ol_graph *graph;
+  ol_strmap declared;   /* value_info names (index) and graph outputs (-2 - index) */
 } scope;
 
 typedef struct walker {
@@ -35,6 +40,7 @@ typedef struct walker {
 
 static void scope_free(scope *s) {
   ol_strmap_free(&s->names);
+  ol_strmap_free(&s->declared);
   free(s->types);
 }
 
@@ -66,12 +72,19 @@ static ol_status bind(scope *s, const char *name, const ol_infer_type *t) {
   return OL_OK;
 }
 
-static const ol_graph_value *declared_in(const ol_graph *g, const char *name) {
-  for (size_t i = 0; i < g->num_value_infos; i++)
-    if (strcmp(g->value_infos[i].name, name) == 0) return &g->value_infos[i];
-  for (size_t i = 0; i < g->num_outputs; i++)
-    if (strcmp(g->outputs[i].name, name) == 0) return &g->outputs[i];
+/* The declaration of name in the scope's graph (value_info first, then the
+ * graph outputs), or NULL. */
+static const ol_graph_value *declared_in(const scope *s, const char *name) {
+  int32_t i = ol_strmap_get(&s->declared, name);
+  if (i >= 0) return &s->graph->value_infos[i];
+  if (i <= -2) return &s->graph->outputs[-2 - i];
   return NULL;
+}
+
+static ol_status index_declarations(scope *s, const ol_graph *g) {
+  for (size_t i = g->num_outputs; i-- > 0;) OL_TRY(ol_strmap_put(&s->declared, g->outputs[i].name, -2 - (int32_t)i));
+  for (size_t i = g->num_value_infos; i-- > 0;) OL_TRY(ol_strmap_put(&s->declared, g->value_infos[i].name, (int32_t)i));
+  return OL_OK;
 }
 
 static ol_status infer_graph(walker *w, const ol_graph *g, Onnx__GraphProto *dst, const scope *outer,
@@ -262,7 +275,7 @@ static ol_status infer_node(walker *w, const ol_graph *g, Onnx__GraphProto *dst,
     const char *name = n->outputs[i];
     if (!name[0]) continue;
     ol_infer_type declared, merged;
-    ol_infer_from_declared(declared_in(g, name), &declared);
+    ol_infer_from_declared(declared_in(s, name), &declared);
     st = ol_infer_merge(n, name, &outputs[i], &declared, &merged);
     if (st == OL_OK) st = bind(s, name, &merged);
     if (st != OL_OK || !dst || !ol_infer_recordable(&merged)) continue;
@@ -358,10 +371,12 @@ static ol_status infer_graph(walker *w, const ol_graph *g, Onnx__GraphProto *dst
   if (dst && dst->n_node != g->num_nodes)
     return ol_error(OL_INTERNAL, "shape inference: graph '%s' does not match its copy", g->name);
   w->depth++;
-  scope s = {.outer = outer};
+  scope s = {.outer = outer, .graph = g};
   ol_strmap_init(&s.names);
+  ol_strmap_init(&s.declared);
   size_t *order = ol_xcalloc(g->num_nodes ? g->num_nodes : 1, sizeof *order);
-  ol_status st = order ? seed(&s, g, seeds) : OL_OUT_OF_MEMORY;
+  ol_status st = order ? index_declarations(&s, g) : OL_OUT_OF_MEMORY;
+  if (st == OL_OK) st = seed(&s, g, seeds);
   if (st == OL_OK) st = order_nodes(g, order);
   for (size_t i = 0; st == OL_OK && i < g->num_nodes; i++) st = infer_node(w, g, dst, &s, &g->nodes[order[i]]);
   for (size_t i = 0; st == OL_OK && results && i < g->num_outputs; i++) {
