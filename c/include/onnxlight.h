@@ -204,6 +204,18 @@ ol_status ol_model_print_text(const ol_model *model, char **out_text);
 /* Serialized ModelProto; free with ol_free. */
 ol_status ol_model_serialize(const ol_model *model, void **out_bytes, size_t *out_size);
 ol_status ol_model_check(const ol_model *model);
+/* Type and shape inference: a new model whose graph value_info (also in
+ * If/Loop/Scan bodies) records the inferred type of every intermediate value
+ * it could infer (element type; shape with concrete dims and symbolic
+ * dim_params carried through), merged with existing declarations. An
+ * inferred type contradicting a declared one (value_info or graph output)
+ * fails with OL_INVALID_MODEL naming the value and the node. Operators
+ * without a shape function leave their outputs uninferred. ai.rt::Quantize
+ * outputs get the struct_type of their `type` attribute; ai.rt::Dequantize
+ * its `dtype`, with the logical shape of a concrete encoded initializer.
+ * The source model is not modified. External data must be in memory (the
+ * result is decoded again without load options). */
+ol_status ol_model_infer_shapes(const ol_model *model, ol_model **out);
 void ol_model_destroy(ol_model *model);
 void ol_free(void *ptr);
 

@@ -6,6 +6,7 @@ export { OnnxLightError } from './errors.js';
 export { InferenceSession } from './session.js';
 export { Tensor } from './tensor.js';
 export { parseModel, printModel } from './text.js';
+export { inferShapes } from './infer.js';
 export { version } from './version.js';
 export { bindCache, bindPersistent, emptyCaches } from './bind.js';
 export { PersistentValueState } from './state.js';

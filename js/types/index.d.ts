@@ -338,6 +338,14 @@ export function resetPeakMemory(): void;
 export function parseModel(text: string, options?: LoadOptions): Promise<Uint8Array>;
 /** The ONNX text syntax of serialized ModelProto bytes. */
 export function printModel(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<string>;
+/**
+ * Type and shape inference: serialized model bytes whose graph.value_info records the inferred
+ * type of every intermediate value (element type; shape with concrete dims and symbolic
+ * dim_params carried through; ai.rt Quantize outputs get their physical struct_type). Graph
+ * output declarations are refined in place. A contradiction with a declaration rejects with
+ * OL_INVALID_MODEL naming the value and the node. The input is not modified.
+ */
+export function inferShapes(model: ModelSource, options?: LoadOptions): Promise<Uint8Array>;
 /** Package version (equals the C library's OL_VERSION). */
 export const version: string;
 

@@ -6,6 +6,7 @@ import {
   InferenceSession,
   OnnxLightError,
   Tensor,
+  inferShapes,
   init,
   memoryStats,
   parseModel,
@@ -68,10 +69,11 @@ export async function usage(bytes: Uint8Array): Promise<number> {
   const stats: MemoryStats = memoryStats();
   resetPeakMemory();
   const text: string = await printModel(await parseModel('<ir_version: 10> g () => () {}'));
+  const withShapes: Uint8Array = await inferShapes(await inferShapes(bytes, { wasmUrl: 'x.wasm' }));
   const model: ModelProto = create(ModelProtoSchema, { irVersion: 10n });
   const wire: Uint8Array = toBinary(ModelProtoSchema, model);
   await session.release();
-  void ids64, strings, offset, stats, text, wire, version;
+  void ids64, strings, offset, stats, text, withShapes, wire, version;
   await persistence(bytes, model);
   return model.graph?.persistentBindings.length ?? 0;
 }

@@ -30,17 +30,17 @@ static bool same_domain(const char *a, const char *b) {
 }
 
 ol_status ol_registry_find(const ol_node *node, const ol_op_registration **out) {
-  const ol_op_registration *reg;
   bool known = false;
-  for (size_t i = 0; (reg = ol_registry_at(i)) != NULL; i++) {
-    if (strcmp(reg->op_type, node->op_type) != 0 || !same_domain(reg->domain, node->domain))
-      continue;
-    known = true;
-    if (node->opset >= reg->since_version && node->opset <= reg->until_version) {
-      *out = reg;
-      return OL_OK;
+  for (size_t f = 0; f < FAMILY_COUNT; f++)
+    for (const ol_op_registration *reg = families[f]; reg->op_type; reg++) {
+      if (strcmp(reg->op_type, node->op_type) != 0 || !same_domain(reg->domain, node->domain))
+        continue;
+      known = true;
+      if (node->opset >= reg->since_version && node->opset <= reg->until_version) {
+        *out = reg;
+        return OL_OK;
+      }
     }
-  }
   const char *domain = node->domain[0] ? node->domain : "ai.onnx";
   char label[300];
   if (node->name[0])

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/element_types.h"
 #include "quant/wire_proto.h"
 #include "runtime/completion.h"
 #include "runtime/context.h"
@@ -21,6 +22,7 @@ ol_status ol_session_create(ol_model *model, const ol_session_options *options, 
   s->allocator = options && options->allocator ? options->allocator : ol_allocator_default();
   const ol_graph *g = s->model->graph;
   ol_status st = ol_plan_create(g, NULL, &s->plan);
+  if (st == OL_OK) st = ol_model_check_element_types(s->model);
   if (st == OL_OK) {
     s->input_index = ol_xcalloc(g->num_inputs, sizeof(size_t));
     if (!s->input_index) st = OL_OUT_OF_MEMORY;

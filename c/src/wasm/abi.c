@@ -67,6 +67,7 @@ OLW int olw_model_serialize(const ol_model *model, void **out_bytes, size_t *out
   return ol_model_serialize(model, out_bytes, out_size);
 }
 OLW int olw_model_check(const ol_model *model) { return ol_model_check(model); }
+OLW int olw_model_infer_shapes(const ol_model *model, ol_model **out) { return ol_model_infer_shapes(model, out); }
 OLW void olw_model_destroy(ol_model *model) { ol_model_destroy(model); }
 
 /* ------------------------------------------------------------ sessions */
