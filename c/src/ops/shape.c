@@ -71,6 +71,7 @@ static ol_status shape_create(const ol_node *node, ol_kernel **out) {
   k->start = node->opset >= 15 ? ol_attr_int(node, "start", 0) : 0;
   k->has_end = node->opset >= 15 && ol_node_attr(node, "end") != NULL;
   k->end = k->has_end ? ol_attr_int(node, "end", 0) : 0;
+  k->base.pitched_inputs = 1u; /* reads dims only: a pitched cache needs no copy */
   *out = &k->base;
   return OL_OK;
 }
@@ -328,13 +329,16 @@ static ol_status identity_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   (void)kernel;
   if (ctx->num_inputs < 1 || !ctx->inputs[0])
     return ol_kernel_error(ctx->node, OL_INVALID_ARGUMENT, "required input 0 is missing");
-  ol_value *v = ctx->inputs[0];
-  if (v->kind == OL_VALUE_TENSOR) return view_input(ctx, &v->tensor);
-  return ol_ctx_set_output(ctx, 0, ol_value_retain(v));
+  /* the same value, not a new view of its buffer: a forwarded persistent
+   * cache then keeps one owner, so its append capacity stays usable, and a
+   * pitched cache keeps its layout */
+  return ol_ctx_set_output(ctx, 0, ol_value_retain(ctx->inputs[0]));
 }
 
 static ol_status identity_create(const ol_node *node, ol_kernel **out) {
-  return ol_kernel_simple(node, identity_compute, out);
+  OL_TRY(ol_kernel_simple(node, identity_compute, out));
+  (*out)->pitched_inputs = 1u;
+  return OL_OK;
 }
 
 /* ------------------------------------------------------------ Constant */
