@@ -177,6 +177,84 @@ static void kept_multi_head_outputs_do_not_block_reuse(void) { run_plain_decode(
  * buffer (one prefix copy) and leaves the kept view unchanged. */
 static void kept_single_head_output_forces_a_fresh_buffer(void) { run_plain_decode(1, 8, true); }
 
+/* com.microsoft GroupQueryAttention with past/present bound: the same
+ * multi-head append (2 KV heads), bit-identical to a stateless session. */
+static const char *GQA =
+    "<ir_version: 10, opset_import: [\"\" : 18, \"com.microsoft\" : 1]>\n"
+    "gqa (float[1,1,32] q, float[1,1,16] k, float[1,1,16] v, float[1,2,P,8] past_k, float[1,2,P,8] past_v,"
+    " int32[1] seqlens_k, int32 total) => (float[1,1,32] y, float[1,2,T,8] present_k, float[1,2,T,8] present_v) {\n"
+    "  y, present_k, present_v = com.microsoft.GroupQueryAttention <num_heads: int = 4, kv_num_heads: int = 2>"
+    " (q, k, v, past_k, past_v, seqlens_k, total)\n"
+    "}";
+
+static void gqa_cache_grows_in_place(void) {
+  ol_model *m = NULL, *bound = NULL;
+  CHECK_OK(ol_model_parse_text(GQA, &m));
+  if (!m) return;
+  CHECK_OK(ol_model_bind_persistent(m, INS, OUTS, 2, &bound));
+  ol_session *stateless = NULL;
+  CHECK_OK(ol_session_create(m, NULL, &stateless));
+  ol_value *init[2] = {rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 0, 8), rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 0, 8)};
+  ol_session_options opts;
+  ol_session_options_init(&opts);
+  opts.persistent_tensor_initial_capacity = 4;
+  ol_state *st = NULL;
+  if (bound) CHECK_OK(ol_state_create(bound, INS, init, 2, &opts, &st));
+  ol_context_options copts = {1, NULL};
+  ol_context *ctx = NULL;
+  CHECK_OK(ol_context_create(&copts, &ctx));
+  ol_value *dpast[2] = {ol_value_retain(init[0]), ol_value_retain(init[1])};
+  const char *names[7] = {"q", "k", "v", "seqlens_k", "total", "past_k", "past_v"};
+  int64_t capacity = 4;
+  for (int step = 0; st && ctx && stateless && step < 10; step++) {
+    int64_t one = 1, d32[3] = {1, 1, 32}, d16[3] = {1, 1, 16};
+    ol_value *feeds[7] = {0};
+    ol_tensor_create(NULL, OL_DTYPE_FLOAT, d32, 3, &feeds[0]);
+    ol_tensor_create(NULL, OL_DTYPE_FLOAT, d16, 3, &feeds[1]);
+    ol_tensor_create(NULL, OL_DTYPE_FLOAT, d16, 3, &feeds[2]);
+    ol_tensor_create(NULL, OL_DTYPE_INT32, &one, 1, &feeds[3]);
+    ol_tensor_create(NULL, OL_DTYPE_INT32, NULL, 0, &feeds[4]);
+    for (int i = 0; i < 3; i++)
+      for (int64_t j = 0; j < ol_tcount(&feeds[i]->tensor); j++) ((float *)ol_tensor_data(feeds[i]))[j] = rnd();
+    ((int32_t *)ol_tensor_data(feeds[3]))[0] = step;
+    ((int32_t *)ol_tensor_data(feeds[4]))[0] = step + 1;
+    feeds[5] = dpast[0];
+    feeds[6] = dpast[1];
+    ol_value *o[3] = {0}, *d[3] = {0};
+    ol_context_clear_events(ctx);
+    CHECK_OK(ol_state_run(st, ctx, names, feeds, 5, NULL, o, 3, NULL));
+    CHECK_OK(ol_session_run(stateless, names, feeds, 7, NULL, d, 3, NULL));
+    for (int i = 0; i < 3; i++) CHECK(same_tensor(o[i], d[i]));
+    CHECK(ol_context_event_count(ctx) == 1);
+    if (ol_context_event_count(ctx) == 1) {
+      const ol_runtime_event *ev = ol_context_event(ctx, 0);
+      const uint64_t token = 2u * 2u * 8u * 4u; /* K and V, 2 heads, 8 wide */
+      CHECK(strcmp(ev->op_type, "GroupQueryAttention") == 0);
+      CHECK(ev->storage_append_copied_bytes == token);
+      bool grow = step > 0 && step + 1 > capacity;
+      if (step == 0) CHECK(ev->storage_allocations == 2 && ev->storage_prefix_copied_bytes == 0);
+      else if (grow) CHECK(ev->storage_allocations == 2 && ev->storage_prefix_copied_bytes == (uint64_t)step * token);
+      else CHECK(ev->storage_allocations == 0 && ev->storage_prefix_copied_bytes == 0 && ev->storage_reuse_count == 2);
+      if (grow) capacity *= 2;
+    }
+    ol_value_release(dpast[0]);
+    ol_value_release(dpast[1]);
+    dpast[0] = d[1];
+    dpast[1] = d[2];
+    d[1] = d[2] = NULL;
+    release_all(feeds, 5);
+    release_all(o, 3);
+    release_all(d, 3);
+  }
+  release_all(dpast, 2);
+  release_all(init, 2);
+  ol_context_destroy(ctx);
+  ol_state_destroy(st);
+  ol_session_destroy(stateless);
+  ol_model_destroy(bound);
+  ol_model_destroy(m);
+}
+
 /* Patterns the append does not serve keep ordinary concatenation: new rows
  * before the cache (no reservation, no event), and an int64 cache (bound,
  * declined: the dense fallback reports its full prefix copy). */
@@ -312,4 +390,5 @@ static void gemm_tb_matches_reference(void) {
 
 OL_TEST_MAIN(TEST(multi_head_cache_grows_in_place), TEST(kept_multi_head_outputs_do_not_block_reuse),
              TEST(kept_single_head_output_forces_a_fresh_buffer), TEST(ineligible_patterns_fall_back),
+             TEST(gqa_cache_grows_in_place),
              TEST(fused_transposed_matmul_matches), TEST(gemm_tb_matches_reference))

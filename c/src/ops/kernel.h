@@ -93,6 +93,11 @@ ol_status ol_kernel_simple(const ol_node *node, ol_kernel_compute_fn fn, ol_kern
 ol_status ol_kernel_alloc(const ol_node *node, size_t size, ol_kernel_compute_fn fn,
                           ol_kernel **out);
 
+/* Runs fn on ctx with the strided (pitched) inputs selected by `which` (bit
+ * i: input i) replaced by dense copies: for kernels that read some pitched
+ * layouts in place (pitched_inputs) and meet another one. */
+ol_status ol_kernel_run_densified(ol_kernel *kernel, ol_kernel_ctx *ctx, uint32_t which, ol_kernel_compute_fn fn);
+
 /* Input i as a tensor; NULL when absent. */
 const ol_tensor *ol_ctx_input(const ol_kernel_ctx *ctx, size_t i);
 /* Input i must be present and a tensor; error names the node otherwise. */
