@@ -50,12 +50,13 @@ static void release_all(ol_value **v, size_t n) {
 
 /* Torch's attention over a cache: the key is also read by Shape (the binding
  * then forwards it through an Identity), the value directly; a ReduceSum of
- * the key cache is a consumer that does not read pitched tensors. */
+ * the key cache is a consumer that does not read pitched tensors; repeat_kv
+ * (Unsqueeze, Expand) reads the value cache through its pitch. */
 static const char *PLAIN =
     "<ir_version: 10, opset_import: [\"\" : 18]>\n"
     "plain (float[1,H,1,4] q, float[1,H,1,4] k, float[1,H,1,4] v, float[1,H,P,4] past_k,"
     " float[1,H,P,4] past_v) => (float[1,H,1,4] y, float[1,H,T,4] present_k, float[1,H,T,4] present_v,"
-    " int64[4] past_shape, float[1,1,1,1] ksum) {\n"
+    " int64[4] past_shape, float[1,1,1,1] ksum, float[1,H,2,T,4] rep) {\n"
     "  past_shape = Shape(past_k)\n"
     "  present_k = Concat <axis = 2> (past_k, k)\n"
     "  present_v = Concat <axis = 2> (past_v, v)\n"
@@ -64,6 +65,10 @@ static const char *PLAIN =
     "  probs = Softmax <axis = -1> (scores)\n"
     "  y = MatMul(probs, present_v)\n"
     "  ksum = ReduceSum <keepdims = 1> (present_k)\n"
+    "  axes = Constant <value = int64[1] {2}> ()\n"
+    "  ones = Constant <value = int64[5] {1, 1, 2, 1, 1}> ()\n"
+    "  v5 = Unsqueeze(present_v, axes)\n"
+    "  rep = Expand(v5, ones)\n"
     "}";
 
 static const char *INS[2] = {"past_k", "past_v"}, *OUTS[2] = {"present_k", "present_v"};
@@ -97,11 +102,11 @@ static void run_plain_decode(int64_t H, int steps, bool keep_outputs) {
   for (int step = 0; st && ctx && stateless && step < steps; step++) {
     ol_value *feeds[5] = {rnd_tensor(OL_DTYPE_FLOAT, 1, H, 1, 4), rnd_tensor(OL_DTYPE_FLOAT, 1, H, 1, 4),
                           rnd_tensor(OL_DTYPE_FLOAT, 1, H, 1, 4), dpast[0], dpast[1]};
-    ol_value *o[5] = {0}, *d[5] = {0};
+    ol_value *o[6] = {0}, *d[6] = {0};
     ol_context_clear_events(ctx);
-    CHECK_OK(ol_state_run(st, ctx, FEEDS, feeds, 3, NULL, o, 5, NULL));
-    CHECK_OK(ol_session_run(stateless, ALL, feeds, 5, NULL, d, 5, NULL));
-    for (int i = 0; i < 5; i++) CHECK(same_tensor(o[i], d[i]));
+    CHECK_OK(ol_state_run(st, ctx, FEEDS, feeds, 3, NULL, o, 6, NULL));
+    CHECK_OK(ol_session_run(stateless, ALL, feeds, 5, NULL, d, 6, NULL));
+    for (int i = 0; i < 6; i++) CHECK(same_tensor(o[i], d[i]));
     /* the state's values are the returned presents */
     for (int i = 0; i < 2; i++) {
       ol_value *v = NULL;
@@ -155,8 +160,8 @@ static void run_plain_decode(int64_t H, int steps, bool keep_outputs) {
     dpast[1] = d[2];
     d[1] = d[2] = NULL;
     release_all(feeds, 3);
-    release_all(o, 5);
-    release_all(d, 5);
+    release_all(o, 6);
+    release_all(d, 6);
   }
   release_all(kept, 2);
   release_all(dpast, 2);

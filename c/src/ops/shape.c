@@ -299,8 +299,17 @@ static ol_status unsqueeze_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     inserted[a] = true;
   }
   int64_t dims[OL_MAX_RANK];
-  for (int i = 0, j = 0; i < out_rank; i++) dims[i] = inserted[i] ? 1 : x->dims[j++];
-  return ol_ctx_output_view(ctx, 0, x, out_rank, dims);
+  int pitch_axis = -1; /* where a pitched input's axis lands */
+  for (int i = 0, j = 0; i < out_rank; i++) {
+    if (!inserted[i] && j == x->pitch_axis) pitch_axis = i;
+    dims[i] = inserted[i] ? 1 : x->dims[j++];
+  }
+  if (!ol_tensor_is_strided(x)) return ol_ctx_output_view(ctx, 0, x, out_rank, dims);
+  /* size-1 axes change neither the rows before the pitched axis nor those
+   * after it: the same storage as a pitched view of the new rank */
+  ol_value *v = NULL;
+  OL_TRY(ol_value_new_pitched_view(x->buffer, x->offset, x->dtype, out_rank, dims, pitch_axis, x->pitch, &v));
+  return ol_ctx_set_output(ctx, 0, v);
 }
 
 static ol_status axes_create(const ol_node *node, ol_kernel_compute_fn fn, ol_kernel **out) {
@@ -316,7 +325,13 @@ static ol_status squeeze_create(const ol_node *node, ol_kernel **out) {
   return axes_create(node, squeeze_compute, out);
 }
 
+static ol_status unsqueeze_create_any(const ol_node *node, ol_kernel **out);
 static ol_status unsqueeze_create(const ol_node *node, ol_kernel **out) {
+  OL_TRY(unsqueeze_create_any(node, out));
+  (*out)->pitched_inputs = 1u; /* a cache stays a pitched view (repeat_kv: Unsqueeze, Expand) */
+  return OL_OK;
+}
+static ol_status unsqueeze_create_any(const ol_node *node, ol_kernel **out) {
   if (node->opset < 13 && !ol_node_attr(node, "axes"))
     return ol_kernel_error(node, OL_INVALID_MODEL, "attribute 'axes' is required (opset %d)",
                            node->opset);

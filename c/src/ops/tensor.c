@@ -581,6 +581,8 @@ static ol_status expand_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   OL_TRY(ol_broadcast_shapes(node, x->rank, x->dims, (int)n, shape, &r, dims));
   int64_t xs[OL_MAX_RANK], strides[OL_MAX_RANK];
   contiguous_strides(x->rank, x->dims, xs);
+  if (ol_tensor_is_strided(x)) /* a pitched cache: the dims before its axis step over the pitch */
+    for (int i = 0; i < x->pitch_axis; i++) xs[i] = xs[i] / x->dims[x->pitch_axis] * x->pitch;
   for (int i = 0; i < r; i++) {
     int xi = i - (r - x->rank);
     strides[i] = xi < 0 || x->dims[xi] == 1 ? 0 : xs[xi];
@@ -591,7 +593,9 @@ static ol_status expand_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
 }
 
 static ol_status expand_create(const ol_node *node, ol_kernel **out) {
-  return ol_kernel_simple(node, expand_compute, out);
+  OL_TRY(ol_kernel_simple(node, expand_compute, out));
+  (*out)->pitched_inputs = 1u; /* reads a pitched cache through its strides */
+  return OL_OK;
 }
 
 /* ------------------------------------------------------------ Tile */
