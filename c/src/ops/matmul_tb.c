@@ -24,7 +24,8 @@ typedef struct tb_kernel {
 static ol_status tb_generic(ol_kernel_ctx *ctx, const ol_tensor *a, const ol_tensor *bt, const ol_mm_plan *p,
                             ol_tensor *y) {
   size_t es = ol_dtype_size(a->dtype);
-  int64_t R = bt->dims[bt->rank - 2], Ccols = bt->dims[bt->rank - 1], mats = ol_tcount(bt) / (R * Ccols);
+  int64_t R = bt->dims[bt->rank - 2], Ccols = bt->dims[bt->rank - 1];
+  int64_t mats = R > 0 && Ccols > 0 ? ol_tcount(bt) / (R * Ccols) : 0;
   char *b = ol_xmalloc(es * (size_t)ol_tcount(bt) + 1);
   float *scratch = NULL;
   if (a->dtype == OL_DTYPE_FLOAT16 || a->dtype == OL_DTYPE_BFLOAT16)
