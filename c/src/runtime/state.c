@@ -435,8 +435,11 @@ static ol_status reserve_append(void *user, const ol_node *node, size_t graph_in
     buf = ol_buffer_retain(buf);
     res->counts.reuse_count = 1;
   } else {
+    /* geometric from the larger of the old capacity and the prefix (an
+     * imported cache of L tokens gets room for L more, not one) */
     capacity = st->initial_capacity;
     if (capacity < 2 * have) capacity = 2 * have;
+    if (capacity < 2 * old) capacity = 2 * old;
     if (capacity < need) capacity = need;
     size_t bytes = (size_t)outer * (size_t)capacity * row;
     buf = ol_buffer_new(st->session->allocator, bytes);
