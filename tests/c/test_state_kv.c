@@ -260,6 +260,71 @@ static void gqa_cache_grows_in_place(void) {
   ol_model_destroy(m);
 }
 
+/* ONNX Attention 23 with two KV heads (GQA: four query heads): the same
+ * multi-head append, bit-identical to a stateless session. */
+static const char *ATTN =
+    "<ir_version: 10, opset_import: [\"\" : 23]>\n"
+    "attn (float[1,4,1,8] q, float[1,2,1,8] k, float[1,2,1,8] v, float[1,2,P,8] past_k, float[1,2,P,8] past_v)"
+    " => (float[1,4,1,8] y, float[1,2,T,8] present_k, float[1,2,T,8] present_v) {\n"
+    "  y, present_k, present_v = Attention <is_causal: int = 1> (q, k, v, \"\", past_k, past_v)\n"
+    "}";
+
+static void attention_cache_grows_in_place(void) {
+  ol_model *m = NULL, *bound = NULL;
+  CHECK_OK(ol_model_parse_text(ATTN, &m));
+  if (!m) return;
+  CHECK_OK(ol_model_bind_persistent(m, INS, OUTS, 2, &bound));
+  ol_session *stateless = NULL;
+  CHECK_OK(ol_session_create(m, NULL, &stateless));
+  ol_value *init[2] = {rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 0, 8), rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 0, 8)};
+  ol_session_options opts;
+  ol_session_options_init(&opts);
+  opts.persistent_tensor_initial_capacity = 4;
+  ol_state *st = NULL;
+  if (bound) CHECK_OK(ol_state_create(bound, INS, init, 2, &opts, &st));
+  ol_context_options copts = {1, NULL};
+  ol_context *ctx = NULL;
+  CHECK_OK(ol_context_create(&copts, &ctx));
+  ol_value *dpast[2] = {ol_value_retain(init[0]), ol_value_retain(init[1])};
+  int64_t capacity = 4;
+  for (int step = 0; st && ctx && stateless && step < 10; step++) {
+    ol_value *feeds[5] = {rnd_tensor(OL_DTYPE_FLOAT, 1, 4, 1, 8), rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 1, 8),
+                          rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 1, 8), dpast[0], dpast[1]};
+    ol_value *o[3] = {0}, *d[3] = {0};
+    ol_context_clear_events(ctx);
+    CHECK_OK(ol_state_run(st, ctx, FEEDS, feeds, 3, NULL, o, 3, NULL));
+    CHECK_OK(ol_session_run(stateless, ALL, feeds, 5, NULL, d, 3, NULL));
+    for (int i = 0; i < 3; i++) CHECK(same_tensor(o[i], d[i]));
+    CHECK(ol_context_event_count(ctx) == 1);
+    if (ol_context_event_count(ctx) == 1) {
+      const ol_runtime_event *ev = ol_context_event(ctx, 0);
+      const uint64_t token = 2u * 2u * 8u * 4u;
+      CHECK(strcmp(ev->op_type, "Attention") == 0);
+      CHECK(ev->storage_append_copied_bytes == token);
+      bool grow = step > 0 && step + 1 > capacity;
+      if (step == 0) CHECK(ev->storage_allocations == 2 && ev->storage_prefix_copied_bytes == 0);
+      else if (grow) CHECK(ev->storage_allocations == 2 && ev->storage_prefix_copied_bytes == (uint64_t)step * token);
+      else CHECK(ev->storage_allocations == 0 && ev->storage_prefix_copied_bytes == 0 && ev->storage_reuse_count == 2);
+      if (grow) capacity *= 2;
+    }
+    ol_value_release(dpast[0]);
+    ol_value_release(dpast[1]);
+    dpast[0] = d[1];
+    dpast[1] = d[2];
+    d[1] = d[2] = NULL;
+    release_all(feeds, 3);
+    release_all(o, 3);
+    release_all(d, 3);
+  }
+  release_all(dpast, 2);
+  release_all(init, 2);
+  ol_context_destroy(ctx);
+  ol_state_destroy(st);
+  ol_session_destroy(stateless);
+  ol_model_destroy(bound);
+  ol_model_destroy(m);
+}
+
 /* Patterns the append does not serve keep ordinary concatenation: new rows
  * before the cache (no reservation, no event), and an int64 cache (bound,
  * declined: the dense fallback reports its full prefix copy). */
@@ -395,5 +460,5 @@ static void gemm_tb_matches_reference(void) {
 
 OL_TEST_MAIN(TEST(multi_head_cache_grows_in_place), TEST(kept_multi_head_outputs_do_not_block_reuse),
              TEST(kept_single_head_output_forces_a_fresh_buffer), TEST(ineligible_patterns_fall_back),
-             TEST(gqa_cache_grows_in_place),
+             TEST(gqa_cache_grows_in_place), TEST(attention_cache_grows_in_place),
              TEST(fused_transposed_matmul_matches), TEST(gemm_tb_matches_reference))
