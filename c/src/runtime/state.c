@@ -440,7 +440,9 @@ static ol_status reserve_append(void *user, const ol_node *node, size_t graph_in
     capacity = st->initial_capacity;
     if (capacity < 2 * have) capacity = 2 * have;
     if (capacity < 2 * old) capacity = 2 * old;
-    if (capacity < need) capacity = need;
+    /* and room for the next append: a prompt that fills the initial
+     * capacity exactly would otherwise move at the very next token */
+    while (capacity <= need) capacity *= 2;
     size_t bytes = (size_t)outer * (size_t)capacity * row;
     buf = ol_buffer_new(st->session->allocator, bytes);
     if (!buf) return ol_kernel_error(node, OL_OUT_OF_MEMORY, "cannot allocate %zu bytes of append capacity", bytes);
