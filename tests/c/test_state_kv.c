@@ -325,6 +325,78 @@ static void attention_cache_grows_in_place(void) {
   ol_model_destroy(m);
 }
 
+/* float16 caches take the same path; the half-type kernels read the
+ * pitched caches through their offsets or get dense copies. */
+static const char *HALF =
+    "<ir_version: 10, opset_import: [\"\" : 18]>\n"
+    "half (float16[1,2,1,4] q, float16[1,2,1,4] k, float16[1,2,1,4] v, float16[1,2,P,4] past_k,"
+    " float16[1,2,P,4] past_v) => (float16[1,2,1,4] y, float16[1,2,T,4] present_k, float16[1,2,T,4] present_v,"
+    " float16[1,2,2,T,4] rep) {\n"
+    "  present_k = Concat <axis = 2> (past_k, k)\n"
+    "  present_v = Concat <axis = 2> (past_v, v)\n"
+    "  kt = Transpose <perm = [0, 1, 3, 2]> (present_k)\n"
+    "  scores = MatMul(q, kt)\n"
+    "  y = MatMul(scores, present_v)\n"
+    "  axes = Constant <value = int64[1] {2}> ()\n"
+    "  ones = Constant <value = int64[5] {1, 1, 2, 1, 1}> ()\n"
+    "  v5 = Unsqueeze(present_v, axes)\n"
+    "  rep = Expand(v5, ones)\n"
+    "}";
+
+static ol_value *half_tensor(int64_t d2) {
+  int64_t dims[4] = {1, 2, d2, 4};
+  ol_value *v = NULL;
+  if (ol_tensor_create(NULL, OL_DTYPE_FLOAT16, dims, 4, &v) != OL_OK) return NULL;
+  for (int64_t i = 0; i < 8 * d2; i++) ((uint16_t *)ol_tensor_data(v))[i] = ol_f32_to_f16(rnd());
+  return v;
+}
+
+static void half_cache_grows_in_place(void) {
+  ol_model *m = NULL, *bound = NULL;
+  CHECK_OK(ol_model_parse_text(HALF, &m));
+  if (!m) return;
+  CHECK_OK(ol_model_bind_persistent(m, INS, OUTS, 2, &bound));
+  ol_session *stateless = NULL;
+  CHECK_OK(ol_session_create(m, NULL, &stateless));
+  ol_value *init[2] = {half_tensor(0), half_tensor(0)};
+  ol_session_options opts;
+  ol_session_options_init(&opts);
+  opts.persistent_tensor_initial_capacity = 4;
+  ol_state *st = NULL;
+  if (bound) CHECK_OK(ol_state_create(bound, INS, init, 2, &opts, &st));
+  ol_context_options copts = {1, NULL};
+  ol_context *ctx = NULL;
+  CHECK_OK(ol_context_create(&copts, &ctx));
+  ol_value *dpast[2] = {ol_value_retain(init[0]), ol_value_retain(init[1])};
+  for (int step = 0; st && ctx && stateless && step < 9; step++) {
+    ol_value *feeds[5] = {half_tensor(1), half_tensor(1), half_tensor(1), dpast[0], dpast[1]};
+    ol_value *o[4] = {0}, *d[4] = {0};
+    ol_context_clear_events(ctx);
+    CHECK_OK(ol_state_run(st, ctx, FEEDS, feeds, 3, NULL, o, 4, NULL));
+    CHECK_OK(ol_session_run(stateless, ALL, feeds, 5, NULL, d, 4, NULL));
+    for (int i = 0; i < 4; i++) CHECK(same_tensor(o[i], d[i]));
+    uint64_t prefix = 0;
+    for (size_t e = 0; e < ol_context_event_count(ctx); e++) prefix += ol_context_event(ctx, e)->storage_prefix_copied_bytes;
+    CHECK(ol_context_event_count(ctx) == 2);
+    CHECK(prefix == (step == 4 || step == 8 ? 2u * 2u * 4u * 2u * (uint64_t)step : 0u)); /* growth at 4 and 8 positions */
+    ol_value_release(dpast[0]);
+    ol_value_release(dpast[1]);
+    dpast[0] = d[1];
+    dpast[1] = d[2];
+    d[1] = d[2] = NULL;
+    release_all(feeds, 3);
+    release_all(o, 4);
+    release_all(d, 4);
+  }
+  release_all(dpast, 2);
+  release_all(init, 2);
+  ol_context_destroy(ctx);
+  ol_state_destroy(st);
+  ol_session_destroy(stateless);
+  ol_model_destroy(bound);
+  ol_model_destroy(m);
+}
+
 /* Patterns the append does not serve keep ordinary concatenation: new rows
  * before the cache (no reservation, no event), and an int64 cache (bound,
  * declined: the dense fallback reports its full prefix copy). */
@@ -461,4 +533,5 @@ static void gemm_tb_matches_reference(void) {
 OL_TEST_MAIN(TEST(multi_head_cache_grows_in_place), TEST(kept_multi_head_outputs_do_not_block_reuse),
              TEST(kept_single_head_output_forces_a_fresh_buffer), TEST(ineligible_patterns_fall_back),
              TEST(gqa_cache_grows_in_place), TEST(attention_cache_grows_in_place),
+             TEST(half_cache_grows_in_place),
              TEST(fused_transposed_matmul_matches), TEST(gemm_tb_matches_reference))
