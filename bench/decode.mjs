@@ -26,7 +26,10 @@
 // past, median of 15 steps: decodeAt<N>Ms), peak RSS (maxRSS of the child). The parent reports per-runtime medians over runs and the ratio
 // onnx-light / ORT-web of each median. Another onnx-light build joins the
 // interleaving as a runtime `ol=path/to/dist` (e.g. --runtimes ol,ort,ol=/tmp/old/dist
-// for before/after); OL_DIST=path/to/dist replaces `ol` itself. Models are cached in
+// for before/after); OL_DIST=path/to/dist replaces `ol` itself. `olstate` (or
+// `olstate=path/to/dist`) runs onnx-light the way generation does: caches bound with
+// bindCache and kept in a PersistentValueState (growing in place), each step
+// fetching only the logits. Models are cached in
 // bench/.models/ (git-ignored).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';

@@ -7,6 +7,8 @@ import { pathToFileURL } from 'node:url';
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
 async function loadRuntime(runtime, threads) {
+  // 'olstate[=dist]': onnx-light with the caches bound (bindCache) in a PersistentValueState
+  if (runtime.startsWith('olstate')) return loadRuntime(`ol${runtime.slice('olstate'.length)}`, threads);
   // 'ol=path/to/dist' (or OL_DIST): another build of onnx-light, for before/after comparisons
   if (runtime.startsWith('ol=')) return import(pathToFileURL(`${runtime.slice(3)}/node.js`).href);
   if (runtime === 'ol') return process.env.OL_DIST ? import(pathToFileURL(`${process.env.OL_DIST}/node.js`).href) : import('onnx-light');
@@ -32,7 +34,12 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
   const importMs = now() - t;
   t = now();
   const options = runtime === 'ort' ? { executionProviders: ['wasm'], intraOpNumThreads: threads, graphOptimizationLevel: 'all' } : {};
-  const session = await rt.InferenceSession.create(bytes, options);
+  // olstate: the KV cache stays in a PersistentValueState (bound with
+  // bindCache, created with empty caches); each step fetches only the logits
+  const stateful = runtime.startsWith('olstate');
+  const boundModel = stateful ? await rt.bindCache(bytes) : null;
+  const session = stateful ? await rt.PersistentValueState.create(boundModel, await rt.emptyCaches(boundModel, { batch: 1 }))
+                           : await rt.InferenceSession.create(bytes, options);
   const createMs = now() - t;
   const rssAfterCreateMB = process.memoryUsage().rss / 2 ** 20;
 
@@ -43,14 +50,16 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
   };
   const shapeOf = (name) => meta(name) ?? null;
   // heads and head size from the metadata, falling back to the file name's shape
-  const kvShape = shapeOf(pastNames[0]);
+  const empty = stateful ? await rt.emptyCaches(boundModel, { batch: 1 }) : null;
+  const kvShape = stateful ? empty[pastNames[0]].dims : shapeOf(pastNames[0]);
   const H = Number(kvShape?.[1]), D = Number(kvShape?.[3]);
   let state = (seed * 2654435761) >>> 0;
   const nextToken = (vocab) => {
     state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
     return state % vocab;
   };
-  const vocab = Number(session.outputMetadata?.[session.outputNames.indexOf('logits')]?.shape?.[2]) || 256;
+  const vocab = Number(session.outputMetadata?.[session.outputNames.indexOf('logits')]?.shape?.[2]) ||
+    Number(/-V(\d+)-/.exec(modelPath)?.[1]) || 256;
   const i64 = (values, dims) => new rt.Tensor('int64', BigInt64Array.from(values.map(BigInt)), dims);
   const emptyPast = () => Object.fromEntries(pastNames.map((n) => [n, new rt.Tensor('float32', new Float32Array(0), [1, H, 0, D])]));
   const present = (n) => `present.${n.slice('past_key_values.'.length)}`;
@@ -64,11 +73,13 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
       attention_mask: i64(new Array(pastLen + n).fill(1), [1, pastLen + n]),
       position_ids: i64(ids.map((_, i) => pastLen + i), [1, n]),
     };
-    const out = await session.run(feeds, fetches);
+    if (stateful) for (const name of pastNames) delete feeds[name];
+    const out = await session.run(feeds, stateful ? ['logits'] : fetches);
     const logits = out.logits.data;
     const last = logits[logits.length - 1]; // touch the result
     if (!Number.isFinite(last)) throw new Error('non-finite logits');
     out.logits.dispose?.();
+    if (stateful) return {};
     for (const v of Object.values(past)) v.dispose?.();
     return Object.fromEntries(pastNames.map((nm) => [nm, out[present(nm)]]));
   }
@@ -79,6 +90,7 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
   for (let r = 0; r < prefillRuns; r++) {
     if (past) for (const v of Object.values(past)) v.dispose?.();
     const p0 = emptyPast();
+    if (stateful) await session.reset(p0);
     t = now();
     past = await step(p0, 0, promptIds);
     prefills.push(now() - t);
@@ -104,6 +116,10 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
       values[i] = x / 2 ** 32 - 0.5;
     }
     let cache = Object.fromEntries(pastNames.map((n) => [n, new rt.Tensor('float32', values.slice(), [1, H, ctx, D])]));
+    if (stateful) {
+      await session.reset(cache); // imported: the first step moves it into capacity (excluded below)
+      cache = {};
+    }
     const times = [];
     for (let s = 0; s < contextSteps; s++) {
       const id = nextToken(vocab);
@@ -114,7 +130,8 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
     for (const v of Object.values(cache)) v.dispose?.();
     longContext[ctx] = quantile(times.slice(1), 0.5);
   }
-  await session.release();
+  if (stateful) await session.close();
+  else await session.release();
   return {
     runtime,
     importMs,

@@ -84,6 +84,9 @@ export class PersistentValueState {
    * buffers (no copy). Each access returns new Tensor objects holding a
    * reference; dispose() them when done, since a live view of a cache makes
    * the next append allocate a fresh buffer instead of reusing capacity.
+   * Multi-head caches growing in place are stored with spare room per head;
+   * they appear here (and in run outputs) as one dense copy per published
+   * run, which does not hold the capacity (docs/kv-cache.md).
    */
   get values() {
     const runtime = this.#alive('values');

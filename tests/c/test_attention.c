@@ -474,6 +474,10 @@ static ol_status fake_reserve(void *runtime, size_t input, size_t output, int ra
   size_t row = sizeof(float) * (size_t)dims[3];
   res->writable = (char *)rt->buf[output]->data + row * (size_t)past->dims[2];
   res->writable_bytes = row * (size_t)(dims[2] - past->dims[2]);
+  res->rows = 1;
+  res->row_bytes = res->writable_bytes;
+  res->row_stride = row * (size_t)rt->cap;
+  res->bound = true;
   res->counts = rt->give[output];
   return OL_OK;
 }

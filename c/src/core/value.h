@@ -41,6 +41,15 @@ typedef struct ol_tensor {
   int64_t dims[OL_MAX_RANK];
   ol_buffer *buffer; /* NULL for zero-element tensors is allowed */
   size_t offset;
+  /* Pitched layout (persistent KV caches growing in place, see pitched.c):
+   * pitch > 0 says the storage holds `pitch` entries along dims[pitch_axis]
+   * for every index of the dims before it, of which only the first
+   * dims[pitch_axis] are part of the tensor. pitch 0: dense row-major. Only
+   * kernels that declare it (ol_kernel.pitched_inputs) ever see a pitched
+   * tensor whose layout is not dense; the runtime materializes it for all
+   * others and before anything escapes to the user. */
+  int pitch_axis;
+  int64_t pitch;
 } ol_tensor;
 
 struct ol_value {
@@ -84,6 +93,24 @@ static inline void *ol_tdata(const ol_tensor *t) {
 }
 static inline int64_t ol_tcount(const ol_tensor *t) { return ol_shape_count(t->rank, t->dims); }
 static inline const ol_tensor *ol_vt(const ol_value *v) { return v ? &v->tensor : NULL; }
+
+/* ---- pitched layouts (pitched.c) */
+
+/* New tensor value viewing buffer at offset with the pitched layout above
+ * (pitch >= dims[axis]; retains buffer). */
+ol_status ol_value_new_pitched_view(ol_buffer *buffer, size_t offset, ol_dtype dtype, int rank,
+                                    const int64_t *dims, int axis, int64_t pitch, ol_value **out);
+/* Entries the storage holds along the pitched axis (dims[pitch_axis] when dense). */
+static inline int64_t ol_tensor_layout_pitch(const ol_tensor *t) {
+  return t->pitch > 0 ? t->pitch : (t->rank ? t->dims[t->pitch_axis] : 1);
+}
+/* True when the elements are not contiguous in row-major order. */
+bool ol_tensor_is_strided(const ol_tensor *t);
+/* A dense copy of a strided tensor (new buffer from allocator). */
+ol_status ol_tensor_materialize(ol_allocator *allocator, const ol_tensor *t, ol_value **out);
+/* Replaces *v (an owned reference) by a dense copy when it is a strided
+ * tensor; leaves every other value alone. */
+ol_status ol_value_densify(ol_allocator *allocator, ol_value **v);
 
 /* Deep copy of a tensor's payload into a new value (strings duplicated). */
 ol_status ol_tensor_clone(ol_allocator *allocator, const ol_tensor *src, ol_value **out);

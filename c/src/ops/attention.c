@@ -28,8 +28,10 @@
  * KV append: with ctx->reserve_append available and both past_key and
  * present_key present, the kernel asks the runtime for an append reservation
  * of present_key (and likewise past_value/present_value), writes only the new
- * rows into the writable span, commits, and reads the committed output; no
- * second concatenation. A declined reservation uses ordinary concatenation.
+ * rows into the writable span (one run per batch and head: multi-head caches
+ * are pitched, see core/pitched.c), commits, and reads the committed output
+ * at its pitch; no second concatenation. past inputs may be pitched too
+ * (read in place). A declined reservation uses ordinary concatenation.
  * One storage event (ctx->record_storage) per compute sums the K/V work. */
 #include <math.h>
 #include <stdlib.h>
@@ -37,6 +39,8 @@
 
 #include "ops/registry.h"
 #include "simd/math.h"
+
+#define OL_ATTN_MAX_INPUTS 8 /* Q K V attn_mask past_key past_value nonpad_kv_seqlen */
 
 typedef struct attention_kernel {
   ol_kernel base;
@@ -210,6 +214,13 @@ static ol_status derive_shape(const attention_kernel *k, const ol_kernel_ctx *ct
 
 /* ------------------------------------------------------------ present K/V */
 
+/* Positions between a past input's heads: its pitch when it is a cache
+ * growing in place (pitched along the sequence axis), else its length.
+ * attention_compute densifies any other pitched layout first. */
+static int64_t past_pitch(const ol_tensor *past) {
+  return past->pitch > 0 && past->pitch_axis == 2 ? ol_tensor_layout_pitch(past) : past->dims[2];
+}
+
 /* Builds present output `out` (1: key, 2: value) from past input `in` and the
  * new rows, through a reservation when the runtime offers one. On success
  * *src describes the present rows (contiguous [B, H, T, D]). */
@@ -230,23 +241,30 @@ static ol_status make_present(ol_kernel_ctx *ctx, const attn_shape *sh, size_t i
     OL_TRY(ctx->reserve_append(ctx->runtime, in, out, 4, dims, 2, &res));
     if (res.result) {
       const ol_tensor *rt = ol_vt(res.result);
+      size_t row = (size_t)D * sh->es;
       bool shape_ok = res.result->kind == OL_VALUE_TENSOR && rt->dtype == sh->dtype &&
                       rt->rank == 4 && memcmp(rt->dims, dims, sizeof dims) == 0;
-      if (!shape_ok || sh->B * sh->Hkv != 1 || res.writable_bytes != new_bytes ||
-          (new_bytes && !res.writable)) {
+      if (!shape_ok || res.rows != (size_t)(sh->B * sh->Hkv) || res.writable_bytes != new_bytes || !row ||
+          res.row_stride % row || (new_bytes && !res.writable)) {
         ol_value_release(res.result);
         return ol_kernel_error(node, OL_FAILED_PRECONDITION,
-                               "append reservation for output %zu does not match the [1,1,%lld,%lld] "
+                               "append reservation for output %zu does not match the [%lld,%lld,%lld,%lld] "
                                "layout (%zu writable bytes, %zu new bytes)",
-                               out, (long long)sh->T, (long long)D, res.writable_bytes, new_bytes);
+                               out, (long long)sh->B, (long long)sh->Hkv, (long long)sh->T, (long long)D,
+                               res.writable_bytes, new_bytes);
       }
-      copy_rows(res.writable, sh->L, 0, ol_tdata(cur), csb, csh, cst, 1, 1, sh->L, D, sh->es);
+      /* run r = (b, h) starts at writable + r * row_stride: a [B, H, C, D]
+       * layout whose first row is writable */
+      int64_t C = (int64_t)(res.row_stride / row);
+      copy_rows(res.writable, C, 0, ol_tdata(cur), csb, csh, cst, sh->B, sh->Hkv, sh->L, D, sh->es);
       OL_TRY(ctx->commit_append(ctx->runtime, out, &res));
       const ol_value *v = out < ctx->num_outputs ? ctx->outputs[out] : NULL;
       if (!v || v->kind != OL_VALUE_TENSOR || v->tensor.dtype != sh->dtype ||
           v->tensor.rank != 4 || memcmp(v->tensor.dims, dims, sizeof dims) != 0)
         return ol_kernel_error(node, OL_INTERNAL, "committed output %zu has the wrong shape", out);
       src->data = ol_tdata(&v->tensor);
+      src->sb = sh->Hkv * C * D;
+      src->sh = C * D;
       counts->allocations += res.counts.allocations;
       counts->allocated_bytes += res.counts.allocated_bytes;
       counts->prefix_copied_bytes += res.counts.prefix_copied_bytes;
@@ -258,8 +276,8 @@ static ol_status make_present(ol_kernel_ctx *ctx, const attn_shape *sh, size_t i
   ol_tensor *t;
   OL_TRY(ol_ctx_output(ctx, out, sh->dtype, 4, dims, &t));
   char *d = ol_tdata(t);
-  if (past) copy_rows(d, sh->T, 0, ol_tdata(past), sh->Hkv * sh->P * D, sh->P * D, D, sh->B,
-                      sh->Hkv, sh->P, D, sh->es);
+  int64_t pp = past ? past_pitch(past) : 0;
+  if (past) copy_rows(d, sh->T, 0, ol_tdata(past), sh->Hkv * pp * D, pp * D, D, sh->B, sh->Hkv, sh->P, D, sh->es);
   copy_rows(d, sh->T, sh->P, ol_tdata(cur), csb, csh, cst, sh->B, sh->Hkv, sh->L, D, sh->es);
   src->data = d;
   counts->allocations += 1;
@@ -285,8 +303,8 @@ static ol_status scratch_kv(ol_kernel_ctx *ctx, const attn_shape *sh, size_t in,
   size_t bytes = (size_t)(sh->B * sh->Hkv * sh->T * D) * sh->es;
   char *d = ol_xmalloc(bytes ? bytes : 1);
   if (!d) return OL_OUT_OF_MEMORY;
-  copy_rows(d, sh->T, 0, ol_tdata(past), sh->Hkv * sh->P * D, sh->P * D, D, sh->B, sh->Hkv,
-            sh->P, D, sh->es);
+  int64_t pp = past_pitch(past);
+  copy_rows(d, sh->T, 0, ol_tdata(past), sh->Hkv * pp * D, pp * D, D, sh->B, sh->Hkv, sh->P, D, sh->es);
   copy_rows(d, sh->T, sh->P, ol_tdata(cur), csb, csh, cst, sh->B, sh->Hkv, sh->L, D, sh->es);
   *scratch = d;
   src->data = d;
@@ -372,7 +390,36 @@ static void softmax_row(float *x, int64_t n) {
   for (int64_t j = 0; j < n; j++) x[j] = (float)(x[j] / sum);
 }
 
+static ol_status attention_run(ol_kernel *kernel, ol_kernel_ctx *ctx);
+
+/* past_key/past_value may be pitched caches read in place (pitched_inputs);
+ * one pitched along any axis but the sequence gets a dense copy first. */
 static ol_status attention_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
+  if (ctx->num_inputs < 6) return attention_run(kernel, ctx);
+  ol_value *in[OL_ATTN_MAX_INPUTS], *dense[2] = {NULL, NULL};
+  bool copy = false;
+  for (size_t i = 0; i < ctx->num_inputs && i < OL_ATTN_MAX_INPUTS; i++) in[i] = ctx->inputs[i];
+  for (int j = 0; j < 2; j++) {
+    const ol_value *v = ctx->inputs[4 + j];
+    if (!v || v->kind != OL_VALUE_TENSOR || !ol_tensor_is_strided(&v->tensor) || v->tensor.pitch_axis == 2) continue;
+    ol_status s = ol_tensor_materialize(ctx->allocator, &v->tensor, &dense[j]);
+    if (s != OL_OK) {
+      ol_value_release(dense[0]);
+      return s;
+    }
+    in[4 + j] = dense[j];
+    copy = true;
+  }
+  if (!copy) return attention_run(kernel, ctx);
+  ol_kernel_ctx inner = *ctx;
+  inner.inputs = in;
+  ol_status s = attention_run(kernel, &inner);
+  ol_value_release(dense[0]);
+  ol_value_release(dense[1]);
+  return s;
+}
+
+static ol_status attention_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   attention_kernel *k = (attention_kernel *)kernel;
   const ol_node *node = ctx->node;
   const ol_tensor *q, *kt, *vt;
@@ -566,6 +613,7 @@ static ol_status attention_create(const ol_node *node, ol_kernel **out) {
   k->has_scale = has_scale;
   k->scale = scale;
   k->softcap = softcap;
+  k->base.pitched_inputs = (1u << 4) | (1u << 5); /* past_key, past_value */
   *out = &k->base;
   return OL_OK;
 }

@@ -285,7 +285,72 @@ typedef struct gqa_kernel {
   bool rotary, interleaved, smooth;
 } gqa_kernel;
 
+/* Positions between a past cache's heads: its pitch when it grows in place
+ * (pitched along the sequence axis; other layouts arrive dense), else P. */
+static int64_t past_stride(const ol_tensor *past) {
+  return past->pitch > 0 && past->pitch_axis == 2 ? ol_tensor_layout_pitch(past) : past->dims[2];
+}
+
+/* Reserves present output `out` from bound past input `in` ([B, KN, T, H],
+ * S new rows per (b, h)). No result: not offered, declined or not bound. */
+static ol_status gqa_reserve(ol_kernel_ctx *ctx, size_t in, size_t out, const int64_t *pd, int64_t S,
+                             ol_append_reservation *res) {
+  OL_TRY(ctx->reserve_append(ctx->runtime, in, out, 4, pd, 2, res));
+  if (!res->result) return OL_OK;
+  size_t row = (size_t)pd[3] * sizeof(float);
+  if (res->rows != (size_t)(pd[0] * pd[1]) || res->row_bytes != (size_t)S * row || !row || res->row_stride % row ||
+      (res->row_bytes && !res->writable)) {
+    ol_value_release(res->result);
+    res->result = NULL;
+    return ol_kernel_error(ctx->node, OL_INTERNAL, "append reservation for output %zu does not match [%lld,%lld,%lld,%lld]",
+                           out, (long long)pd[0], (long long)pd[1], (long long)pd[2], (long long)pd[3]);
+  }
+  return OL_OK;
+}
+
+/* Commits the filled reservations and reports the storage work of bound
+ * caches (appended in place, or built whole as the dense fallback).
+ * Element counts: fresh rows, past rows, whole present. */
+static ol_status gqa_commit(ol_kernel_ctx *ctx, ol_append_reservation *res, int64_t fresh, int64_t past,
+                            int64_t whole) {
+  ol_storage_counts counts;
+  memset(&counts, 0, sizeof counts);
+  bool report = false;
+  for (int c = 0; c < 2; c++) {
+    report = report || res[c].bound;
+    if (res[c].result) {
+      counts.allocations += res[c].counts.allocations;
+      counts.allocated_bytes += res[c].counts.allocated_bytes;
+      counts.prefix_copied_bytes += res[c].counts.prefix_copied_bytes;
+      counts.append_copied_bytes += res[c].counts.append_copied_bytes + (uint64_t)fresh * sizeof(float);
+      counts.reuse_count += res[c].counts.reuse_count;
+      OL_TRY(ctx->commit_append(ctx->runtime, 1 + (size_t)c, &res[c])); /* clears res[c].result */
+    } else if (res[c].bound) {
+      counts.allocations += 1;
+      counts.allocated_bytes += (uint64_t)whole * sizeof(float);
+      counts.prefix_copied_bytes += (uint64_t)past * sizeof(float);
+      counts.append_copied_bytes += (uint64_t)fresh * sizeof(float);
+    }
+  }
+  if (report && ctx->record_storage) OL_TRY(ctx->record_storage(ctx->runtime, &counts));
+  return OL_OK;
+}
+
+static ol_status gqa_run(ol_kernel *kernel, ol_kernel_ctx *ctx);
+
+/* past_key/past_value are read in place when pitched along the sequence
+ * axis in float32 (caches growing in place); any other pitched layout gets
+ * a dense copy first. */
 static ol_status gqa_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
+  for (size_t i = 3; i <= 4 && i < ctx->num_inputs; i++) {
+    const ol_tensor *t = ol_ctx_input(ctx, i);
+    if (t && ol_tensor_is_strided(t) && (t->dtype != OL_DTYPE_FLOAT || t->pitch_axis != 2))
+      return ol_kernel_run_densified(kernel, ctx, (1u << 3) | (1u << 4), gqa_run);
+  }
+  return gqa_run(kernel, ctx);
+}
+
+static ol_status gqa_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   gqa_kernel *k = (gqa_kernel *)kernel;
   const ol_node *node = ctx->node;
   const ol_tensor *q, *key = ol_ctx_input(ctx, 1), *val = ol_ctx_input(ctx, 2),
@@ -386,20 +451,45 @@ static ol_status gqa_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   int64_t od[3] = {B, S, N * H}, pd[4] = {B, KN, T, H};
   ol_tensor *y, *yk = NULL, *yv = NULL;
   OL_TRY(ol_ctx_output(ctx, 0, q->dtype, 3, od, &y));
-  if (ol_ctx_wants_output(ctx, 1)) OL_TRY(ol_ctx_output(ctx, 1, q->dtype, 4, pd, &yk));
-  if (ol_ctx_wants_output(ctx, 2)) OL_TRY(ol_ctx_output(ctx, 2, q->dtype, 4, pd, &yv));
-  if (B * S == 0) return OL_OK;
+  if (B * S == 0) {
+    if (ol_ctx_wants_output(ctx, 1)) OL_TRY(ol_ctx_output(ctx, 1, q->dtype, 4, pd, &yk));
+    if (ol_ctx_wants_output(ctx, 2)) OL_TRY(ol_ctx_output(ctx, 2, q->dtype, 4, pd, &yv));
+    return OL_OK;
+  }
+  /* A plain append (float32, every batch's new rows right after its past)
+   * on bound caches writes the new rows into their capacity (see
+   * gqa_reserve); otherwise present K/V are built whole. */
+  bool plain = q->dtype == OL_DTYPE_FLOAT && pk && T == P + S && ctx->reserve_append;
+  for (int64_t b = 0; plain && b < B; b++) plain = (first ? 0 : (int64_t)sl[b] + 1 - S) == P;
+  ol_append_reservation res[2];
+  memset(res, 0, sizeof res);
+  ol_status s = OL_OK;
+  for (int c = 0; plain && c < 2 && s == OL_OK; c++)
+    if (ol_ctx_wants_output(ctx, 1 + (size_t)c)) s = gqa_reserve(ctx, 3 + (size_t)c, 1 + (size_t)c, pd, S, &res[c]);
+  if (s == OL_OK && !res[0].result && ol_ctx_wants_output(ctx, 1)) s = ol_ctx_output(ctx, 1, q->dtype, 4, pd, &yk);
+  if (s == OL_OK && !res[1].result && ol_ctx_wants_output(ctx, 2)) s = ol_ctx_output(ctx, 2, q->dtype, 4, pd, &yv);
+  if (s != OL_OK) {
+    ol_value_release(res[0].result);
+    ol_value_release(res[1].result);
+    return s;
+  }
   fviews v = {0};
   const float *qf = fv_load(&v, q), *kf = fv_load(&v, key), *vf = fv_load(&v, val),
               *pkf = fv_load(&v, pk), *pvf = fv_load(&v, pv), *cf = fv_load(&v, cosc),
               *sf = fv_load(&v, sinc), *af = fv_load(&v, abias), *hs = fv_load(&v, sinkt);
   static const float zero_sink = 0.0f;
   size_t kvn = (size_t)(B * KN * T * H);
-  float *Kb = ol_xcalloc(kvn + 1, sizeof(float)), *Vb = ol_xcalloc(kvn + 1, sizeof(float));
+  /* K/V rows: (b, h) blocks kst/vst elements apart — the reserved caches
+   * (first block at writable - P rows, see gqa_reserve) or whole scratch */
+  bool kres = res[0].result != NULL, vres = res[1].result != NULL; /* the commit clears result */
+  float *Kb = res[0].result ? (float *)res[0].writable - P * H : ol_xcalloc(kvn + 1, sizeof(float));
+  float *Vb = res[1].result ? (float *)res[1].writable - P * H : ol_xcalloc(kvn + 1, sizeof(float));
+  int64_t kst = res[0].result ? (int64_t)(res[0].row_stride / sizeof(float)) : T * H;
+  int64_t vst = res[1].result ? (int64_t)(res[1].row_stride / sizeof(float)) : T * H;
+  int64_t pks = pk ? past_stride(pk) * H : 0, pvs = pv ? past_stride(pv) * H : 0;
   float *Qb = ol_xmalloc(sizeof(float) * (size_t)(B * S * N * H + 1));
   float *p = ol_xmalloc(sizeof(float) * (size_t)(T + 1));
   float *out = ol_xmalloc(sizeof(float) * (size_t)(B * S * N * H + 1));
-  ol_status s = OL_OK;
   if (v.oom || !Kb || !Vb || !Qb || !p || !out) {
     s = OL_OUT_OF_MEMORY;
     goto done;
@@ -410,12 +500,11 @@ static ol_status gqa_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   for (int64_t b = 0; b < B; b++) {
     int64_t tb = (int64_t)sl[b] + 1, pb = first ? 0 : tb - S;
     for (int64_t h = 0; h < KN; h++) {
-      float *kd = Kb + (b * KN + h) * T * H, *vd = Vb + (b * KN + h) * T * H;
-      /* the whole past buffer, as a shared past/present buffer would hold it */
-      if (P) {
-        memcpy(kd, pkf + (b * KN + h) * P * H, sizeof(float) * (size_t)(P * H));
-        memcpy(vd, pvf + (b * KN + h) * P * H, sizeof(float) * (size_t)(P * H));
-      }
+      float *kd = Kb + (b * KN + h) * kst, *vd = Vb + (b * KN + h) * vst;
+      /* the whole past buffer, as a shared past/present buffer would hold
+       * it (already in place in a reserved cache) */
+      if (P && !kres) memcpy(kd, pkf + (b * KN + h) * pks, sizeof(float) * (size_t)(P * H));
+      if (P && !vres) memcpy(vd, pvf + (b * KN + h) * pvs, sizeof(float) * (size_t)(P * H));
       for (int64_t t = 0; t < S; t++) {
         float *kr = kd + (pb + t) * H;
         memcpy(kr, ksrc + (b * S + t) * kw + h * H, sizeof(float) * (size_t)H);
@@ -445,7 +534,7 @@ static ol_status gqa_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
         s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
         goto done;
       }
-      const float *kd = Kb + (b * KN + h / group) * T * H, *vd = Vb + (b * KN + h / group) * T * H;
+      const float *kd = Kb + (b * KN + h / group) * kst, *vd = Vb + (b * KN + h / group) * vst;
       for (int64_t t = 0; t < S; t++) {
         int64_t causal = pb + t + 1, lo = 0;
         if (causal > tb) causal = tb; /* padding rows of a prompt see the valid keys only */
@@ -462,10 +551,13 @@ static ol_status gqa_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_nn23_store(y, 0, out, B * S * N * H);
   if (yk) ol_nn23_store(yk, 0, Kb, (int64_t)kvn);
   if (yv) ol_nn23_store(yv, 0, Vb, (int64_t)kvn);
+  s = gqa_commit(ctx, res, B * KN * S * H, B * KN * P * H, (int64_t)kvn);
 done:
   fv_free(&v);
-  free(Kb);
-  free(Vb);
+  if (!kres) free(Kb);
+  if (!vres) free(Vb);
+  ol_value_release(res[0].result); /* left only when failing before the commit */
+  ol_value_release(res[1].result);
   free(Qb);
   free(p);
   free(out);
@@ -498,6 +590,7 @@ ol_status ol_cms_gqa_create(const ol_node *node, ol_kernel **out) {
   k->smooth = ol_attr_int(node, "smooth_softmax", 0) != 0;
   k->rotary = ol_attr_int(node, "do_rotary", 0) != 0;
   k->interleaved = ol_attr_int(node, "rotary_interleaved", 0) != 0;
+  k->base.pitched_inputs = (1u << 3) | (1u << 4); /* past_key, past_value */
   *out = &k->base;
   return OL_OK;
 }

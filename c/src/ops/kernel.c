@@ -222,3 +222,25 @@ ol_status ol_broadcast_shapes(const ol_node *node, int ra, const int64_t *a, int
   *rank_out = r;
   return OL_OK;
 }
+
+ol_status ol_kernel_run_densified(ol_kernel *kernel, ol_kernel_ctx *ctx, uint32_t which, ol_kernel_compute_fn fn) {
+  size_t n = ctx->num_inputs;
+  ol_value **in = ol_xcalloc(n + 1, sizeof *in), **dense = ol_xcalloc(n + 1, sizeof *dense);
+  ol_status s = !in || !dense ? OL_OUT_OF_MEMORY : OL_OK;
+  for (size_t i = 0; s == OL_OK && i < n; i++) {
+    in[i] = ctx->inputs[i];
+    if (i < 32 && (which & (1u << i)) && in[i] && in[i]->kind == OL_VALUE_TENSOR && ol_tensor_is_strided(&in[i]->tensor)) {
+      s = ol_tensor_materialize(ctx->allocator, &in[i]->tensor, &dense[i]);
+      in[i] = dense[i];
+    }
+  }
+  if (s == OL_OK) {
+    ol_kernel_ctx inner = *ctx;
+    inner.inputs = in;
+    s = fn(kernel, &inner);
+  }
+  for (size_t i = 0; dense && i < n; i++) ol_value_release(dense[i]);
+  free(in);
+  free(dense);
+  return s;
+}

@@ -19,6 +19,10 @@ struct ol_kernel {
   ol_kernel_compute_fn compute;
   void (*destroy)(ol_kernel *kernel); /* NULL: free(kernel) */
   const ol_node *node;
+  /* Bit i set: input i may be a strided (pitched) tensor, read through its
+   * pitch (see core/value.h). The runtime gives every other input a dense
+   * copy. Set at creation by kernels that read caches in place. */
+  uint32_t pitched_inputs;
 };
 
 /* Storage work a kernel reports through ctx->record_storage (runtime events). */
@@ -31,13 +35,21 @@ typedef struct ol_storage_counts {
 } ol_storage_counts;
 
 /* An append reservation (see ctx->reserve_append): result has the requested
- * shape; its first elements along the axis already hold the retained prefix;
- * the kernel must write all of writable[0 .. writable_bytes) and then call
- * ctx->commit_append. counts says what the reservation itself did. */
+ * shape (possibly pitched: one row of capacity per index of the dims before
+ * the axis); its first elements along the axis already hold the retained
+ * prefix. The writable span is `rows` runs of row_bytes bytes, run r at
+ * (char *)writable + r * row_stride (the new positions of outer index r);
+ * writable_bytes = rows * row_bytes. The kernel must write all of it and
+ * then call ctx->commit_append. counts says what the reservation itself did.
+ * bound: the node input/output pair is a persistent binding (the attempt was
+ * consumed even when no result is given); kernels report their fallback
+ * storage work only then. */
 typedef struct ol_append_reservation {
   ol_value *result;
   void *writable;
   size_t writable_bytes;
+  size_t rows, row_bytes, row_stride;
+  bool bound;
   ol_storage_counts counts;
 } ol_append_reservation;
 
@@ -56,7 +68,9 @@ struct ol_kernel_ctx {
   ol_status (*run_subgraph)(void *runtime, const ol_graph *graph, ol_value *const *inputs,
                             size_t num_inputs, ol_value **outputs, size_t num_outputs);
   /* Append reservation for node input `input` (a persistent root input read
-   * directly) producing node output `output` (its bound root output), with
+   * directly or through forwarding Identity nodes, as the planner resolved
+   * once at session creation) producing node output `output` (its bound
+   * root output), with
    * result shape dims and append axis. NULL outside persistent state. On
    * OL_OK with res->result == NULL no reservation is possible (disabled,
    * shared buffer, unsupported layout): use the ordinary path. One attempt
@@ -78,6 +92,11 @@ ol_status ol_kernel_simple(const ol_node *node, ol_kernel_compute_fn fn, ol_kern
 /* Allocates size bytes (>= sizeof(ol_kernel)), zeroed, with compute fn set. */
 ol_status ol_kernel_alloc(const ol_node *node, size_t size, ol_kernel_compute_fn fn,
                           ol_kernel **out);
+
+/* Runs fn on ctx with the strided (pitched) inputs selected by `which` (bit
+ * i: input i) replaced by dense copies: for kernels that read some pitched
+ * layouts in place (pitched_inputs) and meet another one. */
+ol_status ol_kernel_run_densified(ol_kernel *kernel, ol_kernel_ctx *ctx, uint32_t which, ol_kernel_compute_fn fn);
 
 /* Input i as a tensor; NULL when absent. */
 const ol_tensor *ol_ctx_input(const ol_kernel_ctx *ctx, size_t i);

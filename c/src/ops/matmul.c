@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/matmul.h"
 #include "ops/registry.h"
 #include "simd/gemm.h"
 
@@ -82,7 +83,7 @@ static void f32_to_half(ol_dtype dt, const float *src, uint16_t *dst, int64_t n)
 
 /* One contiguous M x K by K x N product of any supported type. scratch for
  * half types: (M*K + K*N + M*N) floats. */
-static ol_status gemm_any(ol_dtype dt, int64_t M, int64_t N, int64_t K, const void *A,
+ol_status ol_mm_gemm_any(ol_dtype dt, int64_t M, int64_t N, int64_t K, const void *A,
                           const void *B, void *C, float *scratch) {
   switch (dt) {
     case OL_DTYPE_FLOAT: return ol_f32_gemm(M, N, K, A, K, B, N, C, N);
@@ -104,18 +105,8 @@ static ol_status gemm_any(ol_dtype dt, int64_t M, int64_t N, int64_t K, const vo
 
 /* ------------------------------------------------------------ batching */
 
-typedef struct mm_plan {
-  int out_rank;
-  int64_t out_dims[OL_MAX_RANK];
-  int64_t M, N, K;
-  int brank; /* broadcast batch rank */
-  int64_t bdims[OL_MAX_RANK], astr[OL_MAX_RANK], bstr[OL_MAX_RANK]; /* batch strides, 0 = broadcast */
-  int64_t batches;
-  bool fold_a; /* B has no real batch and A is contiguous: fold A's batch into M */
-} mm_plan;
-
-static ol_status mm_plan_make(const ol_node *node, const ol_tensor *a, const ol_tensor *b,
-                              mm_plan *p) {
+ol_status ol_mm_plan_make(const ol_node *node, const ol_tensor *a, const ol_tensor *b,
+                              ol_mm_plan *p) {
   if (a->rank < 1 || b->rank < 1)
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "operands must have rank >= 1 (got %d and %d)",
                            a->rank, b->rank);
@@ -168,7 +159,7 @@ static ol_status mm_plan_make(const ol_node *node, const ol_tensor *a, const ol_
   return OL_OK;
 }
 
-static void mm_offsets(const mm_plan *p, int64_t t, int64_t *aoff, int64_t *boff) {
+void ol_mm_offsets(const ol_mm_plan *p, int64_t t, int64_t *aoff, int64_t *boff) {
   int64_t ao = 0, bo = 0;
   for (int i = p->brank - 1; i >= 0; i--) {
     int64_t c = t % p->bdims[i];
@@ -180,6 +171,9 @@ static void mm_offsets(const mm_plan *p, int64_t t, int64_t *aoff, int64_t *boff
   *boff = bo;
 }
 
+static ol_status matmul_product(ol_kernel_ctx *ctx, const ol_tensor *a, const ol_tensor *b, ol_mm_plan *pp,
+                                int64_t bpitch);
+
 static ol_status matmul_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   (void)kernel;
   const ol_node *node = ctx->node;
@@ -190,8 +184,30 @@ static ol_status matmul_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "A is %s but B is %s",
                            ol_dtype_name(a->dtype), ol_dtype_name(b->dtype));
   if (!mm_dtype_ok(a->dtype)) return ol_kernel_bad_dtype(node, "input A", a->dtype);
-  mm_plan p;
-  OL_TRY(mm_plan_make(node, a, b, &p));
+  ol_mm_plan p;
+  OL_TRY(ol_mm_plan_make(node, a, b, &p));
+  /* B may be a pitched cache (probs x V): its matrices are dense, only their
+   * distance differs; pitched along another axis it gets a dense copy */
+  ol_value *dense = NULL;
+  int64_t bpitch = 0;
+  if (ol_tensor_is_strided(b)) {
+    if (b->rank >= 3 && b->pitch_axis == b->rank - 2) {
+      bpitch = ol_tensor_layout_pitch(b);
+    } else {
+      OL_TRY(ol_tensor_materialize(ctx->allocator, b, &dense));
+      b = &dense->tensor;
+    }
+  }
+  ol_status s = matmul_product(ctx, a, b, &p, bpitch);
+  ol_value_release(dense);
+  return s;
+}
+
+/* The product after validation; bpitch > 0: B's matrices lie bpitch rows apart. */
+static ol_status matmul_product(ol_kernel_ctx *ctx, const ol_tensor *a, const ol_tensor *b, ol_mm_plan *pp,
+                                int64_t bpitch) {
+  const ol_node *node = ctx->node;
+  ol_mm_plan p = *pp;
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, a->dtype, p.out_rank, p.out_dims, &y));
   if (ol_tcount(y) == 0) return OL_OK;
@@ -214,8 +230,9 @@ static ol_status matmul_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       break;
     }
     int64_t ao = 0, bo = 0;
-    if (!p.fold_a) mm_offsets(&p, t, &ao, &bo);
-    s = gemm_any(dt, M, p.N, p.K, (const char *)ol_tdata(a) + (size_t)ao * es,
+    if (!p.fold_a) ol_mm_offsets(&p, t, &ao, &bo);
+    if (bpitch && p.K > 0 && p.N > 0) bo = bo / (p.K * p.N) * bpitch * p.N;
+    s = ol_mm_gemm_any(dt, M, p.N, p.K, (const char *)ol_tdata(a) + (size_t)ao * es,
                  (const char *)ol_tdata(b) + (size_t)bo * es,
                  (char *)ol_tdata(y) + (size_t)(t * M * p.N) * es, scratch);
   }
@@ -224,7 +241,9 @@ static ol_status matmul_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
 }
 
 static ol_status matmul_create(const ol_node *node, ol_kernel **out) {
-  return ol_kernel_simple(node, matmul_compute, out);
+  OL_TRY(ol_kernel_simple(node, matmul_compute, out));
+  (*out)->pitched_inputs = 1u << 1; /* B: probs x V over a pitched value cache */
+  return OL_OK;
 }
 
 /* ------------------------------------------------------------ Gemm */
@@ -302,7 +321,7 @@ static ol_status gemm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     scratch = ol_xmalloc(sizeof(float) * (size_t)(M * K + K * N + M * N + 1));
     if (!scratch) { s = OL_OUT_OF_MEMORY; goto done; }
   }
-  s = gemm_any(dt, M, N, K, pa, pb, ol_tdata(y), scratch);
+  s = ol_mm_gemm_any(dt, M, N, K, pa, pb, ol_tdata(y), scratch);
   if (s != OL_OK) goto done;
   bool scale = k->alpha != 1.0f;
   if (scale || c) {
@@ -388,8 +407,8 @@ static ol_status matmul_integer_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "a_zero_point type differs from A");
   if (zb && zb->dtype != b->dtype)
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "b_zero_point type differs from B");
-  mm_plan p;
-  OL_TRY(mm_plan_make(node, a, b, &p));
+  ol_mm_plan p;
+  OL_TRY(ol_mm_plan_make(node, a, b, &p));
   int64_t nza = za ? ol_tcount(za) : 0, nzb = zb ? ol_tcount(zb) : 0;
   if (za && nza != 1 && nza != p.M)
     return ol_kernel_error(node, OL_INVALID_ARGUMENT,
@@ -407,7 +426,7 @@ static ol_status matmul_integer_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   if (!row) return OL_OUT_OF_MEMORY;
   for (int64_t t = 0; t < p.batches; t++) {
     int64_t ao, bo;
-    mm_offsets(&p, t, &ao, &bo);
+    ol_mm_offsets(&p, t, &ao, &bo);
     for (int64_t i = 0; i < M; i++) {
       int32_t zav = za ? q8_at(za, nza == 1 ? 0 : i) : 0;
       for (int64_t j = 0; j < N; j++) row[j] = 0;

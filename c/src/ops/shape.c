@@ -71,6 +71,7 @@ static ol_status shape_create(const ol_node *node, ol_kernel **out) {
   k->start = node->opset >= 15 ? ol_attr_int(node, "start", 0) : 0;
   k->has_end = node->opset >= 15 && ol_node_attr(node, "end") != NULL;
   k->end = k->has_end ? ol_attr_int(node, "end", 0) : 0;
+  k->base.pitched_inputs = 1u; /* reads dims only: a pitched cache needs no copy */
   *out = &k->base;
   return OL_OK;
 }
@@ -298,8 +299,17 @@ static ol_status unsqueeze_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     inserted[a] = true;
   }
   int64_t dims[OL_MAX_RANK];
-  for (int i = 0, j = 0; i < out_rank; i++) dims[i] = inserted[i] ? 1 : x->dims[j++];
-  return ol_ctx_output_view(ctx, 0, x, out_rank, dims);
+  int pitch_axis = -1; /* where a pitched input's axis lands */
+  for (int i = 0, j = 0; i < out_rank; i++) {
+    if (!inserted[i] && j == x->pitch_axis) pitch_axis = i;
+    dims[i] = inserted[i] ? 1 : x->dims[j++];
+  }
+  if (!ol_tensor_is_strided(x)) return ol_ctx_output_view(ctx, 0, x, out_rank, dims);
+  /* size-1 axes change neither the rows before the pitched axis nor those
+   * after it: the same storage as a pitched view of the new rank */
+  ol_value *v = NULL;
+  OL_TRY(ol_value_new_pitched_view(x->buffer, x->offset, x->dtype, out_rank, dims, pitch_axis, x->pitch, &v));
+  return ol_ctx_set_output(ctx, 0, v);
 }
 
 static ol_status axes_create(const ol_node *node, ol_kernel_compute_fn fn, ol_kernel **out) {
@@ -315,7 +325,13 @@ static ol_status squeeze_create(const ol_node *node, ol_kernel **out) {
   return axes_create(node, squeeze_compute, out);
 }
 
+static ol_status unsqueeze_create_any(const ol_node *node, ol_kernel **out);
 static ol_status unsqueeze_create(const ol_node *node, ol_kernel **out) {
+  OL_TRY(unsqueeze_create_any(node, out));
+  (*out)->pitched_inputs = 1u; /* a cache stays a pitched view (repeat_kv: Unsqueeze, Expand) */
+  return OL_OK;
+}
+static ol_status unsqueeze_create_any(const ol_node *node, ol_kernel **out) {
   if (node->opset < 13 && !ol_node_attr(node, "axes"))
     return ol_kernel_error(node, OL_INVALID_MODEL, "attribute 'axes' is required (opset %d)",
                            node->opset);
@@ -328,13 +344,16 @@ static ol_status identity_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   (void)kernel;
   if (ctx->num_inputs < 1 || !ctx->inputs[0])
     return ol_kernel_error(ctx->node, OL_INVALID_ARGUMENT, "required input 0 is missing");
-  ol_value *v = ctx->inputs[0];
-  if (v->kind == OL_VALUE_TENSOR) return view_input(ctx, &v->tensor);
-  return ol_ctx_set_output(ctx, 0, ol_value_retain(v));
+  /* the same value, not a new view of its buffer: a forwarded persistent
+   * cache then keeps one owner, so its append capacity stays usable, and a
+   * pitched cache keeps its layout */
+  return ol_ctx_set_output(ctx, 0, ol_value_retain(ctx->inputs[0]));
 }
 
 static ol_status identity_create(const ol_node *node, ol_kernel **out) {
-  return ol_kernel_simple(node, identity_compute, out);
+  OL_TRY(ol_kernel_simple(node, identity_compute, out));
+  (*out)->pitched_inputs = 1u;
+  return OL_OK;
 }
 
 /* ------------------------------------------------------------ Constant */

@@ -145,6 +145,41 @@ static ol_status read_ints(const ol_node *node, const ol_tensor *t, const char *
 
 /* ------------------------------------------------------------ Concat */
 
+/* Concat of a bound persistent pair, present = Concat(past, new..., axis):
+ * asks the runtime to append into past's capacity. *done false: no
+ * reservation, use the ordinary path (*bound says whether to report it). */
+static ol_status concat_append(ol_kernel_ctx *ctx, int axis, const int64_t *dims, bool *done, bool *bound) {
+  const ol_node *node = ctx->node;
+  const ol_tensor *first = ol_ctx_input(ctx, 0);
+  *done = *bound = false;
+  ol_append_reservation res;
+  OL_TRY(ctx->reserve_append(ctx->runtime, 0, 0, first->rank, dims, axis, &res));
+  *bound = res.bound;
+  if (!res.result) return OL_OK;
+  size_t es = ol_dtype_size(first->dtype);
+  int64_t inner = ol_shape_count(first->rank - axis - 1, dims + axis + 1);
+  size_t new_bytes = (size_t)((dims[axis] - first->dims[axis]) * inner) * es;
+  if (res.rows != (size_t)ol_shape_count(axis, dims) || res.row_bytes != new_bytes || (new_bytes && !res.writable)) {
+    ol_value_release(res.result);
+    return ol_kernel_error(node, OL_INTERNAL, "append reservation does not match the concatenation");
+  }
+  for (size_t r = 0; r < res.rows; r++) {
+    char *dst = (char *)res.writable + r * res.row_stride;
+    for (size_t i = 1; i < ctx->num_inputs; i++) {
+      const ol_tensor *t = ol_ctx_input(ctx, i);
+      size_t chunk = (size_t)(t->dims[axis] * inner) * es;
+      if (chunk) memcpy(dst, (const char *)ol_tdata(t) + r * chunk, chunk);
+      dst += chunk;
+    }
+  }
+  ol_storage_counts counts = res.counts;
+  counts.append_copied_bytes += res.writable_bytes;
+  OL_TRY(ctx->commit_append(ctx->runtime, 0, &res));
+  if (ctx->record_storage) OL_TRY(ctx->record_storage(ctx->runtime, &counts));
+  *done = true;
+  return OL_OK;
+}
+
 static ol_status concat_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_axis_kernel *k = (ol_axis_kernel *)kernel;
   const ol_node *node = ctx->node;
@@ -175,18 +210,45 @@ static ol_status concat_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
                                (long long)t->dims[d], (long long)first->dims[d]);
     dims[axis] += t->dims[axis];
   }
+  bool bound = false;
+  if (ctx->reserve_append && ctx->num_inputs >= 2) {
+    bool done;
+    OL_TRY(concat_append(ctx, axis, dims, &done, &bound));
+    if (done) return OL_OK;
+  }
+  ol_value *dense = NULL; /* input 0 pitched along another axis */
+  if (ol_tensor_is_strided(first) && first->pitch_axis != axis) {
+    OL_TRY(ol_tensor_materialize(ctx->allocator, first, &dense));
+    first = &dense->tensor;
+  }
   ol_tensor *y;
-  OL_TRY(ol_ctx_output(ctx, 0, first->dtype, first->rank, dims, &y));
+  ol_status s = ol_ctx_output(ctx, 0, first->dtype, first->rank, dims, &y);
+  if (s != OL_OK) {
+    ol_value_release(dense);
+    return s;
+  }
   int64_t outer = ol_shape_count(axis, dims);
   int64_t inner = ol_shape_count(first->rank - axis - 1, dims + axis + 1);
   int64_t pos = 0;
-  for (int64_t o = 0; o < outer; o++) {
-    for (size_t i = 0; i < ctx->num_inputs; i++) {
-      const ol_tensor *t = ol_ctx_input(ctx, i);
+  for (int64_t o = 0; o < outer && s == OL_OK; o++) {
+    for (size_t i = 0; i < ctx->num_inputs && s == OL_OK; i++) {
+      const ol_tensor *t = i == 0 ? first : ol_ctx_input(ctx, i);
       int64_t chunk = t->dims[axis] * inner;
-      OL_TRY(ol_elements_copy(y->dtype, ol_tdata(y), pos, ol_tdata(t), o * chunk, chunk));
+      /* input 0 may be a pitched cache (a declined append): rows at its pitch */
+      int64_t from = i == 0 && t->pitch > 0 && t->pitch_axis == axis ? o * ol_tensor_layout_pitch(t) * inner
+                                                                       : o * chunk;
+      s = ol_elements_copy(y->dtype, ol_tdata(y), pos, ol_tdata(t), from, chunk);
       pos += chunk;
     }
+  }
+  ol_value_release(dense);
+  OL_TRY(s);
+  if (bound && ctx->record_storage) {
+    /* the dense fallback of a bound pair: one buffer, the prefix copied */
+    size_t es = ol_dtype_storage_bytes(first->dtype, 1);
+    ol_storage_counts counts = {1, (uint64_t)ol_tcount(y) * es, (uint64_t)ol_tcount(first) * es,
+                                (uint64_t)(ol_tcount(y) - ol_tcount(first)) * es, 0};
+    OL_TRY(ctx->record_storage(ctx->runtime, &counts));
   }
   return OL_OK;
 }
@@ -194,7 +256,9 @@ static ol_status concat_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
 static ol_status concat_create(const ol_node *node, ol_kernel **out) {
   if (node->opset >= 4 && !ol_node_attr(node, "axis"))
     return ol_kernel_error(node, OL_INVALID_MODEL, "attribute 'axis' is required");
-  return ol_axis_kernel_create(node, concat_compute, 1, out);
+  OL_TRY(ol_axis_kernel_create(node, concat_compute, 1, out));
+  (*out)->pitched_inputs = 1u; /* a bound cache: appended to, or read at its pitch */
+  return OL_OK;
 }
 
 /* ------------------------------------------------------------ Split */
@@ -517,6 +581,8 @@ static ol_status expand_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   OL_TRY(ol_broadcast_shapes(node, x->rank, x->dims, (int)n, shape, &r, dims));
   int64_t xs[OL_MAX_RANK], strides[OL_MAX_RANK];
   contiguous_strides(x->rank, x->dims, xs);
+  if (ol_tensor_is_strided(x)) /* a pitched cache: the dims before its axis step over the pitch */
+    for (int i = 0; i < x->pitch_axis; i++) xs[i] = xs[i] / x->dims[x->pitch_axis] * x->pitch;
   for (int i = 0; i < r; i++) {
     int xi = i - (r - x->rank);
     strides[i] = xi < 0 || x->dims[xi] == 1 ? 0 : xs[xi];
@@ -527,7 +593,9 @@ static ol_status expand_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
 }
 
 static ol_status expand_create(const ol_node *node, ol_kernel **out) {
-  return ol_kernel_simple(node, expand_compute, out);
+  OL_TRY(ol_kernel_simple(node, expand_compute, out));
+  (*out)->pitched_inputs = 1u; /* reads a pitched cache through its strides */
+  return OL_OK;
 }
 
 /* ------------------------------------------------------------ Tile */

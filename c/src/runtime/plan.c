@@ -2,6 +2,9 @@
  * and plan execution. */
 #include "runtime/plan.h"
 
+#include "ops/matmul.h"
+#include "runtime/fuse.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,6 +185,37 @@ static ol_status topological_order(plan_builder *b, node_uses *uses, size_t *ord
   return s;
 }
 
+/* Root graphs: which graph input each node input reads, directly or through
+ * a chain of Identity nodes (bindings insert one when a bound input has
+ * several readers); append reservations are offered only for those. */
+static ol_status resolve_graph_inputs(plan_builder *b, ol_plan_step *step) {
+  ol_plan *p = b->plan;
+  const ol_node *n = step->node;
+  step->in_graph_input = ol_xcalloc(n->num_inputs + 1, sizeof(int32_t));
+  if (!step->in_graph_input) return OL_OUT_OF_MEMORY;
+  for (size_t j = 0; j < n->num_inputs; j++) {
+    int32_t slot = step->in_slots[j], found = -1;
+    for (int hops = 0; slot >= 0 && found < 0 && hops < 64; hops++) {
+      for (size_t i = 0; i < p->graph->num_inputs && found < 0; i++)
+        if (p->input_slots[i] == slot) found = (int32_t)i;
+      int32_t producer = found < 0 ? b->producer[slot] : -1;
+      const ol_node *id = producer >= 0 ? &p->graph->nodes[producer] : NULL;
+      if (!id || strcmp(id->op_type, "Identity") != 0 || id->domain[0] || id->num_inputs != 1 || !id->inputs[0][0])
+        break;
+      slot = ol_strmap_get(&p->slot_of, id->inputs[0]);
+    }
+    step->in_graph_input[j] = found;
+  }
+  return OL_OK;
+}
+
+/* The perm length of the Transpose feeding MatMul n's B (fuse.c found it). */
+static int transpose_rank(const plan_builder *b, const ol_node *n) {
+  int32_t slot = ol_strmap_get(&b->plan->slot_of, n->inputs[1]);
+  const ol_attr *perm = ol_node_attr(&b->plan->graph->nodes[b->producer[slot]], "perm");
+  return (int)perm->count;
+}
+
 static ol_status build(plan_builder *b) {
   ol_plan *p = b->plan;
   const ol_graph *g = p->graph;
@@ -221,6 +255,13 @@ static ol_status build(plan_builder *b) {
   ol_status s = (!uses || !order) ? OL_OUT_OF_MEMORY : OL_OK;
   for (size_t i = 0; s == OL_OK && i < g->num_nodes; i++) s = collect_uses(b, &g->nodes[i], &uses[i]);
   if (s == OL_OK) s = topological_order(b, uses, order);
+  bool *skip = NULL;
+  int32_t *bypass = NULL;
+  if (s == OL_OK) {
+    skip = ol_xcalloc(g->num_nodes + 1, sizeof *skip);
+    bypass = ol_xcalloc(g->num_nodes + 1, sizeof *bypass);
+    if (!skip || !bypass) s = OL_OUT_OF_MEMORY;
+  }
 
   int32_t *last_use = NULL;
   if (s == OL_OK) {
@@ -232,6 +273,18 @@ static ol_status build(plan_builder *b) {
                      g->name, g->outputs[i].name);
       if (s == OL_OK) p->output_slots[i] = slot;
     }
+  }
+  if (s == OL_OK) {
+    int32_t **use_slots = ol_xcalloc(g->num_nodes + 1, sizeof *use_slots);
+    size_t *use_counts = ol_xcalloc(g->num_nodes + 1, sizeof *use_counts);
+    if (!use_slots || !use_counts) s = OL_OUT_OF_MEMORY;
+    for (size_t i = 0; s == OL_OK && i < g->num_nodes; i++) {
+      use_slots[i] = uses[i].slots;
+      use_counts[i] = uses[i].count;
+    }
+    if (s == OL_OK) ol_fuse_transposed_b(g, b->producer, use_slots, use_counts, p->output_slots, skip, bypass);
+    free(use_slots);
+    free(use_counts);
   }
   if (s == OL_OK) {
     p->steps = ol_xcalloc(g->num_nodes, sizeof *p->steps);
@@ -256,6 +309,9 @@ static ol_status build(plan_builder *b) {
       }
       for (size_t j = 0; j < n->num_inputs; j++)
         step->in_slots[j] = n->inputs[j][0] ? ol_strmap_get(&p->slot_of, n->inputs[j]) : -1;
+      if (bypass[i] >= 0) step->in_slots[1] = bypass[i];
+      step->skipped = skip[i];
+      if (!g->parent && (s = resolve_graph_inputs(b, step)) != OL_OK) break;
       for (size_t j = 0; j < n->num_outputs; j++) {
         step->out_slots[j] = n->outputs[j][0] ? ol_strmap_get(&p->slot_of, n->outputs[j]) : -1;
         if (step->out_slots[j] >= 0) last_use[step->out_slots[j]] = (int32_t)k;
@@ -263,8 +319,11 @@ static ol_status build(plan_builder *b) {
       for (size_t u = 0; u < uses[i].count; u++) last_use[uses[i].slots[u]] = (int32_t)k;
       const ol_op_registration *reg;
       s = n->function_body ? OL_OK : ol_registry_find(n, &reg);
+      if (s == OL_OK && step->skipped) continue; /* validated by the registry, computed by its reader */
       if (s == OL_OK) {
-        s = n->function_body ? ol_function_call_create(n, &step->kernel) : reg->create(n, &step->kernel);
+        s = n->function_body ? ol_function_call_create(n, &step->kernel)
+            : bypass[i] >= 0 ? ol_matmul_transposed_b_create(n, transpose_rank(b, n), &step->kernel)
+                             : reg->create(n, &step->kernel);
         if (s != OL_OK) s = ol_error_wrap(s, "creating kernel for node '%s' (%s)", n->name, n->op_type);
       }
     }
@@ -289,6 +348,8 @@ static ol_status build(plan_builder *b) {
     for (size_t i = 0; i < g->num_nodes; i++) free(uses[i].slots);
   free(uses);
   free(order);
+  free(skip);
+  free(bypass);
   return s;
 }
 
@@ -321,6 +382,7 @@ void ol_plan_destroy(ol_plan *p) {
     free(step->in_slots);
     free(step->out_slots);
     free(step->release);
+    free(step->in_graph_input);
   }
   free(p->steps);
   for (size_t c = 0; c < p->num_children; c++) ol_plan_destroy(p->children[c]);
@@ -343,8 +405,10 @@ void ol_plan_destroy(ol_plan *p) {
 typedef struct run_scope {
   const ol_frame *frame;
   const ol_run_env *env;
-  const ol_node *node;  /* the node being computed */
-  ol_value **outputs;   /* its output array */
+  const ol_plan_step *step; /* the step being computed */
+  const ol_node *node;      /* its node */
+  ol_value *const *inputs;  /* its input array */
+  ol_value **outputs;       /* its output array */
   size_t num_outputs;
 } run_scope;
 
@@ -354,7 +418,14 @@ static ol_status scope_reserve(void *runtime, size_t input, size_t output, int r
   memset(res, 0, sizeof *res);
   if (output >= sc->num_outputs || input >= sc->node->num_inputs)
     return ol_kernel_error(sc->node, OL_INTERNAL, "append reservation for a missing input/output");
-  return sc->env->append->reserve(sc->env->append->user, sc->node, input, output, rank, dims, axis, res);
+  int32_t gi = sc->step->in_graph_input ? sc->step->in_graph_input[input] : -1;
+  const ol_value *v = sc->inputs[input];
+  if (gi < 0 || !v) return OL_OK; /* not a root input: ordinary path */
+  int refs = 0;
+  const ol_frame *f = sc->frame;
+  for (size_t i = 0; i < f->plan->num_slots; i++) refs += f->slots[i] == v;
+  return sc->env->append->reserve(sc->env->append->user, sc->node, (size_t)gi, v, refs, output, rank, dims, axis,
+                                  res);
 }
 
 static ol_status scope_commit(void *runtime, size_t output, ol_append_reservation *res) {
@@ -417,7 +488,9 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
   ol_value **step_out = ol_xcalloc(arity, sizeof *step_out);
   ol_status s = (!slots || !step_in || !step_out) ? OL_OUT_OF_MEMORY : OL_OK;
   ol_frame frame = {p, slots, parent};
-  run_scope scope = {&frame, env, NULL, step_out, 0};
+  ol_value **dense = ol_xcalloc(arity, sizeof *dense); /* per-step dense copies of pitched inputs */
+  if (!dense) s = OL_OUT_OF_MEMORY;
+  run_scope scope = {&frame, env, NULL, NULL, step_in, step_out, 0};
   bool events = env->context && env->context->events_enabled;
   bool appends = !parent && env->append;
 
@@ -444,15 +517,29 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
       s = ol_error(OL_CANCELLED, "run cancelled before node '%s' (%s)", n->name, n->op_type);
       break;
     }
-    for (size_t j = 0; j < n->num_inputs; j++) step_in[j] = step->in_slots[j] >= 0 ? slots[step->in_slots[j]] : NULL;
+    if (step->skipped) goto release;
+    for (size_t j = 0; s == OL_OK && j < n->num_inputs; j++) {
+      step_in[j] = step->in_slots[j] >= 0 ? slots[step->in_slots[j]] : NULL;
+      /* kernels that do not read pitched caches in place get a dense copy */
+      if (step_in[j] && step_in[j]->kind == OL_VALUE_TENSOR && ol_tensor_is_strided(&step_in[j]->tensor) &&
+          (j >= 32 || !(step->kernel->pitched_inputs & (1u << j)))) {
+        s = ol_tensor_materialize(env->allocator, &step_in[j]->tensor, &dense[j]);
+        step_in[j] = dense[j];
+      }
+    }
     for (size_t j = 0; j < n->num_outputs; j++) step_out[j] = NULL;
+    scope.step = step;
     scope.node = n;
     scope.num_outputs = n->num_outputs;
     ol_kernel_ctx ctx = {n, step_in, n->num_inputs, step_out, n->num_outputs, env->allocator,
                          env->cancelled, &scope, run_subgraph,
                          appends ? scope_reserve : NULL, appends ? scope_commit : NULL,
                          events ? scope_record : NULL};
-    s = step->kernel->compute(step->kernel, &ctx);
+    if (s == OL_OK) s = step->kernel->compute(step->kernel, &ctx);
+    for (size_t j = 0; j < n->num_inputs; j++) {
+      ol_value_release(dense[j]);
+      dense[j] = NULL;
+    }
     for (size_t j = 0; s == OL_OK && j < n->num_outputs; j++)
       if (step->out_slots[j] >= 0 && !step_out[j])
         s = ol_error(OL_INTERNAL, "node '%s' (%s) did not produce output %zu", n->name, n->op_type, j);
@@ -464,6 +551,7 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
       }
       step_out[j] = NULL;
     }
+  release:
     for (size_t r = 0; r < step->num_release; r++) {
       ol_value_release(slots[step->release[r]]);
       slots[step->release[r]] = NULL;
@@ -484,5 +572,6 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
   free(slots);
   free(step_in);
   free(step_out);
+  free(dense);
   return s;
 }

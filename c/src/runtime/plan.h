@@ -15,6 +15,10 @@ typedef struct ol_plan_step {
   int32_t *out_slots; /* node->num_outputs entries, -1 for omitted outputs */
   int32_t *release;   /* slots whose last use is this step */
   size_t num_release;
+  /* Root plans: per node input, the graph input it reads directly or through
+   * forwarding Identity nodes (-1: none). Decides append eligibility once. */
+  int32_t *in_graph_input;
+  bool skipped;       /* folded into a later step (see fuse.c): no kernel */
 } ol_plan_step;
 
 struct ol_plan {
@@ -48,8 +52,12 @@ struct ol_frame {
 /* Provider of append reservations for the root graph (persistent state). */
 typedef struct ol_append_host {
   void *user;
-  ol_status (*reserve)(void *user, const ol_node *node, size_t input, size_t output, int rank,
-                       const int64_t *dims, int axis, ol_append_reservation *res);
+  /* graph_input: the root input the node input forwards; value: the node
+   * input's value; frame_refs: references the running frame itself holds on
+   * it (its slots), so that any other holder is an outstanding alias. */
+  ol_status (*reserve)(void *user, const ol_node *node, size_t graph_input, const ol_value *value,
+                       int frame_refs, size_t output, int rank, const int64_t *dims, int axis,
+                       ol_append_reservation *res);
   ol_status (*commit)(void *user, const ol_node *node, size_t output, ol_append_reservation *res,
                       ol_value **out);
 } ol_append_host;

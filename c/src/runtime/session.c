@@ -473,8 +473,16 @@ ol_status ol_session_run_with(ol_session *s, ol_context *context, const char *co
     st = ol_plan_run(s->plan, NULL, &env, feeds, g->num_inputs, all, g->num_outputs);
     if (st == OL_CANCELLED && completion && completion->reason[0]) ol_error_wrap(st, "%s", completion->reason);
   }
-  if (st == OL_OK)
-    for (size_t i = 0; i < n_outputs; i++) outputs[i] = ol_value_retain(all[pick[i]]);
+  /* outputs escape as dense tensors (a pitched value is copied) */
+  for (size_t i = 0; st == OL_OK && i < n_outputs; i++) {
+    outputs[i] = ol_value_retain(all[pick[i]]);
+    st = ol_value_densify(s->allocator, &outputs[i]);
+  }
+  if (st != OL_OK)
+    for (size_t i = 0; i < n_outputs; i++) {
+      ol_value_release(outputs[i]);
+      outputs[i] = NULL;
+    }
   if (all)
     for (size_t k = 0; k < g->num_outputs; k++) ol_value_release(all[k]);
   free(feeds);

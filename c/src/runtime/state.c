@@ -20,6 +20,10 @@ typedef struct binding {
   const char *output_name;
   ol_value *value;            /* retained value */
   const ol_buffer *certified; /* append buffer made here (capacity may exceed the view) */
+  /* The user's view of a pitched (multi-head, growing in place) value: a
+   * dense copy made on first demand after each publication, shared by the
+   * run's returned output and ol_state_value so both see one tensor. */
+  ol_value *dense;
 } binding;
 
 struct ol_state {
@@ -249,6 +253,8 @@ static ol_status take_initial(ol_state *st, const char *const *names, ol_value *
     for (size_t k = 0; k < st->num_bindings; k++) {
       ol_value_release(st->bindings[k].value);
       st->bindings[k].value = ol_value_retain(chosen[k]); /* by reference: no payload copy */
+      ol_value_release(st->bindings[k].dense);
+      st->bindings[k].dense = NULL;
       st->bindings[k].certified = NULL; /* imported bytes carry no append capacity */
     }
   free(chosen);
@@ -326,7 +332,9 @@ ol_status ol_state_close(ol_state *st) {
   if (st->closed) return ol_error(OL_FAILED_PRECONDITION, "the state is already closed");
   for (size_t i = 0; i < st->num_bindings; i++) {
     ol_value_release(st->bindings[i].value);
+    ol_value_release(st->bindings[i].dense);
     st->bindings[i].value = NULL;
+    st->bindings[i].dense = NULL;
     st->bindings[i].certified = NULL;
   }
   st->closed = true;
@@ -335,7 +343,10 @@ ol_status ol_state_close(ol_state *st) {
 
 void ol_state_destroy(ol_state *st) {
   if (!st) return;
-  for (size_t i = 0; i < st->num_bindings; i++) ol_value_release(st->bindings[i].value);
+  for (size_t i = 0; st->bindings && i < st->num_bindings; i++) {
+    ol_value_release(st->bindings[i].value);
+    ol_value_release(st->bindings[i].dense);
+  }
   free(st->bindings);
   free(st->bound);
   ol_session_destroy(st->session);
@@ -348,14 +359,23 @@ const char *ol_state_value_name(const ol_state *st, size_t i) {
   return st && !st->closed && i < st->num_bindings ? st->bindings[i].input_name : NULL;
 }
 
+/* What the user sees of binding b: the retained value itself, or for a
+ * pitched cache its dense copy (made once per publication). */
+static ol_status user_view(const ol_state *st, binding *b, ol_value **out) {
+  *out = b->value;
+  if (!b->value || b->value->kind != OL_VALUE_TENSOR || !ol_tensor_is_strided(&b->value->tensor)) return OL_OK;
+  if (!b->dense) OL_TRY(ol_tensor_materialize(st->session->allocator, &b->value->tensor, &b->dense));
+  *out = b->dense;
+  return OL_OK;
+}
+
 ol_status ol_state_value(const ol_state *st, const char *name, ol_value **out) {
   if (!st || !name || !out) return ol_error(OL_INVALID_ARGUMENT, "ol_state_value: NULL argument");
   *out = NULL;
   if (st->closed) return ol_error(OL_FAILED_PRECONDITION, "the state is closed");
-  const binding *b = find_binding(st, name);
+  binding *b = find_binding(st, name);
   if (!b) return ol_error(OL_NOT_FOUND, "'%s' is not a persistent input", name);
-  *out = b->value;
-  return OL_OK;
+  return user_view(st, b, out);
 }
 
 const ol_session *ol_state_session(const ol_state *st) { return st ? st->session : NULL; }
@@ -370,58 +390,90 @@ typedef struct run_appends {
   ol_value **candidate; /* committed result per binding (borrowed) */
 } run_appends;
 
-static binding *binding_for_node(ol_state *st, const ol_node *node, size_t input, size_t output) {
-  binding *b = find_binding(st, node->inputs[input]);
-  if (!b || !ol_node_has_output(node, output) || strcmp(node->outputs[output], b->output_name) != 0) return NULL;
-  return b;
+/* Dtypes whose caches may grow in place (whole-byte floating point). */
+static bool append_dtype(ol_dtype dt) {
+  return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_FLOAT16 || dt == OL_DTYPE_BFLOAT16;
 }
 
-static ol_status reserve_append(void *user, const ol_node *node, size_t input, size_t output, int rank,
-                                const int64_t *dims, int axis, ol_append_reservation *res) {
+/* The layout: a buffer of outer x capacity x inner elements, the prefix of
+ * outer row o at o * capacity * inner. With one outer row that is plain
+ * contiguous storage; with several (batches, heads) the result is a pitched
+ * view (core/pitched.c) so the prefix never moves while capacity lasts. */
+static ol_status reserve_append(void *user, const ol_node *node, size_t graph_input, const ol_value *value,
+                                int frame_refs, size_t output, int rank, const int64_t *dims, int axis,
+                                ol_append_reservation *res) {
   run_appends *ra = user;
   ol_state *st = ra->state;
-  binding *b = binding_for_node(st, node, input, output);
-  if (!b) return OL_OK; /* not a direct bound pair: ordinary path */
+  binding *b = NULL;
+  for (size_t k = 0; k < st->num_bindings && !b; k++)
+    if (st->bindings[k].input == graph_input) b = &st->bindings[k];
+  if (!b || !ol_node_has_output(node, output) || strcmp(node->outputs[output], b->output_name) != 0)
+    return OL_OK; /* not a bound pair: ordinary path */
   size_t k = (size_t)(b - st->bindings);
   if (ra->attempted[k])
     return ol_kernel_error(node, OL_FAILED_PRECONDITION, "second append reservation for '%s' in one run", b->output_name);
   ra->attempted[k] = true;
+  res->bound = true;
   const ol_value *prev = b->value;
-  if (st->initial_capacity == 0 || !prev || prev->kind != OL_VALUE_TENSOR) return OL_OK;
+  if (st->initial_capacity == 0 || !prev || prev != value || prev->kind != OL_VALUE_TENSOR) return OL_OK;
   const ol_tensor *t = &prev->tensor;
-  /* eligible layout: dense FLOAT whose dims before the axis are all 1, so the
-   * valid prefix stays in place when the axis grows */
-  if (t->dtype != OL_DTYPE_FLOAT || t->rank != rank || axis < 0 || axis >= rank) return OL_OK;
-  for (int d = 0; d < rank; d++) {
-    if (d < axis && dims[d] != 1) return OL_OK;
+  /* eligible: same dims but the axis, which does not shrink */
+  if (!append_dtype(t->dtype) || t->rank != rank || axis < 0 || axis >= rank) return OL_OK;
+  for (int d = 0; d < rank; d++)
     if (d != axis && dims[d] != t->dims[d]) return OL_OK;
-  }
   if (dims[axis] < t->dims[axis]) return OL_OK;
-  size_t row = 4 * (size_t)ol_shape_count(rank - axis - 1, dims + axis + 1); /* bytes per element of the axis */
-  size_t old_bytes = row * (size_t)t->dims[axis], new_bytes = row * (size_t)dims[axis];
+  if (t->pitch > 0 && t->pitch_axis != axis) return OL_OK;
+  size_t es = ol_dtype_size(t->dtype);
+  int64_t outer = ol_shape_count(axis, dims);
+  size_t row = es * (size_t)ol_shape_count(rank - axis - 1, dims + axis + 1); /* bytes per position */
+  if (!row || !outer) return OL_OK; /* zero-width caches keep the dense path */
+  int64_t old = t->dims[axis], need = dims[axis];
   ol_buffer *buf = t->buffer;
-  /* reuse only our own buffer, unshared: the state's reference and the run's slot */
-  bool reusable = buf && buf == b->certified && t->offset == 0 && buf->refcount == 1 && prev->refcount <= 2;
-  if (reusable && buf->size >= new_bytes) {
-    OL_TRY(ol_value_new_view(buf, 0, OL_DTYPE_FLOAT, rank, dims, &res->result));
+  /* capacity only in our own buffer, unshared: one reference from the state
+   * plus those of the running frame; any other holder is an outstanding alias */
+  bool ours = buf && buf == b->certified && t->offset == 0 && buf->refcount == 1;
+  int64_t pitch = t->pitch > 0 ? t->pitch : t->dims[axis]; /* positions per outer row of t's storage */
+  int64_t have = !ours ? 0 : outer == 1 ? (int64_t)(buf->size / row) : pitch;
+  bool reusable = ours && prev->refcount == 1 + frame_refs;
+  int64_t capacity = have;
+  if (reusable && have >= need) {
+    buf = ol_buffer_retain(buf);
     res->counts.reuse_count = 1;
   } else {
-    size_t have = buf && buf == b->certified && row ? buf->size / row : 0;
-    size_t capacity = (size_t)st->initial_capacity;
+    /* geometric from the larger of the old capacity and the prefix (an
+     * imported cache of L tokens gets room for L more, not one) */
+    capacity = st->initial_capacity;
     if (capacity < 2 * have) capacity = 2 * have;
-    if (capacity < (size_t)dims[axis]) capacity = (size_t)dims[axis];
-    ol_buffer *fresh = ol_buffer_new(st->session->allocator, capacity * row);
-    if (!fresh) return ol_kernel_error(node, OL_OUT_OF_MEMORY, "cannot allocate %zu bytes of append capacity", capacity * row);
-    if (old_bytes) memcpy(fresh->data, ol_tdata(t), old_bytes);
-    ol_status s = ol_value_new_view(fresh, 0, OL_DTYPE_FLOAT, rank, dims, &res->result);
-    ol_buffer_release(fresh);
-    OL_TRY(s);
+    if (capacity < 2 * old) capacity = 2 * old;
+    /* and room for the next append: a prompt that fills the initial
+     * capacity exactly would otherwise move at the very next token */
+    while (capacity <= need) capacity *= 2;
+    size_t bytes = (size_t)outer * (size_t)capacity * row;
+    buf = ol_buffer_new(st->session->allocator, bytes);
+    if (!buf) return ol_kernel_error(node, OL_OUT_OF_MEMORY, "cannot allocate %zu bytes of append capacity", bytes);
+    /* the prefix moves once, row by row from the previous layout */
+    size_t prefix = (size_t)old * row, from = (size_t)pitch * row;
+    if (outer == 1) from = prefix;
+    if (prefix)
+      for (int64_t o = 0; o < outer; o++)
+        memcpy((char *)buf->data + (size_t)o * (size_t)capacity * row, (const char *)ol_tdata(t) + (size_t)o * from,
+               prefix);
     res->counts.allocations = 1;
-    res->counts.allocated_bytes = capacity * row;
-    res->counts.prefix_copied_bytes = old_bytes;
+    res->counts.allocated_bytes = bytes;
+    res->counts.prefix_copied_bytes = (size_t)outer * prefix;
   }
-  res->writable = (char *)res->result->tensor.buffer->data + old_bytes;
-  res->writable_bytes = new_bytes - old_bytes;
+  ol_status s = outer > 1 ? ol_value_new_pitched_view(buf, 0, t->dtype, rank, dims, axis, capacity, &res->result)
+                    : ol_value_new_view(buf, 0, t->dtype, rank, dims, &res->result);
+  ol_buffer_release(buf);
+  if (s != OL_OK) {
+    memset(&res->counts, 0, sizeof res->counts);
+    return s;
+  }
+  res->rows = (size_t)outer;
+  res->row_bytes = (size_t)(need - old) * row;
+  res->row_stride = (size_t)capacity * row;
+  res->writable = (char *)buf->data + (size_t)old * row;
+  res->writable_bytes = res->rows * res->row_bytes;
   return OL_OK;
 }
 
@@ -440,6 +492,10 @@ static ol_status commit_append(void *user, const ol_node *node, size_t output, o
 }
 
 /* ------------------------------------------------------------ run */
+
+static ol_allocator *allocator_of(const ol_state *st, const ol_context *context) {
+  return context && context->allocator ? context->allocator : st->session->allocator;
+}
 
 /* The run itself. watch (may be NULL) is polled between nodes and gates the
  * publication; complete says whether a successful run completes it (the
@@ -469,7 +525,7 @@ static ol_status state_run(ol_state *st, ol_context *context, const char *const 
     for (size_t k = 0; k < st->num_bindings; k++) feeds[st->bindings[k].input] = st->bindings[k].value;
     run_appends ra = {st, attempted, candidate};
     ol_append_host host = {&ra, reserve_append, commit_append};
-    ol_allocator *allocator = context && context->allocator ? context->allocator : session->allocator;
+    ol_allocator *allocator = allocator_of(st, context);
     ol_run_env env = {allocator, completion ? &completion->cancelled : NULL, context,
                       st->initial_capacity > 0 ? &host : NULL};
     s = ol_plan_run(session->plan, NULL, &env, feeds, g->num_inputs, all, g->num_outputs);
@@ -479,6 +535,13 @@ static ol_status state_run(ol_state *st, ol_context *context, const char *const 
     const binding *b = &st->bindings[k];
     ol_status v = check_value(st, b, all[b->output]);
     if (v != OL_OK) s = ol_error_wrap(v, "next value of '%s' from output '%s'", b->input_name, b->output_name);
+  }
+  /* Returned outputs are dense tensors: pitched caches get a dense copy
+   * (made before publishing, so failing here publishes nothing); a
+   * published one becomes the state's view of it (see user_view). */
+  for (size_t i = 0; s == OL_OK && i < n_outputs; i++) {
+    outputs[i] = ol_value_retain(all[pick[i]]);
+    s = ol_value_densify(allocator_of(st, context), &outputs[i]);
   }
   /* the publication gate: a cancellation that wins the race prevents it */
   if (s == OL_OK && completion && completion->cancelled)
@@ -490,11 +553,19 @@ static ol_status state_run(ol_state *st, ol_context *context, const char *const 
       /* capacity survives only if the published value is the kernel's candidate */
       b->certified = next == candidate[k] ? next->tensor.buffer : NULL;
       ol_value_release(b->value);
+      ol_value_release(b->dense);
       b->value = ol_value_retain(next);
+      b->dense = NULL;
+      for (size_t i = 0; i < n_outputs && !b->dense; i++)
+        if (all[pick[i]] == next && outputs[i] != next) b->dense = ol_value_retain(outputs[i]);
     }
     if (complete && completion) completion->completed = 1;
-    for (size_t i = 0; i < n_outputs; i++) outputs[i] = ol_value_retain(all[pick[i]]);
   }
+  if (s != OL_OK)
+    for (size_t i = 0; i < n_outputs; i++) {
+      ol_value_release(outputs[i]);
+      outputs[i] = NULL;
+    }
   if (all)
     for (size_t k = 0; k < g->num_outputs; k++) ol_value_release(all[k]);
   free(feeds);

@@ -1,0 +1,62 @@
+/* Pitched tensor layouts: the storage of a persistent KV cache [B, H, L, D]
+ * keeps `pitch` >= L token rows per (batch, head), so appending a token
+ * writes only the new rows and never moves the prefix. A pitched tensor is an
+ * ordinary tensor view plus (pitch_axis, pitch); element (o, a, i) — o the
+ * flattened index of the dims before the axis, a along it, i the flattened
+ * inner index — lives at element offset (o * pitch + a) * inner. */
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/status.h"
+#include "core/value.h"
+
+static int64_t outer_count(const ol_tensor *t) { return ol_shape_count(t->pitch_axis, t->dims); }
+
+bool ol_tensor_is_strided(const ol_tensor *t) {
+  if (t->pitch <= 0 || t->rank == 0) return false;
+  if (t->pitch == t->dims[t->pitch_axis]) return false;
+  return outer_count(t) > 1 && ol_tcount(t) > 0;
+}
+
+ol_status ol_value_new_pitched_view(ol_buffer *buffer, size_t offset, ol_dtype dtype, int rank,
+                                    const int64_t *dims, int axis, int64_t pitch, ol_value **out) {
+  *out = NULL;
+  if (axis < 0 || axis >= rank || pitch < dims[axis])
+    return ol_error(OL_INVALID_ARGUMENT, "pitched view: pitch %lld along axis %d is shorter than the dimension",
+                    (long long)pitch, axis);
+  size_t es = ol_dtype_size(dtype);
+  if (!es || dtype == OL_DTYPE_STRING || ol_dtype_storage_bytes(dtype, 8) != 8 * es)
+    return ol_error(OL_INVALID_ARGUMENT, "pitched view: %s has no whole-byte elements", ol_dtype_name(dtype));
+  /* validate the storage extent, then build the view with a dense shape that
+   * covers it and set the real dims */
+  int64_t outer = ol_shape_count(axis, dims), inner = ol_shape_count(rank - axis - 1, dims + axis + 1);
+  size_t need = (size_t)(outer * pitch * inner) * es;
+  if (outer > 0 && inner > 0 && (!buffer || offset > buffer->size || buffer->size - offset < need))
+    return ol_error(OL_INVALID_ARGUMENT, "pitched tensor of %zu bytes does not fit its buffer", need);
+  OL_TRY(ol_value_new_view(buffer, offset, dtype, rank, dims, out));
+  (*out)->tensor.pitch_axis = axis;
+  (*out)->tensor.pitch = pitch;
+  return OL_OK;
+}
+
+ol_status ol_tensor_materialize(ol_allocator *allocator, const ol_tensor *t, ol_value **out) {
+  OL_TRY(ol_value_new_tensor(allocator, t->dtype, t->rank, t->dims, out));
+  if (ol_tcount(t) == 0) return OL_OK;
+  size_t es = ol_dtype_size(t->dtype);
+  int axis = t->pitch_axis;
+  int64_t outer = outer_count(t), inner = ol_shape_count(t->rank - axis - 1, t->dims + axis + 1);
+  size_t row = (size_t)(t->dims[axis] * inner) * es, stride = (size_t)(ol_tensor_layout_pitch(t) * inner) * es;
+  const char *src = ol_tdata(t);
+  char *dst = ol_tdata(&(*out)->tensor);
+  for (int64_t o = 0; o < outer; o++) memcpy(dst + (size_t)o * row, src + (size_t)o * stride, row);
+  return OL_OK;
+}
+
+ol_status ol_value_densify(ol_allocator *allocator, ol_value **v) {
+  if (!*v || (*v)->kind != OL_VALUE_TENSOR || !ol_tensor_is_strided(&(*v)->tensor)) return OL_OK;
+  ol_value *dense = NULL;
+  OL_TRY(ol_tensor_materialize(allocator, &(*v)->tensor, &dense));
+  ol_value_release(*v);
+  *v = dense;
+  return OL_OK;
+}
