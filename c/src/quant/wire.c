@@ -355,3 +355,11 @@ ol_status ol_quant_plan_from_type(const Onnx__StructTypeProto *type, const Onnx_
   *out = plan;
   return OL_OK;
 }
+
+/* ============================================================ structure only */
+
+ol_status ol_quant_descriptor_shape(const Onnx__StructTypeProto *root, uint64_t count,
+                                    ol_quant_plan *shape) {
+  OL_TRY(read_shape(root, count, shape));
+  return check_schema(root, shape);
+}

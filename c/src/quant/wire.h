@@ -61,6 +61,14 @@ void ol_quant_decoded_clear(ol_quant_decoded *decoded);
 ol_status ol_quant_plan_from_type(const Onnx__StructTypeProto *type, const Onnx__ModelProto *model,
                                   uint64_t count, ol_quant_plan **out);
 
+/* The structure a resolved portable descriptor root declares for count
+ * elements (format already set in shape, which must be empty): run layouts
+ * and block counts (no blocks), permutation_size, transform_size and
+ * outlier_count, checked against the exact versioned schema. No payload is
+ * read. */
+ol_status ol_quant_descriptor_shape(const Onnx__StructTypeProto *root, uint64_t count,
+                                    ol_quant_plan *shape);
+
 void ol_quant_proto_free(Onnx__EncodedValueProto *value);
 void ol_quant_type_free(Onnx__StructTypeProto *type);
 
