@@ -4,6 +4,7 @@
 
 #include "ops/matmul.h"
 #include "runtime/fuse.h"
+#include "runtime/fuse_qmatmul.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -257,10 +258,12 @@ static ol_status build(plan_builder *b) {
   if (s == OL_OK) s = topological_order(b, uses, order);
   bool *skip = NULL;
   int32_t *bypass = NULL;
+  ol_kernel **qkernels = NULL; /* fused MatMul + Dequantize (fuse_qmatmul.c) */
   if (s == OL_OK) {
     skip = ol_xcalloc(g->num_nodes + 1, sizeof *skip);
     bypass = ol_xcalloc(g->num_nodes + 1, sizeof *bypass);
-    if (!skip || !bypass) s = OL_OUT_OF_MEMORY;
+    qkernels = ol_xcalloc(g->num_nodes + 1, sizeof *qkernels);
+    if (!skip || !bypass || !qkernels) s = OL_OUT_OF_MEMORY;
   }
 
   int32_t *last_use = NULL;
@@ -283,6 +286,8 @@ static ol_status build(plan_builder *b) {
       use_counts[i] = uses[i].count;
     }
     if (s == OL_OK) ol_fuse_transposed_b(g, b->producer, use_slots, use_counts, p->output_slots, skip, bypass);
+    if (s == OL_OK)
+      s = ol_fuse_dequantized_b(g, b->producer, use_slots, use_counts, p->output_slots, skip, bypass, qkernels);
     free(use_slots);
     free(use_counts);
   }
@@ -321,7 +326,8 @@ static ol_status build(plan_builder *b) {
       s = n->function_body ? OL_OK : ol_registry_find(n, &reg);
       if (s == OL_OK && step->skipped) continue; /* validated by the registry, computed by its reader */
       if (s == OL_OK) {
-        s = n->function_body ? ol_function_call_create(n, &step->kernel)
+        if (qkernels[i]) step->kernel = qkernels[i], qkernels[i] = NULL;
+        else s = n->function_body ? ol_function_call_create(n, &step->kernel)
             : bypass[i] >= 0 ? ol_matmul_transposed_b_create(n, transpose_rank(b, n), &step->kernel)
                              : reg->create(n, &step->kernel);
         if (s != OL_OK) s = ol_error_wrap(s, "creating kernel for node '%s' (%s)", n->name, n->op_type);
@@ -350,6 +356,8 @@ static ol_status build(plan_builder *b) {
   free(order);
   free(skip);
   free(bypass);
+  ol_fuse_kernels_free(qkernels, g->num_nodes);
+  free(qkernels);
   return s;
 }
 
