@@ -1,10 +1,13 @@
 // Parity of the fortunes decoder: 64 greedy tokens with the KV cache fed back,
 // (1) native vs wasm build of tests/parity/decode.c: same tokens, same logits bits;
+// (1b) the same for the decoder quantized to portable int4 (fused MatMuls);
 // (2) onnx-light vs onnxruntime-node (the oracle): same tokens;
 // (3) randomized single-operator graphs vs onnxruntime-node (random_graphs.mjs);
 // (4) Silero VAD v5, state fed back, vs onnxruntime-node (silero_vad.mjs).
 // Prints "N passed, M failed" and exits nonzero on failure.
 import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { greedyWithOrt } from './ort_greedy.mjs';
@@ -41,6 +44,24 @@ check('seeded sampling (ol_generate, temperature 0.8, seed 1234) repeats within 
   `${native.sampled} vs ${native.sampledAgain}`);
 check('seeded sampling gives the same tokens native and wasm', JSON.stringify(native.sampled) === JSON.stringify(wasm.sampled),
   `${native.sampled} vs ${wasm.sampled}`);
+
+// (1b) the decoder quantized to the portable int4 profile: its MatMuls run
+// fused, decoding the encoded weights in register (simd/qaffine.c)
+const int4Dir = mkdtempSync(join(tmpdir(), 'onnx-light-parity-'));
+const int4 = join(int4Dir, 'int4.onnx');
+execFileSync(process.execPath, [join(root, 'dist', 'cli.js'), 'quantize', '--model', model, '--out', int4, '--format', 'int4',
+  '--block-size', '32'], { stdio: 'pipe' });
+const int4Args = [int4, String(steps), ...prompt.map(String)];
+const int4Native = JSON.parse(execFileSync(join(root, 'build-native', 'decode'), int4Args, { encoding: 'utf8' }));
+const int4Wasm = JSON.parse(
+  execFileSync(process.execPath, ['--no-experimental-fetch', join(root, 'build-wasm', 'decode.cjs'), ...int4Args], {
+    encoding: 'utf8',
+  }),
+);
+rmSync(int4Dir, { recursive: true, force: true });
+check('int4 (fused encoded MatMul): native and wasm tokens and logits bits agree',
+  JSON.stringify(int4Native.tokens) === JSON.stringify(int4Wasm.tokens) && int4Native.hash === int4Wasm.hash,
+  `${int4Native.tokens} (${int4Native.hash}) vs ${int4Wasm.tokens} (${int4Wasm.hash})`);
 
 const ort = await greedyWithOrt(model, prompt, steps);
 check('greedy tokens equal onnxruntime-node over 64 steps', JSON.stringify(native.tokens) === JSON.stringify(ort),
