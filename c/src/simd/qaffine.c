@@ -11,11 +11,16 @@
 
 #define OL_AI static inline __attribute__((always_inline))
 
-static double read_f64(const uint8_t *p) {
+/* A little-endian float64 at p (any alignment). */
+static inline double read_f64(const uint8_t *p) {
+  double d;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(&d, p, 8);
+#else
   uint64_t u = 0;
   for (int i = 0; i < 8; i++) u |= (uint64_t)p[i] << (8 * i);
-  double d;
   memcpy(&d, &u, 8);
+#endif
   return d;
 }
 
@@ -111,19 +116,22 @@ OL_AI void block_span(const int AXPY, const int BITS, const block_params *p, con
   for (; r < end; r++) emit1(AXPY, dst++, a, decode1(p, code_at(codes, BITS, r)));
 }
 
-/* Elements [e0, e0 + n) of W, block by block. */
+/* Elements [e0, e0 + n) of W, block by block (one division per run entered). */
 OL_AI void span(const int AXPY, const ol_qaffine *w, int64_t e0, int64_t n, float a, float *dst) {
   const ol_qaffine_run *run = w->runs;
   while (n > 0) {
     while (e0 >= run->first + run->blocks * run->count) run++;
-    int64_t b = (e0 - run->first) / run->count, r = (e0 - run->first) % run->count;
-    int64_t take = run->count - r < n ? run->count - r : n;
+    const int64_t off = e0 - run->first, count = run->count;
+    int64_t b = off / count, r = off - b * count;
     const uint8_t *blk = run->base + b * run->stride;
-    block_params p;
-    block_params_init(run, blk, &p);
-    if (run->bits == 4) block_span(AXPY, 4, &p, blk + OL_QAFFINE_PARAM_BYTES, r, take, a, dst);
-    else block_span(AXPY, 8, &p, blk + OL_QAFFINE_PARAM_BYTES, r, take, a, dst);
-    e0 += take, n -= take, dst += take;
+    for (; n > 0 && b < run->blocks; b++, r = 0, blk += run->stride) {
+      const int64_t take = count - r < n ? count - r : n;
+      block_params p;
+      block_params_init(run, blk, &p);
+      if (run->bits == 4) block_span(AXPY, 4, &p, blk + OL_QAFFINE_PARAM_BYTES, r, take, a, dst);
+      else block_span(AXPY, 8, &p, blk + OL_QAFFINE_PARAM_BYTES, r, take, a, dst);
+      e0 += take, n -= take, dst += take;
+    }
   }
 }
 
