@@ -16,9 +16,11 @@
  *       packed like the data); gather_axis, quantize_axis, block_size.
  *
  * float32 and float16 outputs (computed in float32, rounded on store). */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/pool.h"
 #include "ops/registry.h"
 #include "simd/qgemv.h"
 
@@ -110,6 +112,57 @@ __attribute__((noinline)) static void nbits_dequant(const uint8_t *bq, const flo
   }
 }
 
+/* One MatMulNBits product split over threads: tasks are groups of output
+ * columns (rows of B), each computed as on one thread. */
+typedef struct nbits_job {
+  const ol_qgemv_shape *qs;
+  const float *work; /* the prepared row m of A (fused path) */
+  const float *af, *sf, *zf, *bf;
+  const uint8_t *bq, *zq;
+  float *out, *w; /* w: NB_ROWS * K + 1 floats per slot (dequantizing path) */
+  int64_t M, N, K, kb, bs, bits, m;
+  const volatile int *cancelled;
+  atomic_int stopped;
+} nbits_job;
+
+#define NB_FUSED_ROWS 64 /* outputs per task of the fused path */
+
+static bool stop(nbits_job *j) {
+  if (j->cancelled && *j->cancelled) atomic_store(&j->stopped, 1);
+  return atomic_load(&j->stopped);
+}
+
+static void fused_task(void *arg, int64_t task, int slot) {
+  nbits_job *j = arg;
+  (void)slot;
+  if (stop(j)) return;
+  int64_t n = task * NB_FUSED_ROWS, n1 = j->N - n < NB_FUSED_ROWS ? j->N : n + NB_FUSED_ROWS;
+  ol_qgemv_nbits(j->qs, j->work, j->bq, j->sf, j->zq, j->zf, j->bf, n, n1, j->out + j->m * j->N + n);
+}
+
+static void dequant_task(void *arg, int64_t task, int slot) {
+  nbits_job *j = arg;
+  if (stop(j)) return;
+  const int64_t M = j->M, N = j->N, K = j->K, n0 = task * NB_ROWS;
+  const int64_t nr = N - n0 < NB_ROWS ? N - n0 : NB_ROWS;
+  float *w = j->w + (size_t)slot * (size_t)(NB_ROWS * K + 1);
+  nbits_dequant(j->bq, j->sf, j->zq, j->zf, K, j->kb, j->bs, j->bits, n0, nr, w);
+  for (int64_t m = 0; m < M; m += 4)
+    for (int64_t r = 0; r < nr; r += 2) {
+      const float *a4[4];
+      for (int q = 0; q < 4; q++) a4[q] = j->af + (m + q < M ? m + q : m) * K;
+      const float *w0 = w + r * K, *w1 = w + (r + 1 < nr ? r + 1 : r) * K;
+      float o[4][2];
+      dot4x2(a4, w0, w1, K, o);
+      for (int q = 0; q < 4 && m + q < M; q++)
+        for (int c = 0; c < 2 && r + c < nr; c++) {
+          float v = o[q][c];
+          if (j->bf) v = v + j->bf[n0 + r + c];
+          j->out[(m + q) * N + n0 + r + c] = v;
+        }
+    }
+}
+
 static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   nbits_kernel *k = (nbits_kernel *)kernel;
   const ol_node *node = ctx->node;
@@ -169,51 +222,30 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   bool oa, os, oz = false, ob = false;
   float *af = ol_nn23_load(a, &oa), *sf = ol_nn23_load(sc, &os);
   float *zf = zfloat ? ol_nn23_load(zp, &oz) : NULL, *bf = bias ? ol_nn23_load(bias, &ob) : NULL;
-  float *w = ol_xmalloc(sizeof(float) * (size_t)(NB_ROWS * K + 1));
+  int threads = ol_pool_threads();
+  float *w = M > NB_FUSED_M ? ol_xmalloc(sizeof(float) * (size_t)(NB_ROWS * K + 1) * (size_t)threads) : NULL;
   float *out = ol_xmalloc(sizeof(float) * (size_t)(M * N));
   ol_status s = OL_OK;
-  if (!af || !sf || !w || !out || (zfloat && !zf) || (bias && !bf)) s = OL_OUT_OF_MEMORY;
+  if (!af || !sf || !out || (M > NB_FUSED_M && !w) || (zfloat && !zf) || (bias && !bf)) s = OL_OUT_OF_MEMORY;
   const uint8_t *bq = ol_tdata(b), *zq = zp && !zfloat ? ol_tdata(zp) : NULL;
+  ol_qgemv_shape qs = {K, N, bs, (int)bits};
+  nbits_job job = {&qs, NULL, af, sf, zf, bf, bq, zq, out, w, M, N, K, kb, bs, bits, 0, ctx->cancelled, 0};
   if (M <= NB_FUSED_M && s == OL_OK) {
     /* token generation: dequantized in register (simd/qgemv.c), B streamed
      * once per row of A */
-    ol_qgemv_shape qs = {K, N, bs, (int)bits};
     float *work = ol_xmalloc(sizeof(float) * (size_t)ol_qgemv_work_floats(&qs));
     if (!work) s = OL_OUT_OF_MEMORY;
+    job.work = work;
     for (int64_t m = 0; m < M && s == OL_OK; m++) {
       ol_qgemv_prepare(&qs, af + m * K, work);
-      for (int64_t n = 0; n < N; n += 256) {
-        if (ctx->cancelled && *ctx->cancelled) {
-          s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
-          break;
-        }
-        int64_t n1 = N - n < 256 ? N : n + 256;
-        ol_qgemv_nbits(&qs, work, bq, sf, zq, zf, bf, n, n1, out + m * N + n);
-      }
+      job.m = m;
+      ol_parallel_for((N + NB_FUSED_ROWS - 1) / NB_FUSED_ROWS, threads, fused_task, &job);
+      if (atomic_load(&job.stopped)) s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
     }
     free(work);
-  }
-  for (int64_t n0 = 0; n0 < N && s == OL_OK && M > NB_FUSED_M; n0 += NB_ROWS) {
-    if (ctx->cancelled && *ctx->cancelled) {
-      s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
-      break;
-    }
-    int64_t nr = N - n0 < NB_ROWS ? N - n0 : NB_ROWS;
-    nbits_dequant(bq, sf, zq, zf, K, kb, bs, bits, n0, nr, w);
-    for (int64_t m = 0; m < M; m += 4)
-      for (int64_t r = 0; r < nr; r += 2) {
-        const float *a4[4];
-        for (int q = 0; q < 4; q++) a4[q] = af + (m + q < M ? m + q : m) * K;
-        const float *w0 = w + r * K, *w1 = w + (r + 1 < nr ? r + 1 : r) * K;
-        float o[4][2];
-        dot4x2(a4, w0, w1, K, o);
-        for (int q = 0; q < 4 && m + q < M; q++)
-          for (int c = 0; c < 2 && r + c < nr; c++) {
-            float v = o[q][c];
-            if (bf) v = v + bf[n0 + r + c];
-            out[(m + q) * N + n0 + r + c] = v;
-          }
-      }
+  } else if (s == OL_OK) {
+    ol_parallel_for((N + NB_ROWS - 1) / NB_ROWS, threads, dequant_task, &job);
+    if (atomic_load(&job.stopped)) s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
   }
 #undef ZERO_POINT
   if (s == OL_OK) ol_nn23_store(y, 0, out, M * N);
