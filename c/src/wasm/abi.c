@@ -27,6 +27,8 @@
 OLW const char *olw_version(void) { return ol_version(); }
 OLW const char *olw_last_error(void) { return ol_last_error(); }
 OLW const char *olw_status_name(int status) { return ol_status_name((ol_status)status); }
+OLW int olw_set_num_threads(int threads) { return ol_set_num_threads(threads); }
+OLW int olw_get_num_threads(void) { return ol_get_num_threads(); }
 OLW const char *olw_dtype_name(int dtype) { return ol_dtype_name((ol_dtype)dtype); }
 OLW int olw_dtype_bits(int dtype) { return ol_dtype_bits((ol_dtype)dtype); }
 
@@ -67,8 +69,12 @@ OLW void olw_model_destroy(ol_model *model) { ol_model_destroy(model); }
 
 /* ------------------------------------------------------------ sessions */
 
-OLW int olw_session_create(ol_model *model, ol_session **out) {
-  return ol_session_create(model, NULL, out);
+/* intra_op_num_threads: 0 for the module's default */
+OLW int olw_session_create(ol_model *model, int intra_op_num_threads, ol_session **out) {
+  ol_session_options options;
+  ol_session_options_init(&options);
+  options.intra_op_num_threads = intra_op_num_threads;
+  return ol_session_create(model, &options, out);
 }
 OLW void olw_session_destroy(ol_session *session) { ol_session_destroy(session); }
 OLW size_t olw_session_input_count(const ol_session *s) { return ol_session_input_count(s); }
