@@ -8,8 +8,12 @@ const now = () => Number(process.hrtime.bigint()) / 1e6;
 
 async function loadRuntime(runtime, threads) {
   // 'ol=path/to/dist' (or OL_DIST): another build of onnx-light, for before/after comparisons
-  if (runtime.startsWith('ol=')) return import(pathToFileURL(`${runtime.slice(3)}/node.js`).href);
-  if (runtime === 'ol') return process.env.OL_DIST ? import(pathToFileURL(`${process.env.OL_DIST}/node.js`).href) : import('onnx-light');
+  const olDist = runtime.startsWith('ol=') ? runtime.slice(3) : runtime === 'ol' ? process.env.OL_DIST : null;
+  if (runtime.startsWith('ol')) {
+    const ol = await (olDist ? import(pathToFileURL(`${olDist}/node.js`).href) : import('onnx-light'));
+    if (ol.env) ol.env.wasm.numThreads = threads; // builds without threads have no env
+    return ol;
+  }
   if (runtime === 'ort') {
     const ort = await import('onnxruntime-web');
     ort.env.wasm.numThreads = threads;
@@ -31,7 +35,7 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
   const rt = await loadRuntime(runtime, threads);
   const importMs = now() - t;
   t = now();
-  const options = runtime === 'ort' ? { executionProviders: ['wasm'], intraOpNumThreads: threads, graphOptimizationLevel: 'all' } : {};
+  const options = runtime === 'ort' ? { executionProviders: ['wasm'], intraOpNumThreads: threads, graphOptimizationLevel: 'all' } : { intraOpNumThreads: threads };
   const session = await rt.InferenceSession.create(bytes, options);
   const createMs = now() - t;
   const rssAfterCreateMB = process.memoryUsage().rss / 2 ** 20;

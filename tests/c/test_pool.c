@@ -134,7 +134,8 @@ static void test_gemm_thread_independent(void) {
   ol_pool_reserve(3);
   gemm_case(1, 512, 512);    /* narrow GEMV */
   gemm_case(3, 1376, 512);   /* narrow GEMV, several rows */
-  gemm_case(1, 8200, 64);    /* wide GEMV, split columns */
+  gemm_case(1, 8200, 64);    /* wide GEMV, split in two */
+  gemm_case(2, 13000, 16);   /* wide GEMV, split in three */
   gemm_case(2, 333, 517);    /* odd sizes */
   gemm_case(32, 512, 512);   /* GEMM */
   gemm_case(37, 1001, 300);  /* GEMM edges, K over one block */

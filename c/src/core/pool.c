@@ -3,27 +3,32 @@
  * Each worker has its own job counter: the caller bumps the counters of the
  * workers it picked, runs tasks itself, then waits until those workers have
  * left the job. Tasks are claimed from one shared counter, so a slow worker
- * only means others (or the caller) take more of them. Workers that are not
- * running yet are never picked, so a worker that cannot start (a Web Worker
- * still loading) costs speed, never a hang. */
+ * only means others (or the caller) take more of them, and a worker must
+ * accept its hand-over before running anything: when the caller has run out
+ * of tasks it withdraws the offers not yet accepted, so it never waits for a
+ * worker the OS has not scheduled yet (machines with more busy threads than
+ * cores). Workers that are not running yet are never picked, so a worker
+ * that cannot start (a Web Worker still loading) costs speed, never a hang. */
 #include "core/pool.h"
 
 #include <stdatomic.h>
 
 #if OL_POOL_THREADED
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef __EMSCRIPTEN__
 #include <emscripten/threading.h>
 #endif
 
-/* Polls before sleeping: about 50-100 us, longer than the gap between two
+/* Polls for this long before sleeping: longer than the gap between two
  * kernels of a decode step, far shorter than a scheduler time slice. */
-#define SPINS 100000
+#define SPIN_NS 50000
 #define STACK_BYTES (256 * 1024)
 
 typedef struct worker {
   _Alignas(64) atomic_uint job; /* bumped by the caller to hand over a job */
+  atomic_int offered;           /* 1: the job is on offer; taken by worker or withdrawn by caller */
   atomic_int running;           /* the worker loop has started */
   int slot;                     /* set with job */
   pthread_t thread;
@@ -59,6 +64,32 @@ static inline void relax(void) {
 #endif
 }
 
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Polls until *value != unless (returns the value seen) or SPIN_NS pass. */
+static unsigned spin_while_equal(atomic_uint *value, unsigned unless) {
+  unsigned v = atomic_load_explicit(value, memory_order_acquire);
+  for (int64_t start = now_ns(); v == unless;) {
+    for (int i = 0; i < 64 && v == unless; i++) {
+      relax();
+      v = atomic_load_explicit(value, memory_order_acquire);
+    }
+    if (v != unless || now_ns() - start > SPIN_NS) break;
+  }
+  return v;
+}
+
+static void spin_while_nonzero(atomic_int *value) {
+  for (int64_t start = now_ns(); atomic_load_explicit(value, memory_order_acquire);) {
+    for (int i = 0; i < 64 && atomic_load_explicit(value, memory_order_acquire); i++) relax();
+    if (now_ns() - start > SPIN_NS) break;
+  }
+}
+
 static int cores(void) {
 #ifdef __EMSCRIPTEN__
   int n = emscripten_num_logical_cores();
@@ -79,11 +110,7 @@ static void *worker_main(void *p) {
   unsigned seen = atomic_load(&w->job);
   atomic_store(&w->running, 1);
   for (;;) {
-    unsigned job = atomic_load_explicit(&w->job, memory_order_acquire);
-    for (int i = 0; job == seen && i < SPINS; i++) {
-      relax();
-      job = atomic_load_explicit(&w->job, memory_order_acquire);
-    }
+    unsigned job = spin_while_equal(&w->job, seen);
     if (job == seen) {
       pthread_mutex_lock(&P.lock);
       atomic_fetch_add(&P.sleepers, 1);
@@ -92,6 +119,7 @@ static void *worker_main(void *p) {
       pthread_mutex_unlock(&P.lock);
     }
     seen = job;
+    if (!atomic_exchange(&w->offered, 0)) continue; /* withdrawn */
     run_tasks(w->slot);
     if (atomic_fetch_sub(&P.pending, 1) == 1 && atomic_load(&P.caller_asleep)) {
       pthread_mutex_lock(&P.lock);
@@ -175,6 +203,7 @@ void ol_parallel_for(int64_t n_tasks, int threads, ol_pool_fn fn, void *arg) {
   atomic_store(&P.pending, helpers);
   for (int i = 0; i < helpers; i++) {
     picked[i]->slot = i + 1;
+    atomic_store(&picked[i]->offered, 1);
     atomic_fetch_add(&picked[i]->job, 1);
   }
   if (helpers && atomic_load(&P.sleepers)) {
@@ -183,7 +212,9 @@ void ol_parallel_for(int64_t n_tasks, int threads, ol_pool_fn fn, void *arg) {
     pthread_mutex_unlock(&P.lock);
   }
   run_tasks(0);
-  for (int i = 0; atomic_load_explicit(&P.pending, memory_order_acquire) && i < SPINS; i++) relax();
+  for (int i = 0; i < helpers; i++)
+    if (atomic_exchange(&picked[i]->offered, 0)) atomic_fetch_sub(&P.pending, 1);
+  spin_while_nonzero(&P.pending);
   if (atomic_load(&P.pending)) {
     pthread_mutex_lock(&P.lock);
     atomic_store(&P.caller_asleep, 1);

@@ -230,32 +230,39 @@ ol_status ol_f32_gemm_simd128(int64_t M, int64_t N, int64_t K, const float *A, i
 
 /* ------------------------------------------------------------ threads */
 
-/* Threads split the output columns into contiguous ranges, one per task;
- * every element is still summed by the same kernel in the same order (see
- * gemm.h), so the bits do not depend on the split. Products smaller than
- * PAR_MIN_MACS multiply-adds, or slices under PAR_MIN_COLS columns, are not
- * worth waking a thread for. */
+/* Threads split output elements, never a sum (see gemm.h), so the bits do
+ * not depend on the split:
+ *  - GEMV, wide B only: contiguous column ranges of at least GEMV_WIDE
+ *    columns. A narrower range of each B row breaks the one sequential
+ *    stream that makes the narrow kernel fast: measured natively, computing
+ *    a 512 x 1376 product as two column halves took 2.5x as long as whole
+ *    rows, so narrow products stay on one thread;
+ *  - GEMM: ranges of rows (multiples of MR), each task packing B itself
+ *    (B is reused by every row, packing it twice costs little).
+ * Products under PAR_MIN_MACS multiply-adds are not worth waking a thread. */
 #define PAR_MIN_MACS (1 << 17)
-#define PAR_MIN_COLS 64
 
 typedef struct gemm_job {
-  int64_t M, N, K, lda, ldb, ldc, cols;
+  int64_t M, N, K, lda, ldb, ldc, step; /* step: columns (GEMV) or rows (GEMM) per task */
   const float *A, *B;
   float *C, *packs;
-  int wide;
   atomic_int failed;
 } gemm_job;
 
+static void gemv_task(void *arg, int64_t task, int slot) {
+  gemm_job *j = arg;
+  (void)slot;
+  int64_t j0 = task * j->step, n = j->N - j0 < j->step ? j->N - j0 : j->step;
+  gemv(j->M, n, j->K, j->A, j->lda, j->B + j0, j->ldb, j->C + j0, j->ldc, 1);
+}
+
 static void gemm_task(void *arg, int64_t task, int slot) {
   gemm_job *j = arg;
-  int64_t j0 = task * j->cols, n = j->N - j0 < j->cols ? j->N - j0 : j->cols;
-  if (j->packs) {
-    float *pack = j->packs + (size_t)slot * OL_F32_GEMM_PACK_FLOATS;
-    if (ol_f32_gemm_simd128(j->M, n, j->K, j->A, j->lda, j->B + j0, j->ldb, j->C + j0, j->ldc, pack) != OL_OK)
-      atomic_store(&j->failed, 1);
-  } else {
-    gemv(j->M, n, j->K, j->A, j->lda, j->B + j0, j->ldb, j->C + j0, j->ldc, j->wide);
-  }
+  int64_t i0 = task * j->step, m = j->M - i0 < j->step ? j->M - i0 : j->step;
+  float *pack = j->packs + (size_t)slot * OL_F32_GEMM_PACK_FLOATS;
+  if (ol_f32_gemm_simd128(m, j->N, j->K, j->A + i0 * j->lda, j->lda, j->B, j->ldb, j->C + i0 * j->ldc, j->ldc,
+                          pack) != OL_OK)
+    atomic_store(&j->failed, 1);
 }
 
 /* ------------------------------------------------------------ dispatch */
@@ -265,21 +272,23 @@ ol_status ol_f32_gemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t l
   if (M <= 0 || N <= 0) return OL_OK;
   int few = M <= GEMV_ROWS || K <= 0;
   int threads = M * N * (K > 0 ? K : 1) >= PAR_MIN_MACS ? ol_pool_threads() : 1;
-  /* columns per task: a multiple of 16 (whole cache lines of C) */
-  int64_t cols = ((N + threads - 1) / threads + 15) / 16 * 16;
-  if (threads <= 1 || cols < PAR_MIN_COLS) {
-    if (few) {
+  gemm_job job = {M, N, K, lda, ldb, ldc, 0, A, B, C, NULL, 0};
+  if (few) {
+    job.step = ((N + threads - 1) / threads + 15) / 16 * 16;
+    if (threads <= 1 || job.step < GEMV_WIDE) {
       ol_f32_gemv_simd128(M, N, K, A, lda, B, ldb, C, ldc);
       return OL_OK;
     }
-    return ol_f32_gemm_simd128(M, N, K, A, lda, B, ldb, C, ldc, NULL);
+    ol_parallel_for((N + job.step - 1) / job.step, threads, gemv_task, &job);
+    return OL_OK;
   }
-  gemm_job job = {M, N, K, lda, ldb, ldc, cols, A, B, C, NULL, N >= GEMV_WIDE, 0};
-  if (!few) {
-    job.packs = ol_xmalloc(sizeof(float) * OL_F32_GEMM_PACK_FLOATS * (size_t)threads);
-    if (!job.packs) return OL_OUT_OF_MEMORY;
-  }
-  ol_parallel_for((N + cols - 1) / cols, threads, gemm_task, &job);
+  job.step = ((M + threads - 1) / threads + MR - 1) / MR * MR;
+  if (threads <= 1 || job.step >= M) return ol_f32_gemm_simd128(M, N, K, A, lda, B, ldb, C, ldc, NULL);
+  int64_t tasks = (M + job.step - 1) / job.step;
+  if (tasks < threads) threads = (int)tasks;
+  job.packs = ol_xmalloc(sizeof(float) * OL_F32_GEMM_PACK_FLOATS * (size_t)threads);
+  if (!job.packs) return OL_OUT_OF_MEMORY;
+  ol_parallel_for(tasks, threads, gemm_task, &job);
   free(job.packs);
   return atomic_load(&job.failed) ? OL_OUT_OF_MEMORY : OL_OK;
 }
