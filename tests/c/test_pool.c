@@ -1,7 +1,7 @@
 /* The thread pool (core/pool.c) and the kernels that use it: every task runs
  * exactly once on a valid slot, nested and concurrent calls work, bad counts
- * are rejected, and fp32 GEMV/GEMM, MatMulNBits and a session's run give the
- * same bits with 1, 2 and 3 threads. */
+ * are rejected, and fp32 GEMV/GEMM, batched MatMul, MatMulNBits and a
+ * session's run give the same bits with 1, 2 and 3 threads. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -177,6 +177,26 @@ static void test_nbits_thread_independent(void) {
   nbits_case(9, 96, 130, 4, 1); /* dequantizing path */
 }
 
+/* batched float MatMul (per-head products) spread over batches: same bits */
+static void test_batched_matmul_thread_independent(void) {
+  int64_t da[3] = {8, 3, 64}, db[3] = {8, 64, 700};
+  float *a = malloc(sizeof(float) * 8 * 3 * 64), *b = malloc(sizeof(float) * 8 * 64 * 700);
+  for (int i = 0; i < 8 * 3 * 64; i++) a[i] = rnd();
+  for (int i = 0; i < 8 * 64 * 700; i++) b[i] = rnd();
+  ol_value *in[2] = {tk_f32(3, da, a), tk_f32(3, db, b)};
+  ol_value *out[3] = {0};
+  for (int threads = 1; threads <= 3; threads++) {
+    int previous = ol_pool_scope(threads);
+    CHECK_OK(tk_run("MatMul", 13, NULL, 0, in, 2, &out[threads - 1], 1));
+    ol_pool_scope(previous);
+  }
+  for (int t = 1; t < 3; t++)
+    if (out[0] && out[t]) CHECK(same_bits(ol_tdata(&out[0]->tensor), ol_tdata(&out[t]->tensor), 8 * 3 * 700));
+  tk_release_all(out, 3);
+  tk_release_all(in, 2);
+  free(a), free(b);
+}
+
 /* A session with intra_op_num_threads: rejected below 0, same bits at 1..3 */
 static void test_session_threads(void) {
   ol_model *m = NULL;
@@ -213,4 +233,5 @@ static void test_session_threads(void) {
 
 OL_TEST_MAIN(TEST(test_every_task_once), TEST(test_nested), TEST(test_concurrent_callers),
              TEST(test_thread_count_api), TEST(test_gemm_thread_independent),
-             TEST(test_nbits_thread_independent), TEST(test_session_threads))
+             TEST(test_nbits_thread_independent), TEST(test_batched_matmul_thread_independent),
+             TEST(test_session_threads))
