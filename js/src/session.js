@@ -16,6 +16,7 @@ export class InferenceSession {
   #runtime;
   #handle;
   #model; // the ol_model (kept for persistent state and generation)
+  #threads; // intraOpNumThreads (0: the module's count), also for generation
 
   /**
    * Loads a model (bytes, a file path in Node, a URL) and plans it.
@@ -35,7 +36,9 @@ export class InferenceSession {
         runtime.check(m._olw_session_create(modelHandle, threads, out));
         return runtime.u32(out);
       });
-      return new InferenceSession(CREATE, runtime, handle, modelHandle, persistentBindingsOf(bytes));
+      const session = new InferenceSession(CREATE, runtime, handle, modelHandle, persistentBindingsOf(bytes));
+      session.#threads = threads;
+      return session;
     } catch (error) {
       m._olw_model_destroy(modelHandle);
       throw error;
@@ -93,7 +96,7 @@ export class InferenceSession {
 
   /** Internal: what generation needs of this session. */
   #generationModel() {
-    return { runtime: this.#runtime, session: this, modelHandle: this.#model, bindings: this.persistentBindings };
+    return { runtime: this.#runtime, session: this, modelHandle: this.#model, bindings: this.persistentBindings, threads: this.#threads };
   }
 
   /** Frees the session (idempotent). Tensors it returned stay valid. */

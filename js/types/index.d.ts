@@ -244,6 +244,8 @@ export declare namespace PersistentValueState {
     persistentTensorInitialCapacity?: number;
     /** Record runtime events (storage counters) in the state's log. Default false. */
     events?: boolean;
+    /** Threads of this state's runs, as InferenceSession's option. */
+    intraOpNumThreads?: number;
   }
   interface RunOptions {
     /** An aborted signal rejects with OL_CANCELLED and leaves the state unchanged. */

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 
-import { InferenceSession, Tensor, env, init, numThreads, parseModel } from 'onnx-light';
+import { InferenceSession, PersistentValueState, Tensor, bindCache, emptyCaches, env, init, numThreads, parseModel } from 'onnx-light';
 
-import { ROOT } from './models.mjs';
+import { FORTUNES, ROOT } from './models.mjs';
 
 /** stdout of a module snippet in a fresh process; fails on a hang (the pool's workers must not keep it alive). */
 function runChild(code) {
@@ -93,6 +93,8 @@ describe('threads', () => {
       await assert.rejects(InferenceSession.create(new Uint8Array(0), { intraOpNumThreads: bad }), (e) =>
         e.code === 'OL_INVALID_ARGUMENT' && /intraOpNumThreads must be an integer from 1 to 64/.test(e.message));
     }
+    await assert.rejects(PersistentValueState.create(new Uint8Array(0), {}, { intraOpNumThreads: -1 }), (e) =>
+      e.code === 'OL_INVALID_ARGUMENT' && /intraOpNumThreads/.test(e.message));
     const out = runChild(`
       import { env, init } from 'onnx-light';
       env.wasm.numThreads = -2;
@@ -114,6 +116,19 @@ describe('threads', () => {
       console.log(text.includes('Add(x, x)'));
     `);
     assert.equal(out, 'true\ntrue');
+  });
+
+  test('generation with a persistent KV cache: same tokens at 1 and 3 threads', async () => {
+    const model = await bindCache(FORTUNES);
+    const prompt = new Tensor('int64', BigInt64Array.from([84n, 104n, 101n, 32n]), [1, 4]);
+    const tokens = [];
+    for (const intraOpNumThreads of [1, 3]) {
+      const session = await InferenceSession.create(model, { intraOpNumThreads });
+      const out = await session.generate({ input_ids: prompt, ...(await emptyCaches(model)) }, { maxNewTokens: 24 });
+      tokens.push([...out.data]);
+      await session.release();
+    }
+    assert.deepEqual(tokens[1], tokens[0]);
   });
 
   test('init() after a threaded load keeps the first module', async () => {

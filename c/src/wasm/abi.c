@@ -211,10 +211,12 @@ OLW int olw_context_event(const ol_context *c, size_t index, double *out, const 
 /* ------------------------------------------------------------ persistent state */
 
 OLW int olw_state_create(ol_model *model, const char *const *names, ol_value *const *initial,
-                         size_t count, double persistent_tensor_initial_capacity, ol_state **out) {
+                         size_t count, double persistent_tensor_initial_capacity, int intra_op_num_threads,
+                         ol_state **out) {
   ol_session_options options;
   ol_session_options_init(&options);
   options.persistent_tensor_initial_capacity = (int64_t)persistent_tensor_initial_capacity;
+  options.intra_op_num_threads = intra_op_num_threads;
   return ol_state_create(model, names, initial, count, &options, out);
 }
 OLW int olw_state_run(ol_state *state, ol_context *context, const char *const *input_names,
