@@ -136,6 +136,7 @@ static void test_gemm_thread_independent(void) {
   gemm_case(3, 1376, 512);   /* narrow GEMV, several rows */
   gemm_case(1, 8200, 64);    /* wide GEMV, split in two */
   gemm_case(2, 13000, 16);   /* wide GEMV, split in three */
+  gemm_case(1, 600, 400);    /* narrow GEMV, split */
   gemm_case(2, 333, 517);    /* odd sizes */
   gemm_case(32, 512, 512);   /* GEMM */
   gemm_case(37, 1001, 300);  /* GEMM edges, K over one block */

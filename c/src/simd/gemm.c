@@ -232,15 +232,16 @@ ol_status ol_f32_gemm_simd128(int64_t M, int64_t N, int64_t K, const float *A, i
 
 /* Threads split output elements, never a sum (see gemm.h), so the bits do
  * not depend on the split:
- *  - GEMV, wide B only: contiguous column ranges of at least GEMV_WIDE
- *    columns. A narrower range of each B row breaks the one sequential
- *    stream that makes the narrow kernel fast: measured natively, computing
- *    a 512 x 1376 product as two column halves took 2.5x as long as whole
- *    rows, so narrow products stay on one thread;
+ *  - GEMV: contiguous column ranges of at least PAR_MIN_COLS columns, each
+ *    computed with the wide kernel (eight B rows interleaved). The narrow
+ *    kernel needs whole B rows: its one sequential stream breaks on part
+ *    rows (measured natively, a 512 x 1376 product as two column halves
+ *    took 2.5x as long as whole rows), the wide one only 1.1x as long;
  *  - GEMM: ranges of rows (multiples of MR), each task packing B itself
  *    (B is reused by every row, packing it twice costs little).
  * Products under PAR_MIN_MACS multiply-adds are not worth waking a thread. */
 #define PAR_MIN_MACS (1 << 17)
+#define PAR_MIN_COLS 256
 
 typedef struct gemm_job {
   int64_t M, N, K, lda, ldb, ldc, step; /* step: columns (GEMV) or rows (GEMM) per task */
@@ -275,7 +276,7 @@ ol_status ol_f32_gemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t l
   gemm_job job = {M, N, K, lda, ldb, ldc, 0, A, B, C, NULL, 0};
   if (few) {
     job.step = ((N + threads - 1) / threads + 15) / 16 * 16;
-    if (threads <= 1 || job.step < GEMV_WIDE) {
+    if (threads <= 1 || job.step < PAR_MIN_COLS) {
       ol_f32_gemv_simd128(M, N, K, A, lda, B, ldb, C, ldc);
       return OL_OK;
     }
