@@ -30,7 +30,10 @@ function quantile(xs, q) {
 }
 
 export async function runChild({ runtime, modelPath, threads, prompt, steps, seed, prefillRuns = 20, contexts = [], contextSteps = 16 }) {
-  const bytes = new Uint8Array(readFileSync(modelPath));
+  // the file's own buffer, not a copy: a garbage copy of the model would sit in
+  // peak RSS whenever no GC ran before the runtime's memory grew (a shared
+  // wasm memory, onnx-light's threaded module, grows without prompting one)
+  const bytes = readFileSync(modelPath);
   let t = now();
   const rt = await loadRuntime(runtime, threads);
   const importMs = now() - t;
