@@ -143,8 +143,9 @@ static void test_gemm_thread_independent(void) {
 }
 
 /* MatMulNBits through its kernel: same bits with 1, 2 and 3 threads, for
- * the fused (M <= 4) and dequantizing paths, with and without zero points */
-static void nbits_case(int64_t M, int64_t K, int64_t N, int bits, int with_zp) {
+ * the fused (M <= 4), dequantizing and int8-activation (accuracy_level 4)
+ * paths, with and without zero points */
+static void nbits_case(int64_t M, int64_t K, int64_t N, int bits, int with_zp, int accuracy_level) {
   int64_t block = 32, kb = (K + block - 1) / block, blob = block * bits / 8, zrow = (kb * bits + 7) / 8;
   uint8_t *b = malloc((size_t)(N * kb * blob)), *zp = malloc((size_t)(N * zrow));
   float *a = malloc(sizeof(float) * (size_t)(M * K)), *sc = malloc(sizeof(float) * (size_t)(N * kb));
@@ -155,12 +156,12 @@ static void nbits_case(int64_t M, int64_t K, int64_t N, int bits, int with_zp) {
   int64_t da[2] = {M, K}, db[3] = {N, kb, blob}, ds[1] = {N * kb}, dz[1] = {N * zrow};
   ol_value *in[4] = {tk_f32(2, da, a), tk_tensor(OL_DTYPE_UINT8, 3, db, b), tk_f32(1, ds, sc),
                      tk_tensor(OL_DTYPE_UINT8, 1, dz, zp)};
-  ol_attr at[4] = {tk_attr_int("K", K), tk_attr_int("N", N), tk_attr_int("bits", bits),
-                   tk_attr_int("block_size", block)};
+  ol_attr at[5] = {tk_attr_int("K", K), tk_attr_int("N", N), tk_attr_int("bits", bits),
+                   tk_attr_int("block_size", block), tk_attr_int("accuracy_level", accuracy_level)};
   ol_value *out[3] = {0};
   for (int threads = 1; threads <= 3; threads++) {
     int previous = ol_pool_scope(threads);
-    CHECK_OK(tk_run_domain("com.microsoft", "MatMulNBits", 1, at, 4, in, with_zp ? 4 : 3, &out[threads - 1], 1));
+    CHECK_OK(tk_run_domain("com.microsoft", "MatMulNBits", 1, at, 5, in, with_zp ? 4 : 3, &out[threads - 1], 1));
     ol_pool_scope(previous);
   }
   for (int t = 1; t < 3; t++)
@@ -172,10 +173,13 @@ static void nbits_case(int64_t M, int64_t K, int64_t N, int bits, int with_zp) {
 
 static void test_nbits_thread_independent(void) {
   ol_pool_reserve(3);
-  nbits_case(1, 512, 1376, 4, 0);
-  nbits_case(3, 200, 515, 4, 1);
-  nbits_case(1, 512, 700, 8, 1);
-  nbits_case(9, 96, 130, 4, 1); /* dequantizing path */
+  nbits_case(1, 512, 1376, 4, 0, 0);
+  nbits_case(3, 200, 515, 4, 1, 0);
+  nbits_case(1, 512, 700, 8, 1, 0);
+  nbits_case(9, 96, 130, 4, 1, 0); /* dequantizing path */
+  nbits_case(1, 512, 1376, 4, 0, 4); /* int8 activations */
+  nbits_case(6, 200, 515, 4, 1, 4);
+  nbits_case(2, 512, 700, 8, 1, 4);
 }
 
 /* batched float MatMul (per-head products) spread over batches: same bits */
