@@ -5,7 +5,7 @@
 // run in the same invocation, interleaved (ol, ort, ol, ort, ...), each
 // measurement in a fresh child process. Output: JSON on stdout.
 //
-//   node bench/decode.mjs [--shapes tiny,58M] [--runs 5] [--threads 1]
+//   node bench/decode.mjs [--shapes tiny,58M] [--runs 5] [--threads 1,2]
 //                         [--prompt 32] [--steps 64] [--prefill-runs 20] [--runtimes ol,ort]
 //                         [--contexts 1024,2048] [--forms plain,int4]
 //
@@ -16,6 +16,12 @@
 // 'plain' and `runtime@form` otherwise, and the ratios compare each form's
 // onnx-light against ORT-web on the same form and on the plain fp32 form
 // (ratiosOverOrt: { 'ol@int4': { vs 'ort@int4' }, ... }).
+//
+// Threads: every count in --threads joins the interleaving too; with more
+// than one, keys end in `/<n>t` ('ol/2t', 'ort@int4/1t') and each
+// onnx-light key is compared with ORT-web at the same count. onnx-light gets
+// env.wasm.numThreads = n (1: its single-threaded module), ORT-web
+// env.wasm.numThreads = n and intraOpNumThreads = n.
 //
 // Per child: session create (module init + create, model bytes already in
 // memory), prefill of `prompt` tokens from an empty cache (the first call, and
@@ -46,7 +52,7 @@ const { values: args } = parseArgs({
   options: {
     shapes: { type: 'string', default: 'tiny,58M' },
     runs: { type: 'string', default: '5' },
-    threads: { type: 'string', default: '1' },
+    threads: { type: 'string', default: '1,2' },
     prompt: { type: 'string', default: '32' },
     steps: { type: 'string', default: '64' },
     'prefill-runs': { type: 'string', default: '20' },
@@ -89,10 +95,10 @@ function modelPath(shapeName, seed, form = 'plain') {
   return path;
 }
 
-function measure(runtime, path) {
+function measure(runtime, path, threads) {
   const child = spawnSync(
     process.execPath,
-    [fileURLToPath(import.meta.url), '--child', runtime, '--model', path, '--threads', args.threads, '--prompt', args.prompt, '--steps', args.steps, '--seed', args.seed, '--prefill-runs', args['prefill-runs'], '--contexts', args.contexts],
+    [fileURLToPath(import.meta.url), '--child', runtime, '--model', path, '--threads', String(threads), '--prompt', args.prompt, '--steps', args.steps, '--seed', args.seed, '--prefill-runs', args['prefill-runs'], '--contexts', args.contexts],
     { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 },
   );
   if (child.status !== 0) return { error: `exit ${child.status}: ${(child.stderr || '').slice(-2000)}` };
@@ -120,7 +126,7 @@ const report = {
   revision: revision(),
   node: process.version,
   date: new Date().toISOString(),
-  threads: Number(args.threads),
+  threads: args.threads.split(',').map(Number),
   prompt: Number(args.prompt),
   steps: Number(args.steps),
   prefillRuns: Number(args['prefill-runs']),
@@ -130,14 +136,16 @@ const report = {
   models: [],
 };
 const forms = args.forms.split(',');
-const key = (r, f) => (f === 'plain' ? r : `${r}@${f}`);
+const threadCounts = args.threads.split(',').map(Number);
+if (threadCounts.some((t) => !Number.isInteger(t) || t < 1)) throw new Error(`--threads: integers >= 1, got ${args.threads}`);
+const key = (r, f, t) => `${f === 'plain' ? r : `${r}@${f}`}${threadCounts.length > 1 ? `/${t}t` : ''}`;
 for (const shapeName of args.shapes.split(',')) {
   const shape = SHAPES[shapeName];
   if (!shape) throw new Error(`unknown shape ${shapeName} (have ${Object.keys(SHAPES)})`);
   const paths = Object.fromEntries(forms.map((f) => [f, modelPath(shapeName, Number(args.seed), f)]));
-  const pairs = forms.flatMap((f) => runtimes.map((r) => [key(r, f), r, f]));
+  const pairs = threadCounts.flatMap((t) => forms.flatMap((f) => runtimes.map((r) => [key(r, f, t), r, f, t])));
   const raw = Object.fromEntries(pairs.map(([k]) => [k, []]));
-  for (let run = 0; run < RUNS; run++) for (const [k, r, f] of pairs) raw[k].push(measure(r, paths[f]));
+  for (let run = 0; run < RUNS; run++) for (const [k, r, f, t] of pairs) raw[k].push(measure(r, paths[f], t));
   const medians = Object.fromEntries(
     pairs.map(([k]) => [k, Object.fromEntries(METRICS.map((m) => [m, median(raw[k].map((x) => x[m]))]))]),
   );
@@ -146,11 +154,12 @@ for (const shapeName of args.shapes.split(',')) {
   const ratio = (a, b) => Object.fromEntries(METRICS.map((k) => [k, a[k] && b[k] ? +(a[k] / b[k]).toFixed(3) : null]));
   if (medians.ol && medians.ort) entry.ratioOlOverOrt = ratio(medians.ol, medians.ort);
   const ratios = {};
-  for (const [k, r, f] of pairs) {
+  for (const [k, r, f, t] of pairs) {
     if (!r.startsWith('ol')) continue;
     const vs = {};
-    if (f !== 'plain' || r !== 'ol') if (medians[key('ort', f)]) vs[key('ort', f)] = ratio(medians[k], medians[key('ort', f)]);
-    if (f !== 'plain' && medians.ort) vs.ort = ratio(medians[k], medians.ort);
+    const ortSame = key('ort', f, t), ortPlain = key('ort', 'plain', t);
+    if (f !== 'plain' || r !== 'ol' || threadCounts.length > 1) if (medians[ortSame]) vs[ortSame] = ratio(medians[k], medians[ortSame]);
+    if (f !== 'plain' && medians[ortPlain]) vs[ortPlain] = ratio(medians[k], medians[ortPlain]);
     if (Object.keys(vs).length) ratios[k] = vs;
   }
   if (Object.keys(ratios).length) entry.ratiosOverOrt = ratios;

@@ -2,6 +2,8 @@
 // npm run build: the native library and tests (build-native/), the wasm module
 // (build-wasm/), then the package's dist/:
 //   onnx_light.wasm, onnx_light.cjs  the module and its Emscripten glue
+//   threads/                         the threaded module (pthreads): .wasm, glue,
+//                                    worker script, package.json (CommonJS folder)
 //   node.js + modules, cli.js        ESM for Node (copied from js/src)
 //   browser.js                       ESM bundle for browsers (esbuild, glue inside)
 //   browser-worker.js                the generator's Web Worker (esbuild)
@@ -12,7 +14,7 @@
 // Options: --quiet (print tool output only on failure), --native, --wasm, --js
 // (only those steps; default all).
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,6 +56,12 @@ function copyIfChanged(from, to) {
   copyFileSync(from, to);
 }
 
+function writeIfChanged(to, text) {
+  if (existsSync(to) && readFileSync(to, 'utf8') === text) return;
+  mkdirSync(dirname(to), { recursive: true });
+  writeFileSync(to, text);
+}
+
 function buildNative() {
   step('native (build-native, Release)');
   if (!existsSync(join(ROOT, 'build-native/CMakeCache.txt'))) {
@@ -92,6 +100,12 @@ async function buildJs() {
   mkdirSync(DIST, { recursive: true });
   copyIfChanged(join(ROOT, 'build-wasm/onnx_light.wasm'), join(DIST, 'onnx_light.wasm'));
   copyIfChanged(join(ROOT, 'build-wasm/onnx_light.js'), join(DIST, 'onnx_light.cjs'));
+  // The threaded module's files keep their .js names: its Web Workers and
+  // worker_threads load the glue and worker script by name, as classic scripts.
+  for (const file of ['onnx_light_threads.wasm', 'onnx_light_threads.js', 'onnx_light_threads.worker.js']) {
+    copyIfChanged(join(ROOT, 'build-wasm', file), join(DIST, 'threads', file));
+  }
+  writeIfChanged(join(DIST, 'threads/package.json'), '{ "type": "commonjs" }\n');
   const browserOnly = new Set(['browser.js', 'platform-browser.js', 'worker-browser.js']);
   for (const file of readdirSync(join(ROOT, 'js/src'))) {
     if (file.endsWith('.js') && !browserOnly.has(file)) copyIfChanged(join(ROOT, 'js/src', file), join(DIST, file));
@@ -114,12 +128,13 @@ async function buildJs() {
       legalComments: 'none',
       logLevel: 'error',
       // The glue's Node-only branch requires these; it never runs in a browser.
-      external: ['fs', 'path', 'crypto', 'url', 'worker_threads'],
+      external: ['fs', 'path', 'crypto', 'url', 'worker_threads', 'os', 'perf_hooks'],
       plugins: [
         {
           name: 'emscripten-glue',
           setup(build) {
             build.onResolve({ filter: /onnx_light\.cjs$/ }, () => ({ path: join(DIST, 'onnx_light.cjs') }));
+            build.onResolve({ filter: /onnx_light_threads\.js$/ }, () => ({ path: join(DIST, 'threads/onnx_light_threads.js') }));
           },
         },
       ],

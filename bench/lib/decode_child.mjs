@@ -10,8 +10,12 @@ async function loadRuntime(runtime, threads) {
   // 'olstate[=dist]': onnx-light with the caches bound (bindCache) in a PersistentValueState
   if (runtime.startsWith('olstate')) return loadRuntime(`ol${runtime.slice('olstate'.length)}`, threads);
   // 'ol=path/to/dist' (or OL_DIST): another build of onnx-light, for before/after comparisons
-  if (runtime.startsWith('ol=')) return import(pathToFileURL(`${runtime.slice(3)}/node.js`).href);
-  if (runtime === 'ol') return process.env.OL_DIST ? import(pathToFileURL(`${process.env.OL_DIST}/node.js`).href) : import('onnx-light');
+  const olDist = runtime.startsWith('ol=') ? runtime.slice(3) : runtime === 'ol' ? process.env.OL_DIST : null;
+  if (runtime.startsWith('ol')) {
+    const ol = await (olDist ? import(pathToFileURL(`${olDist}/node.js`).href) : import('onnx-light'));
+    if (ol.env) ol.env.wasm.numThreads = threads; // builds without threads have no env
+    return ol;
+  }
   if (runtime === 'ort') {
     const ort = await import('onnxruntime-web');
     ort.env.wasm.numThreads = threads;
@@ -28,18 +32,22 @@ function quantile(xs, q) {
 }
 
 export async function runChild({ runtime, modelPath, threads, prompt, steps, seed, prefillRuns = 20, contexts = [], contextSteps = 16 }) {
-  const bytes = new Uint8Array(readFileSync(modelPath));
+  // the file's own buffer, not a copy: a garbage copy of the model would sit in
+  // peak RSS whenever no GC ran before the runtime's memory grew (a shared
+  // wasm memory, onnx-light's threaded module, grows without prompting one)
+  const bytes = readFileSync(modelPath);
   let t = now();
   const rt = await loadRuntime(runtime, threads);
   const importMs = now() - t;
   t = now();
-  const options = runtime === 'ort' ? { executionProviders: ['wasm'], intraOpNumThreads: threads, graphOptimizationLevel: 'all' } : {};
+  const options = runtime === 'ort' ? { executionProviders: ['wasm'], intraOpNumThreads: threads, graphOptimizationLevel: 'all' } : { intraOpNumThreads: threads };
   // olstate: the KV cache stays in a PersistentValueState (bound with
   // bindCache, created with empty caches); each step fetches only the logits
   const stateful = runtime.startsWith('olstate');
   const boundModel = stateful ? await rt.bindCache(bytes) : null;
-  const session = stateful ? await rt.PersistentValueState.create(boundModel, await rt.emptyCaches(boundModel, { batch: 1 }))
-                           : await rt.InferenceSession.create(bytes, options);
+  const session = stateful
+    ? await rt.PersistentValueState.create(boundModel, await rt.emptyCaches(boundModel, { batch: 1 }), { intraOpNumThreads: threads })
+    : await rt.InferenceSession.create(bytes, options);
   const createMs = now() - t;
   const rssAfterCreateMB = process.memoryUsage().rss / 2 ** 20;
 

@@ -40,6 +40,16 @@ const char *ol_last_error(void);
 const char *ol_status_name(ol_status status);
 const char *ol_version(void);
 
+/* ---------------------------------------------------------------- threads */
+
+/* Intra-op threads (the calling thread included) of runs whose session does
+ * not set intra_op_num_threads; the number of cores until set. 1 <= threads
+ * <= 64. Fewer take part when fewer workers can start (in wasm: the Web
+ * Workers the module preloaded; built without threads: always 1). Results do
+ * not depend on the count. */
+ol_status ol_set_num_threads(int threads);
+int ol_get_num_threads(void);
+
 /* ---------------------------------------------------------------- dtypes */
 
 /* Values equal TensorProto.DataType. */
@@ -230,6 +240,8 @@ typedef struct ol_session_options {
    * of append buffers made for persistent state; 0 disables reservations.
    * Only ol_state uses it. Set by ol_session_options_init to 32. */
   int64_t persistent_tensor_initial_capacity;
+  /* Threads of this session's runs; 0 (the default): ol_get_num_threads(). */
+  int intra_op_num_threads;
 } ol_session_options;
 
 void ol_session_options_init(ol_session_options *options);

@@ -76,7 +76,7 @@ function interfaceOf(runtime, bytes) {
   const model = loadModelHandle(runtime, bytes);
   try {
     const session = runtime.scratch(4, (out) => {
-      runtime.check(m._olw_session_create(model, out));
+      runtime.check(m._olw_session_create(model, 0, out));
       return runtime.u32(out);
     });
     try {

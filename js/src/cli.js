@@ -2,7 +2,7 @@
 // onnx-light command line.
 //   onnx-light generate --model PATH --prompt TEXT [--max-new-tokens N]
 //                       [--temperature T] [--seed S] [--eos-token-id ID]
-//                       [--tokenizer tokenizer.json]
+//                       [--tokenizer tokenizer.json] [--threads N]
 //   onnx-light quantize --model IN.onnx --out OUT.onnx
 //                       [--format ort_matmulnbits_int4] [--block-size 32]
 // Streams the continuation to stdout and the speed to stderr. Models with
@@ -14,7 +14,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { InferenceSession, OnnxLightError, Tensor, bindCache, emptyCaches, memoryStats, parseQuantizationFormat } from './node.js';
+import { InferenceSession, OnnxLightError, Tensor, bindCache, emptyCaches, env, memoryStats, numThreads, parseQuantizationFormat } from './node.js';
 import { quantizeModel } from './quantize-model.js';
 
 const USAGE = `usage: onnx-light generate --model PATH --prompt TEXT [options]
@@ -33,6 +33,8 @@ generate:
                         @huggingface/tokenizers, installed separately; a
                         tokenizer_config.json beside it is used too);
                         default: a token is a byte of UTF-8
+  --threads N           intra-op threads (default: the number of cores;
+                        1: the single-threaded module)
 
 quantize: every float32 MatMul whose second input is a 2-D [K, N]
 initializer gets per-block calibrated quantized weights; the float weights
@@ -114,9 +116,11 @@ async function generate(argv) {
       seed: { type: 'string', default: '0' },
       'eos-token-id': { type: 'string' },
       tokenizer: { type: 'string' },
+      threads: { type: 'string' },
     },
   });
   if (!values.model) throw new UsageError();
+  if (values.threads !== undefined) env.wasm.numThreads = integer(values.threads, '--threads', 1);
   const maxNewTokens = integer(values['max-new-tokens'], '--max-new-tokens', 0);
   const temperature = Number(values.temperature);
   if (!(temperature >= 0) || !Number.isFinite(temperature)) throw new UsageError(`--temperature must be a number >= 0, got '${values.temperature}'`);
@@ -155,7 +159,7 @@ async function generate(argv) {
   const mib = (bytes) => (bytes / 2 ** 20).toFixed(1);
   process.stderr.write(
     `[onnx-light] ${count} tokens in ${seconds.toFixed(2)} s: ${rest} tokens/s after the first ` +
-      `(${mode}; prompt of ${promptIds.length} tokens: ${firstMs.toFixed(0)} ms; load: ${createMs.toFixed(0)} ms; ` +
+      `(${mode}; ${numThreads()} thread${numThreads() > 1 ? 's' : ''}; prompt of ${promptIds.length} tokens: ${firstMs.toFixed(0)} ms; load: ${createMs.toFixed(0)} ms; ` +
       `allocator peak ${mib(stats.peakBytes)} MiB, wasm memory ${mib(stats.wasmMemoryBytes)} MiB)\n`,
   );
   await session.release();

@@ -205,6 +205,7 @@ async function* loop(target, feeds, options, result) {
     if (bindings.length) {
       state = createStateFromHandle(runtime, modelHandle, bindings, initial, {
         persistentTensorInitialCapacity: options.persistentTensorInitialCapacity ?? 32,
+        intraOpNumThreads: target.threads ?? 0,
       });
     }
     let len = prompt;

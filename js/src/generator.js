@@ -3,6 +3,7 @@
 // `worker: false`. Same generate / generateStream API as InferenceSession;
 // with a worker, tokens stream back as messages while they are produced and
 // an AbortSignal stops the loop within one step.
+import { env } from './env.js';
 import { OnnxLightError, invalidArgument } from './errors.js';
 import { modelBytes } from './model.js';
 import { startWorker } from './runtime.js';
@@ -79,7 +80,8 @@ class WorkerGenerator {
   init(model, options) {
     this.#ready = new Promise((resolve, reject) => this.#jobs.set(null, { resolve, reject, onStep() {} }));
     this.#updateRef();
-    this.#port.post({ type: 'init', model, options }, [model.buffer]);
+    // the worker's own module follows this realm's thread setting
+    this.#port.post({ type: 'init', model, options, numThreads: env.wasm.numThreads }, [model.buffer]);
     return this.#ready;
   }
 

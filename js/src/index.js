@@ -2,6 +2,7 @@
 // (browser.js), which only differ in how they load files.
 import { currentRuntime, init as loadRuntime } from './runtime.js';
 
+export { env } from './env.js';
 export { OnnxLightError } from './errors.js';
 export { InferenceSession } from './session.js';
 export { Tensor } from './tensor.js';
@@ -19,6 +20,14 @@ export { createGenerator } from './generator.js';
  */
 export async function init(options) {
   await loadRuntime(options);
+}
+
+/**
+ * Threads runs use by default in the loaded module (env.wasm.numThreads, or
+ * the number of cores; 1 when the single-threaded module was loaded).
+ */
+export function numThreads() {
+  return currentRuntime().threads;
 }
 
 /** Allocation statistics of the runtime's default allocator, and wasm memory size. */

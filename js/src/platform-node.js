@@ -3,14 +3,42 @@
 // Node); http(s) URLs, when the caller names one, are fetched.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
 
-/** The Emscripten factory (CommonJS glue shipped next to this file). */
-export async function loadFactory() {
-  return createRequire(import.meta.url)('./onnx_light.cjs');
+/**
+ * The Emscripten factory (CommonJS glue shipped next to this file; the
+ * threaded build's in threads/, a CommonJS folder its worker_threads load).
+ */
+export async function loadFactory(threaded) {
+  const require = createRequire(import.meta.url);
+  return threaded ? require('./threads/onnx_light_threads.js') : require('./onnx_light.cjs');
 }
 
-export function defaultWasmUrl() {
-  return new URL('./onnx_light.wasm', import.meta.url);
+export function defaultWasmUrl(threaded) {
+  return new URL(threaded ? './threads/onnx_light_threads.wasm' : './onnx_light.wasm', import.meta.url);
+}
+
+/** worker_threads and SharedArrayBuffer: always in Node 20. */
+export function threadsSupported() {
+  return typeof SharedArrayBuffer === 'function';
+}
+
+export function cores() {
+  return Math.min(availableParallelism(), 64);
+}
+
+/** The glue finds its worker script next to itself. */
+export function moduleOptions() {
+  return {};
+}
+
+/**
+ * The pool's workers wait for work for as long as the module lives; unref'd,
+ * they never keep the process alive.
+ */
+export function releaseWorkers(module) {
+  const { unusedWorkers = [], runningWorkers = [] } = module.PThread ?? {};
+  for (const worker of [...unusedWorkers, ...runningWorkers]) worker.unref?.();
 }
 
 /** Bytes of a file path, file: URL or http(s): URL. */
@@ -25,9 +53,8 @@ export async function readBytes(source) {
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }
 
-export async function instantiate(source, imports) {
-  const bytes = ArrayBuffer.isView(source) || source instanceof ArrayBuffer ? source : await readBytes(source);
-  return WebAssembly.instantiate(bytes, imports);
+export async function compile(source) {
+  return WebAssembly.compile(ArrayBuffer.isView(source) || source instanceof ArrayBuffer ? source : await readBytes(source));
 }
 
 /** A worker_threads Worker running dist/generator-worker.js. */

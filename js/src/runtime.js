@@ -4,12 +4,13 @@
 //
 // Nothing is fetched from anywhere the caller did not name: the .wasm comes
 // from `wasmBinary`, else `wasmUrl`, else the file next to this script.
+import { env, threadCount } from './env.js';
 import { OnnxLightError } from './errors.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** @type {{loadFactory(): Promise<Function>, defaultWasmUrl(): URL, readBytes(source: any): Promise<Uint8Array>, startWorker(): Promise<any>, instantiate(source: any, imports: object): Promise<{instance: WebAssembly.Instance, module: WebAssembly.Module}>}} */
+/** @type {{loadFactory(threaded: boolean): Promise<Function>, defaultWasmUrl(threaded: boolean): URL, readBytes(source: any): Promise<Uint8Array>, startWorker(): Promise<any>, compile(source: any): Promise<WebAssembly.Module>, threadsSupported(): boolean, cores(): number, moduleOptions(threaded: boolean): object, releaseWorkers(module: any): void}} */
 let platform = null;
 let loading = null;
 let current = null;
@@ -26,7 +27,13 @@ export function setPlatform(p) {
  */
 export function init(options = {}) {
   if (!loading) {
-    loading = Runtime.load(options).then(
+    let threads;
+    try {
+      threads = threadCount(env.wasm.numThreads, 'env.wasm.numThreads') || platform.cores();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    loading = Runtime.load(options, threads).then(
       (runtime) => (current = runtime),
       (error) => {
         loading = null;
@@ -59,17 +66,41 @@ export function currentRuntime() {
 }
 
 export class Runtime {
-  /** @param {{wasmUrl?: string | URL, wasmBinary?: ArrayBuffer | ArrayBufferView}} options */
-  static async load({ wasmUrl, wasmBinary } = {}) {
-    const factory = await platform.loadFactory();
-    const source = wasmBinary ?? wasmUrl ?? platform.defaultWasmUrl();
+  #heap = null;
+
+  /**
+   * Loads the module with `threads` intra-op threads: the threaded build when
+   * threads > 1 and the platform allows it, else the single-threaded one. A
+   * caller-supplied .wasm (wasmBinary / wasmUrl) may be either build: its
+   * imports tell which (the threaded one imports a shared memory).
+   * @param {{wasmUrl?: string | URL, wasmBinary?: ArrayBuffer | ArrayBufferView}} options
+   * @param {number} threads
+   */
+  static async load({ wasmUrl, wasmBinary } = {}, threads = 1) {
+    const supported = platform.threadsSupported();
+    const source = wasmBinary ?? wasmUrl ?? platform.defaultWasmUrl(threads > 1 && supported);
+    let module;
+    try {
+      module = await platform.compile(source);
+    } catch (error) {
+      throw new OnnxLightError('OL_INVALID_ARGUMENT', `cannot load the onnx-light wasm module: ${error.message}`);
+    }
+    const threaded = WebAssembly.Module.imports(module).some((i) => i.kind === 'memory');
+    if (threaded && !supported) {
+      throw new OnnxLightError('OL_FAILED_PRECONDITION', 'the threaded onnx-light wasm module needs SharedArrayBuffer (a cross-origin isolated page); pass the single-threaded onnx_light.wasm');
+    }
+    const factory = await platform.loadFactory(threaded);
     let failed;
     const failure = new Promise((_, reject) => (failed = reject));
     const ready = factory({
+      ...platform.moduleOptions(threaded),
+      // Web Workers preloaded for the pool (CMakeLists.txt): one per thread
+      // besides the caller, at least one (a pool of none never finishes loading)
+      olPoolSize: Math.max(1, threads - 1),
       // Our own instantiation, so the glue never fetches or reads files itself.
       instantiateWasm(imports, receive) {
-        platform.instantiate(source, imports).then(
-          ({ instance, module }) => receive(instance, module),
+        WebAssembly.instantiate(module, imports).then(
+          (instance) => receive(instance, module),
           (error) => failed(new OnnxLightError('OL_INVALID_ARGUMENT', `cannot load the onnx-light wasm module: ${error.message}`)),
         );
         return {};
@@ -77,21 +108,37 @@ export class Runtime {
       print: (text) => console.log(text),
       printErr: (text) => console.error(text),
     });
-    return new Runtime(await Promise.race([ready, failure]));
+    const runtime = new Runtime(await Promise.race([ready, failure]));
+    if (threaded) {
+      runtime.check(runtime.m._olw_set_num_threads(threads));
+      platform.releaseWorkers(runtime.m);
+    }
+    return runtime;
   }
 
   constructor(module) {
     this.m = module;
+    /** The threaded build's shared memory (its views must be re-derived after growth in any thread). */
+    this.memory = module.wasmMemory ?? null;
     this.version = this.string(module._olw_version());
+  }
+
+  /** Threads runs use by default (1 in the single-threaded module). */
+  get threads() {
+    return this.memory ? this.m._olw_get_num_threads() : 1;
   }
 
   /** The current wasm memory (a new ArrayBuffer after every growth). */
   get buffer() {
-    return this.m.HEAPU8.buffer;
+    return this.memory ? this.memory.buffer : this.m.HEAPU8.buffer;
   }
 
+  /** A Uint8Array over all of wasm memory (a SharedArrayBuffer in the threaded build). */
   get heap() {
-    return this.m.HEAPU8;
+    if (!this.memory) return this.m.HEAPU8;
+    const buffer = this.memory.buffer;
+    if (this.#heap?.buffer !== buffer) this.#heap = new Uint8Array(buffer);
+    return this.#heap;
   }
 
   /** The NUL-terminated UTF-8 string at ptr. */
@@ -138,7 +185,9 @@ export class Runtime {
 
   /** Decodes `length` UTF-8 bytes at ptr (may contain NUL). */
   text(ptr, length) {
-    return decoder.decode(this.heap.subarray(ptr, ptr + length));
+    const bytes = this.heap.subarray(ptr, ptr + length);
+    // TextDecoder refuses views of a SharedArrayBuffer
+    return decoder.decode(this.memory ? bytes.slice() : bytes);
   }
 
   /**

@@ -1,6 +1,7 @@
 // InferenceSession: a model planned once in wasm, run many times. Shaped like
 // onnxruntime-web's InferenceSession (create / run / release, names and
 // metadata), so switching needs minimal changes.
+import { threadCount } from './env.js';
 import { OnnxLightError, invalidArgument } from './errors.js';
 import { dtypeOfCode } from './dtypes.js';
 import { generateSteps, generateTokens } from './generate.js';
@@ -15,23 +16,29 @@ export class InferenceSession {
   #runtime;
   #handle;
   #model; // the ol_model (kept for persistent state and generation)
+  #threads; // intraOpNumThreads (0: the module's count), also for generation
 
   /**
    * Loads a model (bytes, a file path in Node, a URL) and plans it.
    * @param {Uint8Array | ArrayBuffer | string | URL} model
-   * @param {{wasmUrl?: string | URL, wasmBinary?: ArrayBuffer | ArrayBufferView}} [options]
+   * options.intraOpNumThreads: threads of this session's runs (0 or absent:
+   * env.wasm.numThreads; at most the threads the module was loaded with).
+   * @param {{wasmUrl?: string | URL, wasmBinary?: ArrayBuffer | ArrayBufferView, intraOpNumThreads?: number}} [options]
    */
   static async create(model, options = {}) {
+    const threads = threadCount(options?.intraOpNumThreads, 'intraOpNumThreads');
     const runtime = await init(options);
     const bytes = await modelBytes(model, 'InferenceSession.create');
     const m = runtime.m;
     const modelHandle = loadModelHandle(runtime, bytes);
     try {
       const handle = runtime.scratch(4, (out) => {
-        runtime.check(m._olw_session_create(modelHandle, out));
+        runtime.check(m._olw_session_create(modelHandle, threads, out));
         return runtime.u32(out);
       });
-      return new InferenceSession(CREATE, runtime, handle, modelHandle, persistentBindingsOf(bytes));
+      const session = new InferenceSession(CREATE, runtime, handle, modelHandle, persistentBindingsOf(bytes));
+      session.#threads = threads;
+      return session;
     } catch (error) {
       m._olw_model_destroy(modelHandle);
       throw error;
@@ -89,7 +96,7 @@ export class InferenceSession {
 
   /** Internal: what generation needs of this session. */
   #generationModel() {
-    return { runtime: this.#runtime, session: this, modelHandle: this.#model, bindings: this.persistentBindings };
+    return { runtime: this.#runtime, session: this, modelHandle: this.#model, bindings: this.persistentBindings, threads: this.#threads };
   }
 
   /** Frees the session (idempotent). Tensors it returned stay valid. */

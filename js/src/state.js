@@ -4,6 +4,7 @@
 // published outputs are the same wasm buffers (pointer identity is testable
 // with tensor.wasmByteOffset). Each state owns one ol_context (its event log)
 // and every run gets a fresh ol_completion tied to the run's AbortSignal.
+import { threadCount } from './env.js';
 import { OnnxLightError, invalidArgument } from './errors.js';
 import { loadModelHandle, modelBytes, persistentBindingsOf } from './model.js';
 import { init } from './runtime.js';
@@ -26,6 +27,7 @@ export class PersistentValueState {
    */
   static async create(model, initial, options = {}) {
     const { persistentTensorInitialCapacity = 32, events = false } = options;
+    const intraOpNumThreads = threadCount(options.intraOpNumThreads, 'intraOpNumThreads');
     if (!Number.isSafeInteger(persistentTensorInitialCapacity) || persistentTensorInitialCapacity < 0) {
       throw invalidArgument(`persistentTensorInitialCapacity must be a non-negative integer, got ${persistentTensorInitialCapacity}`);
     }
@@ -34,7 +36,7 @@ export class PersistentValueState {
     const bytes = await modelBytes(model, 'PersistentValueState.create');
     const modelHandle = loadModelHandle(runtime, bytes);
     try {
-      return createStateFromHandle(runtime, modelHandle, persistentBindingsOf(bytes), initial, { persistentTensorInitialCapacity, events: !!events });
+      return createStateFromHandle(runtime, modelHandle, persistentBindingsOf(bytes), initial, { persistentTensorInitialCapacity, events: !!events, intraOpNumThreads });
     } finally {
       runtime.m._olw_model_destroy(modelHandle); // the state's session keeps its own reference
     }
@@ -183,7 +185,7 @@ export class PersistentValueState {
  * Internal: a state on a loaded ol_model handle (the handle stays the
  * caller's). bindings: [{ input, output }] for the `bindings` property.
  */
-export function createStateFromHandle(runtime, modelHandle, bindings, initial, { persistentTensorInitialCapacity = 32, events = false } = {}) {
+export function createStateFromHandle(runtime, modelHandle, bindings, initial, { persistentTensorInitialCapacity = 32, events = false, intraOpNumThreads = 0 } = {}) {
   checkMap(initial, 'PersistentValueState.create: initial');
   const m = runtime.m;
   let handle = 0;
@@ -191,7 +193,7 @@ export function createStateFromHandle(runtime, modelHandle, bindings, initial, {
     const values = marshalInputs(runtime, Object.entries(initial), 'PersistentValueState.create', (v) => m._olw_encoded_bind_model(v, modelHandle));
     try {
       handle = runtime.scratch(4, (out) => {
-        runtime.check(m._olw_state_create(modelHandle, values.names, values.values, values.count, persistentTensorInitialCapacity, out));
+        runtime.check(m._olw_state_create(modelHandle, values.names, values.values, values.count, persistentTensorInitialCapacity, intraOpNumThreads, out));
         return runtime.u32(out);
       });
     } finally {

@@ -1,7 +1,7 @@
 // The worker side of createGenerator(model, { worker: true }): shared by the
 // Node worker_threads entry (generator-worker.js) and the browser Web Worker
 // bundle (browser-worker.js). Messages (structured clones):
-//   in:  { type: 'init', model: Uint8Array, options }
+//   in:  { type: 'init', model: Uint8Array, options, numThreads }
 //        { type: 'generate', id, feeds: { name: { type, data, dims } }, options }
 //        { type: 'abort', id, reason } | { type: 'stop', id }
 //   out: { type: 'ready' } | { type: 'token', id, tokens, step }
@@ -15,7 +15,7 @@ export function errorMessage(error) {
 }
 
 /**
- * @param {{InferenceSession: any, Tensor: any}} api the package entry of this realm
+ * @param {{InferenceSession: any, Tensor: any, env: any}} api the package entry of this realm
  * @param {{post(message: any, transfer?: any[]): void, onMessage(fn: (message: any) => void): void}} port
  */
 export function serveGenerator(api, port) {
@@ -26,6 +26,7 @@ export function serveGenerator(api, port) {
   port.onMessage(async (message) => {
     switch (message.type) {
       case 'init':
+        if (message.numThreads !== undefined) api.env.wasm.numThreads = message.numThreads;
         ready = api.InferenceSession.create(message.model, message.options ?? {}).then(
           (s) => {
             session = s;

@@ -3,11 +3,29 @@
 
 /** Where the wasm module comes from; nothing else is ever fetched. */
 export interface LoadOptions {
-  /** URL (browsers, Node) or file path (Node) of onnx_light.wasm. Default: the file next to the package's JS. */
+  /**
+   * URL (browsers, Node) or file path (Node) of onnx_light.wasm or of the
+   * threaded threads/onnx_light_threads.wasm (told apart by its imports).
+   * Default: the package's own file, chosen by env.wasm.numThreads.
+   */
   wasmUrl?: string | URL;
   /** The module's bytes; takes precedence over wasmUrl. */
   wasmBinary?: ArrayBuffer | ArrayBufferView;
 }
+
+/** Process-wide settings, read when the wasm module loads (like onnxruntime-web's env). */
+export const env: {
+  wasm: {
+    /**
+     * Intra-op threads, the calling thread included: 0 (default) for the
+     * number of cores, 1 for the single-threaded module, at most 64. More
+     * than 1 loads the threaded module where SharedArrayBuffer is available
+     * (Node; cross-origin isolated pages), else falls back to one thread.
+     * Set it before the first session or init(); later changes have no effect.
+     */
+    numThreads: number;
+  };
+};
 
 /** An error from the runtime: `code` is the C status name, `message` the C message. */
 export class OnnxLightError extends Error {
@@ -110,7 +128,10 @@ export declare namespace InferenceSession {
   }
   type ValueMetadata = TensorValueMetadata | NonTensorValueMetadata;
 
-  type SessionOptions = LoadOptions;
+  interface SessionOptions extends LoadOptions {
+    /** Threads of this session's runs: 0 or absent for the module's count, at most the threads it loaded with. */
+    intraOpNumThreads?: number;
+  }
 
   interface RunOptions {
     /** Cancels the run (OL_CANCELLED) when aborted. */
@@ -231,6 +252,8 @@ export declare namespace PersistentValueState {
     persistentTensorInitialCapacity?: number;
     /** Record runtime events (storage counters) in the state's log. Default false. */
     events?: boolean;
+    /** Threads of this state's runs, as InferenceSession's option. */
+    intraOpNumThreads?: number;
   }
   interface RunOptions {
     /** An aborted signal rejects with OL_CANCELLED and leaves the state unchanged. */
@@ -330,6 +353,8 @@ export interface MemoryStats {
 
 /** Loads the wasm module now (sessions do it too). Only the first call's options count. */
 export function init(options?: LoadOptions): Promise<void>;
+/** Threads runs use by default in the loaded module (1 for the single-threaded module); needs the module loaded. */
+export function numThreads(): number;
 /** Allocation statistics; needs the module loaded. */
 export function memoryStats(): MemoryStats;
 /** Starts a new peak (peakBytes = liveBytes). */

@@ -122,6 +122,7 @@ describe('browser bundle in Chromium', () => {
         location: x.location,
         view: x.data.byteOffset === x.wasmByteOffset && x.data.buffer.byteLength > 0,
         version: api.version,
+        threads: api.numThreads(),
       };
     });
     assert.deepEqual(result, {
@@ -131,6 +132,7 @@ describe('browser bundle in Chromium', () => {
       location: 'wasm',
       view: true,
       version: ol.version,
+      threads: 1, // not cross-origin isolated: the single-threaded module
     });
   });
 
@@ -138,5 +140,6 @@ describe('browser bundle in Chromium', () => {
     assert.deepEqual(offsite, []);
     assert.deepEqual(pageErrors, []);
     assert.ok(server.requests.includes('/dist/onnx_light.wasm'));
+    assert.ok(!server.requests.some((path) => path.startsWith('/dist/threads/')), 'no threaded module without isolation');
   });
 });

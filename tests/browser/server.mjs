@@ -15,8 +15,15 @@ const TYPES = {
 };
 const ALLOWED = ['/dist/', '/models/', '/tests/browser/', '/web/'];
 
-/** Starts the server; resolves to { origin, requests, close() }. */
-export function serve(root, port = 0) {
+/**
+ * Starts the server; resolves to { origin, requests, close() }. isolated:
+ * send COOP/COEP, so pages are cross-origin isolated (SharedArrayBuffer,
+ * hence the threaded module).
+ */
+export function serve(root, port = 0, { isolated = false } = {}) {
+  const isolation = isolated
+    ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' }
+    : {};
   const requests = [];
   const server = createServer((req, res) => {
     const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
@@ -33,7 +40,7 @@ export function serve(root, port = 0) {
       res.writeHead(404).end('not found');
       return;
     }
-    res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', 'content-length': stat.size });
+    res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', 'content-length': stat.size, ...isolation });
     createReadStream(join(root, path)).pipe(res);
   });
   return new Promise((resolve) => {
@@ -44,10 +51,12 @@ export function serve(root, port = 0) {
   });
 }
 
-// `node tests/browser/server.mjs [port]` (npm run web): serves the demo page.
+// `node tests/browser/server.mjs [port] [--isolated]` (npm run web): serves
+// the demo page (with --isolated: cross-origin isolated, threads).
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { fileURLToPath } = await import('node:url');
   const root = fileURLToPath(new URL('../../', import.meta.url));
-  const { origin } = await serve(root, Number(process.argv[2] ?? 0));
+  const port = process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 0;
+  const { origin } = await serve(root, Number(port), { isolated: process.argv.includes('--isolated') });
   console.log(`onnx-light demo: ${origin}/web/dist/index.html (Ctrl-C to stop)`);
 }

@@ -62,6 +62,16 @@ describe('onnx-light generate', () => {
     assert.equal(cli('--prompt', 'x', '--temperature', '-1').status, 2);
     assert.equal(cli('--prompt', 'x', '--seed', 'abc').status, 2);
     assert.equal(cli('--prompt', 'x', '--max-new-tokens', '1.5').status, 2);
+    assert.equal(cli('--prompt', 'x', '--threads', '0').status, 2);
+  });
+
+  test('--threads 1 and 2 give the same text and report the count', () => {
+    const one = cli('--prompt', 'The ', '--max-new-tokens', '16', '--threads', '1');
+    const two = cli('--prompt', 'The ', '--max-new-tokens', '16', '--threads', '2');
+    assert.equal(two.status, 0, two.stderr);
+    assert.equal(two.stdout, one.stdout);
+    assert.match(one.stderr, /; 1 thread;/);
+    assert.match(two.stderr, /; 2 threads;/);
   });
 
   test('--tokenizer: a byte-level BPE tokenizer.json gives the same text as bytes', (t) => {

@@ -23,8 +23,13 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n) {
 }
 
 int main(int argc, char **argv) {
+  /* --threads N: the intra-op thread count (the bits must not change) */
+  if (argc > 2 && strcmp(argv[1], "--threads") == 0) {
+    if (ol_set_num_threads(atoi(argv[2])) != OL_OK) return fail("threads");
+    argc -= 2, argv += 2;
+  }
   if (argc < 4) {
-    fprintf(stderr, "usage: decode MODEL STEPS TOKEN...\n");
+    fprintf(stderr, "usage: decode [--threads N] MODEL STEPS TOKEN...\n");
     return 2;
   }
   int steps = atoi(argv[2]);

@@ -1,5 +1,6 @@
 // Parity of the fortunes decoder: 64 greedy tokens with the KV cache fed back,
-// (1) native vs wasm build of tests/parity/decode.c: same tokens, same logits bits;
+// (1) native vs wasm build of tests/parity/decode.c: same tokens, same logits bits,
+//     also on 2 and 3 threads (native, and the threaded wasm build decode_threads);
 // (1b) the same for the decoder quantized to portable int4 (fused MatMuls);
 // (2) onnx-light vs onnxruntime-node (the oracle): same tokens;
 // (3) randomized single-operator graphs vs onnxruntime-node (random_graphs.mjs);
@@ -38,6 +39,18 @@ check('native and wasm produce the same tokens', JSON.stringify(native.tokens) =
   `${native.tokens} vs ${wasm.tokens}`);
 check('native and wasm logits are bit-identical at every step', native.hash === wasm.hash,
   `${native.hash} vs ${wasm.hash}`);
+// the same run on 2 and 3 threads, natively and in the threaded wasm build
+for (const threads of ['2', '3']) {
+  const args = ['--threads', threads, ...decodeArgs];
+  const nativeT = JSON.parse(execFileSync(join(root, 'build-native', 'decode'), args, { encoding: 'utf8' }));
+  const wasmT = JSON.parse(
+    execFileSync(process.execPath, ['--no-experimental-fetch', join(root, 'build-wasm', 'decode_threads.cjs'), ...args], {
+      encoding: 'utf8',
+    }),
+  );
+  check(`native on ${threads} threads: the single-threaded logits bits`, nativeT.hash === native.hash, `${nativeT.hash} vs ${native.hash}`);
+  check(`threaded wasm on ${threads} threads: the native logits bits`, wasmT.hash === native.hash, `${wasmT.hash} vs ${native.hash}`);
+}
 
 check('seeded sampling (ol_generate, temperature 0.8, seed 1234) repeats within a run',
   native.sampled.length === 32 && JSON.stringify(native.sampled) === JSON.stringify(native.sampledAgain),

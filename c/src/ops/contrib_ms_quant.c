@@ -16,9 +16,11 @@
  *       packed like the data); gather_axis, quantize_axis, block_size.
  *
  * float32 and float16 outputs (computed in float32, rounded on store). */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/pool.h"
 #include "ops/registry.h"
 #include "simd/qgemv.h"
 #include "simd/qgemv_i8.h"
@@ -35,7 +37,7 @@ static bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 typedef struct nbits_kernel {
   ol_kernel base;
   int64_t K, N, bits, block;
-  bool int8_activations; /* accuracy_level 4: token rows run simd/qgemv_i8.c */
+  bool int8_activations; /* accuracy_level 4: rows of A run simd/qgemv_i8.c */
 } nbits_kernel;
 
 #define NB_ROWS 16 /* weight rows dequantized together */
@@ -112,6 +114,68 @@ __attribute__((noinline)) static void nbits_dequant(const uint8_t *bq, const flo
   }
 }
 
+/* One MatMulNBits product split over threads: tasks are groups of output
+ * columns (rows of B), each computed as on one thread. */
+typedef struct nbits_job {
+  const ol_qgemv_shape *qs;
+  const float *work; /* the prepared row m of A (fused path) */
+  const void *works[4]; /* int8 path: rows m .. m + rows - 1 of A, prepared */
+  int rows;
+  const float *af, *sf, *zf, *bf;
+  const uint8_t *bq, *zq;
+  float *out, *w; /* w: NB_ROWS * K + 1 floats per slot (dequantizing path) */
+  int64_t M, N, K, kb, bs, bits, m;
+  const volatile int *cancelled;
+  atomic_int stopped;
+} nbits_job;
+
+#define NB_FUSED_ROWS 64 /* outputs per task of the fused path */
+
+static bool stop(nbits_job *j) {
+  if (j->cancelled && *j->cancelled) atomic_store(&j->stopped, 1);
+  return atomic_load(&j->stopped);
+}
+
+static void fused_task(void *arg, int64_t task, int slot) {
+  nbits_job *j = arg;
+  (void)slot;
+  if (stop(j)) return;
+  int64_t n = task * NB_FUSED_ROWS, n1 = j->N - n < NB_FUSED_ROWS ? j->N : n + NB_FUSED_ROWS;
+  ol_qgemv_nbits(j->qs, j->work, j->bq, j->sf, j->zq, j->zf, j->bf, n, n1, j->out + j->m * j->N + n);
+}
+
+static void int8_task(void *arg, int64_t task, int slot) {
+  nbits_job *j = arg;
+  (void)slot;
+  if (stop(j)) return;
+  int64_t n = task * NB_FUSED_ROWS, n1 = j->N - n < NB_FUSED_ROWS ? j->N : n + NB_FUSED_ROWS;
+  ol_qgemv_i8_nbits_rows(j->qs, j->works, j->rows, j->bq, j->sf, j->zq, j->zf, j->bf, n, n1,
+                         j->out + j->m * j->N + n, j->N);
+}
+
+static void dequant_task(void *arg, int64_t task, int slot) {
+  nbits_job *j = arg;
+  if (stop(j)) return;
+  const int64_t M = j->M, N = j->N, K = j->K, n0 = task * NB_ROWS;
+  const int64_t nr = N - n0 < NB_ROWS ? N - n0 : NB_ROWS;
+  float *w = j->w + (size_t)slot * (size_t)(NB_ROWS * K + 1);
+  nbits_dequant(j->bq, j->sf, j->zq, j->zf, K, j->kb, j->bs, j->bits, n0, nr, w);
+  for (int64_t m = 0; m < M; m += 4)
+    for (int64_t r = 0; r < nr; r += 2) {
+      const float *a4[4];
+      for (int q = 0; q < 4; q++) a4[q] = j->af + (m + q < M ? m + q : m) * K;
+      const float *w0 = w + r * K, *w1 = w + (r + 1 < nr ? r + 1 : r) * K;
+      float o[4][2];
+      dot4x2(a4, w0, w1, K, o);
+      for (int q = 0; q < 4 && m + q < M; q++)
+        for (int c = 0; c < 2 && r + c < nr; c++) {
+          float v = o[q][c];
+          if (j->bf) v = v + j->bf[n0 + r + c];
+          j->out[(m + q) * N + n0 + r + c] = v;
+        }
+    }
+}
+
 static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   nbits_kernel *k = (nbits_kernel *)kernel;
   const ol_node *node = ctx->node;
@@ -171,77 +235,51 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   bool oa, os, oz = false, ob = false;
   float *af = ol_nn23_load(a, &oa), *sf = ol_nn23_load(sc, &os);
   float *zf = zfloat ? ol_nn23_load(zp, &oz) : NULL, *bf = bias ? ol_nn23_load(bias, &ob) : NULL;
-  float *w = ol_xmalloc(sizeof(float) * (size_t)(NB_ROWS * K + 1));
+  int threads = ol_pool_threads();
+  bool int8 = k->int8_activations && !zfloat;
+  float *w = M > NB_FUSED_M && !int8 ? ol_xmalloc(sizeof(float) * (size_t)(NB_ROWS * K + 1) * (size_t)threads) : NULL;
   float *out = ol_xmalloc(sizeof(float) * (size_t)(M * N));
   ol_status s = OL_OK;
-  if (!af || !sf || !w || !out || (zfloat && !zf) || (bias && !bf)) s = OL_OUT_OF_MEMORY;
+  if (!af || !sf || !out || (M > NB_FUSED_M && !int8 && !w) || (zfloat && !zf) || (bias && !bf)) s = OL_OUT_OF_MEMORY;
   const uint8_t *bq = ol_tdata(b), *zq = zp && !zfloat ? ol_tdata(zp) : NULL;
-  bool int8 = k->int8_activations && !zfloat;
+  ol_qgemv_shape qs = {K, N, bs, (int)bits};
+  nbits_job job = {.qs = &qs, .af = af, .sf = sf, .zf = zf, .bf = bf, .bq = bq, .zq = zq, .out = out, .w = w,
+                   .M = M, .N = N, .K = K, .kb = kb, .bs = bs, .bits = bits, .cancelled = ctx->cancelled};
   if (s == OL_OK && int8) {
     /* accuracy_level 4: activations quantized to int8 per block, exact
      * integer dot products (simd/qgemv_i8.c), for every row (a token's
-     * result does not depend on how many rows the call has) */
-    ol_qgemv_shape qs = {K, N, bs, (int)bits};
+     * result does not depend on how many rows the call has); up to 4 rows
+     * share each weight block */
     size_t wb = ol_qgemv_i8_work_bytes(&qs);
     char *work = ol_xmalloc(4 * wb);
     if (!work) s = OL_OUT_OF_MEMORY;
-    for (int64_t m = 0; m < M && s == OL_OK; m += 4) { /* up to 4 rows share each weight block */
-      int rows = M - m < 4 ? (int)(M - m) : 4;
-      const void *works[4];
-      for (int r = 0; r < rows; r++) {
-        works[r] = work + (size_t)r * wb;
+    for (int64_t m = 0; m < M && s == OL_OK; m += 4) {
+      job.rows = M - m < 4 ? (int)(M - m) : 4;
+      for (int r = 0; r < job.rows; r++) {
+        job.works[r] = work + (size_t)r * wb;
         ol_qgemv_i8_prepare(&qs, af + (m + r) * K, work + (size_t)r * wb);
       }
-      for (int64_t n = 0; n < N; n += 256) {
-        if (ctx->cancelled && *ctx->cancelled) {
-          s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
-          break;
-        }
-        int64_t n1 = N - n < 256 ? N : n + 256;
-        ol_qgemv_i8_nbits_rows(&qs, works, rows, bq, sf, zq, zf, bf, n, n1, out + m * N + n, N);
-      }
+      job.m = m;
+      ol_parallel_for((N + NB_FUSED_ROWS - 1) / NB_FUSED_ROWS, threads, int8_task, &job);
+      if (atomic_load(&job.stopped)) s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
     }
     free(work);
   } else if (M <= NB_FUSED_M && s == OL_OK) {
     /* token generation: dequantized in register (simd/qgemv.c), B streamed
      * once per row of A */
-    ol_qgemv_shape qs = {K, N, bs, (int)bits};
     float *work = ol_xmalloc(sizeof(float) * (size_t)ol_qgemv_work_floats(&qs));
     if (!work) s = OL_OUT_OF_MEMORY;
+    job.work = work;
     for (int64_t m = 0; m < M && s == OL_OK; m++) {
       ol_qgemv_prepare(&qs, af + m * K, work);
-      for (int64_t n = 0; n < N; n += 256) {
-        if (ctx->cancelled && *ctx->cancelled) {
-          s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
-          break;
-        }
-        int64_t n1 = N - n < 256 ? N : n + 256;
-        ol_qgemv_nbits(&qs, work, bq, sf, zq, zf, bf, n, n1, out + m * N + n);
-      }
+      job.m = m;
+      ol_parallel_for((N + NB_FUSED_ROWS - 1) / NB_FUSED_ROWS, threads, fused_task, &job);
+      if (atomic_load(&job.stopped)) s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
     }
     free(work);
-  }
-  for (int64_t n0 = 0; n0 < N && s == OL_OK && M > NB_FUSED_M && !int8; n0 += NB_ROWS) {
-    if (ctx->cancelled && *ctx->cancelled) {
-      s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
-      break;
-    }
-    int64_t nr = N - n0 < NB_ROWS ? N - n0 : NB_ROWS;
-    nbits_dequant(bq, sf, zq, zf, K, kb, bs, bits, n0, nr, w);
-    for (int64_t m = 0; m < M; m += 4)
-      for (int64_t r = 0; r < nr; r += 2) {
-        const float *a4[4];
-        for (int q = 0; q < 4; q++) a4[q] = af + (m + q < M ? m + q : m) * K;
-        const float *w0 = w + r * K, *w1 = w + (r + 1 < nr ? r + 1 : r) * K;
-        float o[4][2];
-        dot4x2(a4, w0, w1, K, o);
-        for (int q = 0; q < 4 && m + q < M; q++)
-          for (int c = 0; c < 2 && r + c < nr; c++) {
-            float v = o[q][c];
-            if (bf) v = v + bf[n0 + r + c];
-            out[(m + q) * N + n0 + r + c] = v;
-          }
-      }
+  } else if (s == OL_OK) {
+    ol_parallel_for((N + NB_ROWS - 1) / NB_ROWS, threads, dequant_task, &job);
+    if (atomic_load(&job.stopped)) s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
   }
 #undef ZERO_POINT
   if (s == OL_OK) ol_nn23_store(y, 0, out, M * N);

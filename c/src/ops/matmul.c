@@ -19,9 +19,11 @@
  * tiles for many rows, a streaming GEMV for up to eight rows), written once
  * against the 128-bit layer simd/vec.h (SSE2 natively, SIMD128 in wasm, plain
  * C otherwise) and tested against the scalar reference there. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/pool.h"
 #include "ops/matmul.h"
 #include "ops/registry.h"
 #include "simd/gemm.h"
@@ -174,6 +176,35 @@ void ol_mm_offsets(const ol_mm_plan *p, int64_t t, int64_t *aoff, int64_t *boff)
 static ol_status matmul_product(ol_kernel_ctx *ctx, const ol_tensor *a, const ol_tensor *b, ol_mm_plan *pp,
                                 int64_t bpitch);
 
+/* float32 batches spread over threads (attention's per-head products): each
+ * batch is one product, computed exactly as on one thread. */
+typedef struct mm_job {
+  const ol_mm_plan *p;
+  const float *a, *b;
+  float *y;
+  int64_t M, bpitch; /* bpitch > 0: B's matrices lie bpitch rows apart */
+  const volatile int *cancelled;
+  atomic_int status;
+} mm_job;
+
+static void mm_batch_task(void *arg, int64_t t, int slot) {
+  mm_job *j = arg;
+  (void)slot;
+  if (atomic_load(&j->status) != OL_OK) return;
+  if (j->cancelled && *j->cancelled) {
+    atomic_store(&j->status, OL_CANCELLED);
+    return;
+  }
+  int64_t ao, bo;
+  ol_mm_offsets(j->p, t, &ao, &bo);
+  if (j->bpitch && j->p->K > 0 && j->p->N > 0) bo = bo / (j->p->K * j->p->N) * j->bpitch * j->p->N;
+  ol_status s = ol_f32_gemm(j->M, j->p->N, j->p->K, j->a + ao, j->p->K, j->b + bo, j->p->N, j->y + t * j->M * j->p->N,
+                            j->p->N);
+  if (s != OL_OK) atomic_store(&j->status, s);
+}
+
+#define MM_PAR_MIN_MACS (1 << 17) /* less is not worth waking a thread for */
+
 static ol_status matmul_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   (void)kernel;
   const ol_node *node = ctx->node;
@@ -222,6 +253,14 @@ static ol_status matmul_product(ol_kernel_ctx *ctx, const ol_tensor *a, const ol
   if (dt == OL_DTYPE_FLOAT16 || dt == OL_DTYPE_BFLOAT16) {
     scratch = ol_xmalloc(sizeof(float) * (size_t)(M * p.K + p.K * p.N + M * p.N + 1));
     if (!scratch) return OL_OUT_OF_MEMORY;
+  }
+  int threads = dt == OL_DTYPE_FLOAT && batches > 1 && batches * M * p.N * p.K >= MM_PAR_MIN_MACS ? ol_pool_threads() : 1;
+  if (threads > 1) {
+    mm_job job = {&p, ol_tdata(a), ol_tdata(b), ol_tdata(y), M, bpitch, ctx->cancelled, OL_OK};
+    ol_parallel_for(batches, threads, mm_batch_task, &job);
+    ol_status s = atomic_load(&job.status);
+    if (s == OL_CANCELLED) return ol_kernel_error(node, OL_CANCELLED, "cancelled");
+    return s == OL_OK ? OL_OK : ol_kernel_error(node, s, "out of memory");
   }
   ol_status s = OL_OK;
   for (int64_t t = 0; t < batches && s == OL_OK; t++) {

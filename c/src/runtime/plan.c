@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/pool.h"
+
 /* ------------------------------------------------------------ building */
 
 typedef struct plan_builder {
@@ -518,6 +520,8 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
     else slots[p->capture_slots[i]] = ol_value_retain(v);
   }
 
+  /* the root graph's run sets the kernels' thread count (subgraphs inherit it) */
+  int outer_threads = parent ? 0 : ol_pool_scope(env->threads);
   for (size_t k = 0; s == OL_OK && k < p->num_steps; k++) {
     const ol_plan_step *step = &p->steps[k];
     const ol_node *n = step->node;
@@ -565,6 +569,7 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
       slots[step->release[r]] = NULL;
     }
   }
+  if (!parent) ol_pool_scope(outer_threads);
 
   for (size_t i = 0; s == OL_OK && i < num_outputs; i++) {
     outputs[i] = ol_value_retain(slots[p->output_slots[i]]);

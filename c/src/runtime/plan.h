@@ -67,6 +67,7 @@ typedef struct ol_run_env {
   const volatile int *cancelled;
   ol_context *context;          /* events; may be NULL */
   const ol_append_host *append; /* root graph only; NULL outside persistent state */
+  int threads;                  /* intra-op threads of the run; 0: the process default */
 } ol_run_env;
 
 /* Builds the plan for graph (and, recursively, its subgraphs). parent_names

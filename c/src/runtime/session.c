@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/pool.h"
 #include "model/element_types.h"
 #include "quant/wire_proto.h"
 #include "runtime/completion.h"
@@ -15,11 +16,16 @@ ol_status ol_session_create(ol_model *model, const ol_session_options *options, 
   if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_session_create: out is NULL");
   *out = NULL;
   if (!model) return ol_error(OL_INVALID_ARGUMENT, "ol_session_create: model is NULL");
+  if (options && options->intra_op_num_threads < 0)
+    return ol_error(OL_INVALID_ARGUMENT, "ol_session_create: intra_op_num_threads must be >= 0 (0: default), got %d",
+                    options->intra_op_num_threads);
   OL_TRY(ol_model_check(model));
   ol_session *s = ol_xcalloc(1, sizeof *s);
   if (!s) return OL_OUT_OF_MEMORY;
   s->model = ol_model_data_retain(model->data);
   s->allocator = options && options->allocator ? options->allocator : ol_allocator_default();
+  s->threads = options ? options->intra_op_num_threads : 0;
+  if (s->threads > 1) ol_pool_reserve(s->threads);
   const ol_graph *g = s->model->graph;
   ol_status st = ol_plan_create(g, NULL, &s->plan);
   if (st == OL_OK) st = ol_model_check_element_types(s->model);
@@ -469,7 +475,7 @@ ol_status ol_session_run_with(ol_session *s, ol_context *context, const char *co
   if (st == OL_OK) st = ol_session_match_outputs(s, output_names, n_outputs, pick);
   if (st == OL_OK) {
     ol_allocator *allocator = context && context->allocator ? context->allocator : s->allocator;
-    ol_run_env env = {allocator, completion ? &completion->cancelled : NULL, context, NULL};
+    ol_run_env env = {allocator, completion ? &completion->cancelled : NULL, context, NULL, s->threads};
     st = ol_plan_run(s->plan, NULL, &env, feeds, g->num_inputs, all, g->num_outputs);
     if (st == OL_CANCELLED && completion && completion->reason[0]) ol_error_wrap(st, "%s", completion->reason);
   }

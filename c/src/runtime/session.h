@@ -7,6 +7,7 @@ struct ol_session {
   ol_model_data *model;
   ol_plan *plan;
   ol_allocator *allocator;
+  int threads;              /* intra-op threads; 0: the process default */
   size_t num_inputs;        /* graph inputs without an initializer default */
   size_t *input_index;      /* -> graph input position */
   size_t num_optional;      /* inputs with an initializer default (overridable) */

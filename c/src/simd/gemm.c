@@ -2,10 +2,12 @@
  * contract that keeps every kernel bit-identical to the scalar reference. */
 #include "simd/gemm.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/pool.h"
 #include "simd/vec.h"
 
 typedef ol_f32x4 v4;
@@ -115,14 +117,21 @@ static void gemv_wide(int64_t mr, int64_t N, int64_t K, const float *A, int64_t 
   }
 }
 
-void ol_f32_gemv_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                         const float *B, int64_t ldb, float *C, int64_t ldc) {
+/* wide: the way to stream B, chosen by the width of the whole matrix even
+ * when a thread computes only some of its columns */
+static void gemv(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                 int64_t ldb, float *C, int64_t ldc, int wide) {
   if (M <= 0 || N <= 0) return;
   for (int64_t i0 = 0; i0 < M; i0 += GEMV_ROWS) {
     int64_t mr = M - i0 < GEMV_ROWS ? M - i0 : GEMV_ROWS;
-    if (N < GEMV_WIDE) gemv_narrow(mr, N, K, A + i0 * lda, lda, B, ldb, C + i0 * ldc, ldc);
+    if (!wide) gemv_narrow(mr, N, K, A + i0 * lda, lda, B, ldb, C + i0 * ldc, ldc);
     else gemv_wide(mr, N, K, A + i0 * lda, lda, B, ldb, C + i0 * ldc, ldc);
   }
+}
+
+void ol_f32_gemv_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                         const float *B, int64_t ldb, float *C, int64_t ldc) {
+  gemv(M, N, K, A, lda, B, ldb, C, ldc, N >= GEMV_WIDE);
 }
 
 /* ------------------------------------------------------------ many rows (GEMM) */
@@ -219,14 +228,68 @@ ol_status ol_f32_gemm_simd128(int64_t M, int64_t N, int64_t K, const float *A, i
   return OL_OK;
 }
 
+/* ------------------------------------------------------------ threads */
+
+/* Threads split output elements, never a sum (see gemm.h), so the bits do
+ * not depend on the split:
+ *  - GEMV: contiguous column ranges of at least PAR_MIN_COLS columns, each
+ *    computed with the wide kernel (eight B rows interleaved). The narrow
+ *    kernel needs whole B rows: its one sequential stream breaks on part
+ *    rows (measured natively, a 512 x 1376 product as two column halves
+ *    took 2.5x as long as whole rows), the wide one only 1.1x as long;
+ *  - GEMM: ranges of rows (multiples of MR), each task packing B itself
+ *    (B is reused by every row, packing it twice costs little).
+ * Products under PAR_MIN_MACS multiply-adds are not worth waking a thread. */
+#define PAR_MIN_MACS (1 << 17)
+#define PAR_MIN_COLS 256
+
+typedef struct gemm_job {
+  int64_t M, N, K, lda, ldb, ldc, step; /* step: columns (GEMV) or rows (GEMM) per task */
+  const float *A, *B;
+  float *C, *packs;
+  atomic_int failed;
+} gemm_job;
+
+static void gemv_task(void *arg, int64_t task, int slot) {
+  gemm_job *j = arg;
+  (void)slot;
+  int64_t j0 = task * j->step, n = j->N - j0 < j->step ? j->N - j0 : j->step;
+  gemv(j->M, n, j->K, j->A, j->lda, j->B + j0, j->ldb, j->C + j0, j->ldc, 1);
+}
+
+static void gemm_task(void *arg, int64_t task, int slot) {
+  gemm_job *j = arg;
+  int64_t i0 = task * j->step, m = j->M - i0 < j->step ? j->M - i0 : j->step;
+  float *pack = j->packs + (size_t)slot * OL_F32_GEMM_PACK_FLOATS;
+  if (ol_f32_gemm_simd128(m, j->N, j->K, j->A + i0 * j->lda, j->lda, j->B, j->ldb, j->C + i0 * j->ldc, j->ldc,
+                          pack) != OL_OK)
+    atomic_store(&j->failed, 1);
+}
+
 /* ------------------------------------------------------------ dispatch */
 
 ol_status ol_f32_gemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                       const float *B, int64_t ldb, float *C, int64_t ldc) {
   if (M <= 0 || N <= 0) return OL_OK;
-  if (M <= GEMV_ROWS || K <= 0) {
-    ol_f32_gemv_simd128(M, N, K, A, lda, B, ldb, C, ldc);
+  int few = M <= GEMV_ROWS || K <= 0;
+  int threads = M * N * (K > 0 ? K : 1) >= PAR_MIN_MACS ? ol_pool_threads() : 1;
+  gemm_job job = {M, N, K, lda, ldb, ldc, 0, A, B, C, NULL, 0};
+  if (few) {
+    job.step = ((N + threads - 1) / threads + 15) / 16 * 16;
+    if (threads <= 1 || job.step < PAR_MIN_COLS) {
+      ol_f32_gemv_simd128(M, N, K, A, lda, B, ldb, C, ldc);
+      return OL_OK;
+    }
+    ol_parallel_for((N + job.step - 1) / job.step, threads, gemv_task, &job);
     return OL_OK;
   }
-  return ol_f32_gemm_simd128(M, N, K, A, lda, B, ldb, C, ldc, NULL);
+  job.step = ((M + threads - 1) / threads + MR - 1) / MR * MR;
+  if (threads <= 1 || job.step >= M) return ol_f32_gemm_simd128(M, N, K, A, lda, B, ldb, C, ldc, NULL);
+  int64_t tasks = (M + job.step - 1) / job.step;
+  if (tasks < threads) threads = (int)tasks;
+  job.packs = ol_xmalloc(sizeof(float) * OL_F32_GEMM_PACK_FLOATS * (size_t)threads);
+  if (!job.packs) return OL_OUT_OF_MEMORY;
+  ol_parallel_for(tasks, threads, gemm_task, &job);
+  free(job.packs);
+  return atomic_load(&job.failed) ? OL_OUT_OF_MEMORY : OL_OK;
 }

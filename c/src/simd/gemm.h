@@ -32,7 +32,9 @@ void ol_f32_gemv_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_
 ol_status ol_f32_gemm_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                               const float *B, int64_t ldb, float *C, int64_t ldc, float *pack);
 
-/* Picks the kernel for the shape (all give the same bits). */
+/* Picks the kernel for the shape (all give the same bits) and, for large
+ * enough products, splits the output over the thread pool (core/pool.h):
+ * column ranges for few rows, row ranges for many. */
 ol_status ol_f32_gemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                       const float *B, int64_t ldb, float *C, int64_t ldc);
 

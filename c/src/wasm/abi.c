@@ -28,6 +28,8 @@
 OLW const char *olw_version(void) { return ol_version(); }
 OLW const char *olw_last_error(void) { return ol_last_error(); }
 OLW const char *olw_status_name(int status) { return ol_status_name((ol_status)status); }
+OLW int olw_set_num_threads(int threads) { return ol_set_num_threads(threads); }
+OLW int olw_get_num_threads(void) { return ol_get_num_threads(); }
 OLW const char *olw_dtype_name(int dtype) { return ol_dtype_name((ol_dtype)dtype); }
 OLW int olw_dtype_bits(int dtype) { return ol_dtype_bits((ol_dtype)dtype); }
 
@@ -72,8 +74,12 @@ OLW void olw_model_destroy(ol_model *model) { ol_model_destroy(model); }
 
 /* ------------------------------------------------------------ sessions */
 
-OLW int olw_session_create(ol_model *model, ol_session **out) {
-  return ol_session_create(model, NULL, out);
+/* intra_op_num_threads: 0 for the module's default */
+OLW int olw_session_create(ol_model *model, int intra_op_num_threads, ol_session **out) {
+  ol_session_options options;
+  ol_session_options_init(&options);
+  options.intra_op_num_threads = intra_op_num_threads;
+  return ol_session_create(model, &options, out);
 }
 OLW void olw_session_destroy(ol_session *session) { ol_session_destroy(session); }
 OLW size_t olw_session_input_count(const ol_session *s) { return ol_session_input_count(s); }
@@ -232,10 +238,12 @@ OLW int olw_context_event(const ol_context *c, size_t index, double *out, const 
 /* ------------------------------------------------------------ persistent state */
 
 OLW int olw_state_create(ol_model *model, const char *const *names, ol_value *const *initial,
-                         size_t count, double persistent_tensor_initial_capacity, ol_state **out) {
+                         size_t count, double persistent_tensor_initial_capacity, int intra_op_num_threads,
+                         ol_state **out) {
   ol_session_options options;
   ol_session_options_init(&options);
   options.persistent_tensor_initial_capacity = (int64_t)persistent_tensor_initial_capacity;
+  options.intra_op_num_threads = intra_op_num_threads;
   return ol_state_create(model, names, initial, count, &options, out);
 }
 OLW int olw_state_run(ol_state *state, ol_context *context, const char *const *input_names,

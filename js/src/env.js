@@ -1,0 +1,25 @@
+// Process-wide settings read when the wasm module loads (the first session or
+// init()), shaped like onnxruntime-web's `env`:
+//   env.wasm.numThreads  intra-op threads, the calling thread included;
+//                        0 (the default): the number of cores; 1: the
+//                        single-threaded module. More than one needs the
+//                        threaded module: always available in Node, in
+//                        browsers only on cross-origin isolated pages
+//                        (COOP/COEP), else the single-threaded one is used.
+import { invalidArgument } from './errors.js';
+
+export const MAX_THREADS = 64;
+
+export const env = { wasm: { numThreads: 0 } };
+
+/**
+ * A thread count option: undefined or 0 for the default, else an integer in
+ * [1, MAX_THREADS]; anything else throws OL_INVALID_ARGUMENT naming `what`.
+ */
+export function threadCount(value, what) {
+  if (value === undefined || value === 0) return 0;
+  if (!Number.isInteger(value) || value < 1 || value > MAX_THREADS) {
+    throw invalidArgument(`${what} must be an integer from 1 to ${MAX_THREADS} (or 0 for the number of cores), got ${String(value)}`);
+  }
+  return value;
+}
