@@ -4,13 +4,15 @@
  * products equal the fp32 reference product of the decoded weight bit for
  * bit, on many shapes (K, N, block sizes with odd counts and blocks spanning
  * rows, a shorter tail block, signed and unsigned 4- and 8-bit codes, zero
- * points, offsets, 1..17 rows of A). Plus what the view refuses. */
+ * points, offsets, 1..17 rows of A, 1 to 3 threads). Plus what the view
+ * refuses. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/dtype.h"
 #include "harness.h"
+#include "onnxlight.h"
 #include "quant/affine_view.h"
 #include "quant/codec.h"
 #include "quant/plan.h"
@@ -134,6 +136,17 @@ static void test_qaffine_large(void) {
   run_case(OL_QUANT_AWQ, 96, 1030, 32, 1); /* wide enough for column panels with 17 rows */
 }
 
+/* Threads split columns (mid-block, odd nibbles): the same bits on 1, 2, 3 threads. */
+static void test_qaffine_threads(void) {
+  int saved = ol_get_num_threads();
+  for (int t = 1; t <= 3; t++) {
+    CHECK_OK(ol_set_num_threads(t));
+    run_case(OL_QUANT_INT4, 512, 517, 32, 2);
+    run_case(OL_QUANT_INT8, 300, 1001, 64, 1);
+  }
+  CHECK_OK(ol_set_num_threads(saved));
+}
+
 /* Layouts the view must refuse (the unfused path keeps handling them). */
 static void test_qaffine_refusals(void) {
   int64_t dims[2] = {4, 8}, vec = 32;
@@ -203,4 +216,4 @@ static void test_qaffine_refusals(void) {
   free(weights);
 }
 
-OL_TEST_MAIN(TEST(test_qaffine_shapes), TEST(test_qaffine_large), TEST(test_qaffine_refusals))
+OL_TEST_MAIN(TEST(test_qaffine_shapes), TEST(test_qaffine_large), TEST(test_qaffine_threads), TEST(test_qaffine_refusals))

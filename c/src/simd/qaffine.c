@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/pool.h"
 #include "simd/gemm.h"
 #include "simd/vec.h"
 #include "simd/vec_f64.h"
@@ -139,9 +140,6 @@ void ol_qaffine_decode(const ol_qaffine *w, int64_t e0, int64_t n, float *dst) {
   span(0, w, e0, n, 0.0f, dst);
 }
 
-/* c[0..N) = c + a * W[k][0..N), decoded in register */
-static void row_axpy(const ol_qaffine *w, int64_t k, float a, float *c) { span(1, w, k * w->N, w->N, a, c); }
-
 /* c[0..n) = c + a * b[0..n) */
 static void axpy(float *c, int64_t n, float a, const float *b) {
   const ol_f32x4 x = ol_f32x4_splat(a);
@@ -154,23 +152,54 @@ static void axpy(float *c, int64_t n, float a, const float *b) {
 
 #define ROWS_GEMV 8
 #define PANEL_FLOATS (1 << 18) /* decoded panel for many rows: 1 MB */
+#define PAR_MIN_MACS (1 << 17) /* as simd/gemm.c: smaller products stay on one thread */
+#define PAR_MIN_COLS 64
+
+/* Columns [j0, j0 + n) of C for up to ROWS_GEMV rows: one row of A takes the
+ * codes decoded in register; more reuse each decoded row segment (row: n
+ * floats of scratch). */
+static void gemv_cols(const ol_qaffine *w, int64_t M, const float *A, float *C, int64_t j0, int64_t n, float *row) {
+  const int64_t K = w->K, N = w->N;
+  for (int64_t i = 0; i < M; i++) memset(C + i * N + j0, 0, sizeof(float) * (size_t)n);
+  for (int64_t k = 0; k < K; k++) {
+    if (M == 1) {
+      span(1, w, k * N + j0, n, A[k], C + j0);
+      continue;
+    }
+    ol_qaffine_decode(w, k * N + j0, n, row);
+    for (int64_t i = 0; i < M; i++) axpy(C + i * N + j0, n, A[i * K + k], row);
+  }
+}
+
+/* Threads split the columns, never a sum: the bits do not depend on them. */
+typedef struct gemv_job {
+  const ol_qaffine *w;
+  int64_t M, step;
+  const float *A;
+  float *C, *rows; /* rows: step floats per thread slot (M > 1) */
+} gemv_job;
+
+static void gemv_task(void *arg, int64_t task, int slot) {
+  const gemv_job *j = arg;
+  int64_t j0 = task * j->step, n = j->w->N - j0 < j->step ? j->w->N - j0 : j->step;
+  gemv_cols(j->w, j->M, j->A, j->C, j0, n, j->rows ? j->rows + (size_t)slot * (size_t)j->step : NULL);
+}
 
 ol_status ol_qaffine_matmul(const ol_qaffine *w, int64_t M, const float *A, float *C) {
   const int64_t K = w->K, N = w->N;
   if (M <= 0 || N <= 0) return OL_OK;
   if (M <= ROWS_GEMV) {
-    memset(C, 0, sizeof(float) * (size_t)(M * N));
-    if (M == 1) {
-      for (int64_t k = 0; k < K; k++) row_axpy(w, k, A[k], C);
-      return OL_OK;
+    int threads = M * N * (K > 0 ? K : 1) >= PAR_MIN_MACS ? ol_pool_threads() : 1;
+    int64_t step = ((N + threads - 1) / threads + 15) / 16 * 16;
+    if (threads <= 1 || step < PAR_MIN_COLS) threads = 1, step = N;
+    gemv_job job = {w, M, step, A, C, NULL};
+    if (M > 1) {
+      job.rows = ol_xmalloc(sizeof(float) * (size_t)step * (size_t)threads);
+      if (!job.rows) return OL_OUT_OF_MEMORY;
     }
-    float *row = ol_xmalloc(sizeof(float) * (size_t)N);
-    if (!row) return OL_OUT_OF_MEMORY;
-    for (int64_t k = 0; k < K; k++) {
-      ol_qaffine_decode(w, k * N, N, row);
-      for (int64_t i = 0; i < M; i++) axpy(C + i * N, N, A[i * K + k], row);
-    }
-    free(row);
+    if (threads <= 1) gemv_task(&job, 0, 0);
+    else ol_parallel_for((N + step - 1) / step, threads, gemv_task, &job);
+    free(job.rows);
     return OL_OK;
   }
   /* column panels W[:, j0 .. j0 + nb), K * nb floats, through the fp32 GEMM
