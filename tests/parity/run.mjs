@@ -71,10 +71,20 @@ const int4Wasm = JSON.parse(
     encoding: 'utf8',
   }),
 );
+const int4Threads = ['--threads', '2', ...int4Args];
+const int4Native2 = JSON.parse(execFileSync(join(root, 'build-native', 'decode'), int4Threads, { encoding: 'utf8' }));
+const int4Wasm2 = JSON.parse(
+  execFileSync(process.execPath, ['--no-experimental-fetch', join(root, 'build-wasm', 'decode_threads.cjs'), ...int4Threads], {
+    encoding: 'utf8',
+  }),
+);
 rmSync(int4Dir, { recursive: true, force: true });
 check('int4 (fused encoded MatMul): native and wasm tokens and logits bits agree',
   JSON.stringify(int4Native.tokens) === JSON.stringify(int4Wasm.tokens) && int4Native.hash === int4Wasm.hash,
   `${int4Native.tokens} (${int4Native.hash}) vs ${int4Wasm.tokens} (${int4Wasm.hash})`);
+check('int4 on 2 threads (native and threaded wasm): the single-threaded logits bits',
+  int4Native2.hash === int4Native.hash && int4Wasm2.hash === int4Native.hash,
+  `${int4Native2.hash} / ${int4Wasm2.hash} vs ${int4Native.hash}`);
 
 const ort = await greedyWithOrt(model, prompt, steps);
 check('greedy tokens equal onnxruntime-node over 64 steps', JSON.stringify(native.tokens) === JSON.stringify(ort),
