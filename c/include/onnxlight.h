@@ -268,6 +268,17 @@ typedef struct ol_value_info {
 ol_status ol_session_input_info(const ol_session *session, size_t index, ol_value_info *out);
 ol_status ol_session_output_info(const ol_session *session, size_t index, ol_value_info *out);
 
+/* The same interface read from a model without making a session (which
+ * checks and plans the model): its graph inputs that have no initializer
+ * and its graph outputs, in declaration order. Names and info stay valid
+ * while the model lives. */
+size_t ol_model_input_count(const ol_model *model);
+size_t ol_model_output_count(const ol_model *model);
+const char *ol_model_input_name(const ol_model *model, size_t index);
+const char *ol_model_output_name(const ol_model *model, size_t index);
+ol_status ol_model_input_info(const ol_model *model, size_t index, ol_value_info *out);
+ol_status ol_model_output_info(const ol_model *model, size_t index, ol_value_info *out);
+
 /* Runs the graph. input_names[i] names inputs[i] (not taken). output_names may
  * be NULL (all outputs in declaration order, n_outputs must equal the count).
  * outputs[i] receive new references. completion may be NULL. */
