@@ -9,6 +9,7 @@
 // a ModelProto object for a ModelProto object, else serialized bytes.
 import { invalidArgument } from './errors.js';
 import { dtypeOf } from './dtypes.js';
+import { graphInputsOf } from './graph_inputs.js';
 import { modelBytes, persistentBindingsOf, sameKind, serializeModelHandle, withModelHandle } from './model.js';
 import { init } from './runtime.js';
 import { Tensor } from './tensor.js';
@@ -68,28 +69,12 @@ function bindHandle(runtime, source, entries, io = interfaceOf(runtime, source))
   }
 }
 
-/**
- * Graph input (those without an initializer) and output names of a model
- * handle, with the inputs' declared types, read from the model itself.
- */
+/** Graph input (those without an initializer) and output names of a model handle. */
 function interfaceOf(runtime, model) {
   const m = runtime.m;
   const names = (isOutput) =>
     Array.from({ length: m._olw_model_io_count(model, isOutput) }, (_, i) => runtime.string(m._olw_model_io_name(model, isOutput, i)));
-  const inputs = names(0);
-  const outputs = names(1);
-  const metadata = inputs.map((name, i) =>
-    runtime.scratch(20, (out) => {
-      runtime.check(m._olw_model_io_info(model, 0, i, out));
-      const [kind, dtype, rank, dims, params] = [0, 1, 2, 3, 4].map((k) => runtime.i32(out + 4 * k));
-      const shape = Array.from({ length: Math.max(rank, 0) }, (_, d) => {
-        const param = params ? runtime.u32(params + 4 * d) : 0;
-        return param ? runtime.string(param) : dims ? runtime.i64(dims + 8 * d) : -1;
-      });
-      return { name, kind, dtype, type: kind === 0 ? runtime.string(m._olw_dtype_name(dtype)) : undefined, shape };
-    }),
-  );
-  return { inputs, outputs, metadata };
+  return { inputs: names(0), outputs: names(1) };
 }
 
 /** { 'past_key_values.i.key': 'present.i.key', ... } for every cache input of the model. */
@@ -140,15 +125,15 @@ export async function cacheBindingsOf(model, options) {
  */
 export async function emptyCaches(model, { batch = 1, ...options } = {}) {
   if (!Number.isSafeInteger(batch) || batch < 1) throw invalidArgument(`emptyCaches: batch must be a positive integer, got ${batch}`);
-  const runtime = await init(options);
+  await init(options);
   const bytes = await modelBytes(model, 'emptyCaches');
-  const io = withModelHandle(runtime, bytes, (handle) => interfaceOf(runtime, handle));
+  const inputs = graphInputsOf(bytes);
   const bound = persistentBindingsOf(bytes).map((b) => b.input);
-  const names = bound.length ? bound : io.inputs.filter((name) => CACHE_INPUT.test(name));
+  const names = bound.length ? bound : inputs.map((x) => x.name).filter((name) => CACHE_INPUT.test(name));
   if (names.length === 0) throw invalidArgument('emptyCaches: the model has neither persistent bindings nor past_key_values.* inputs');
   const result = {};
   for (const name of names) {
-    const meta = io.metadata.find((x) => x.name === name);
+    const meta = inputs.find((x) => x.name === name);
     if (!meta || meta.kind !== 0) throw invalidArgument(`emptyCaches: input '${name}' is not a tensor`);
     const rank = meta.shape.length;
     if (rank < 2) throw invalidArgument(`emptyCaches: input '${name}' has no declared [batch, ..., sequence, size] shape`);

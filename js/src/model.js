@@ -102,7 +102,8 @@ export function withModelHandle(runtime, bytes, use) {
 
 const textDecoder = new TextDecoder();
 
-function* fields(bytes, start, end) {
+/** The fields of a message in bytes[start, end): { field, wire, value (varints) | start, end (length-delimited) }. */
+export function* fields(bytes, start, end) {
   let i = start;
   const varint = () => {
     let result = 0n;
@@ -120,8 +121,7 @@ function* fields(bytes, start, end) {
     const field = key >>> 3;
     const wire = key & 7;
     if (wire === 0) {
-      varint();
-      yield { field, wire };
+      yield { field, wire, value: varint() };
     } else if (wire === 1) {
       i += 8;
     } else if (wire === 5) {

@@ -134,13 +134,6 @@ OLW int olw_session_io_info(const ol_session *s, int is_output, size_t index, in
                  &info, out);
 }
 
-/* The same for a model (olw_model_io_count); the pointers stay valid while the model lives. */
-OLW int olw_model_io_info(const ol_model *model, int is_output, size_t index, int32_t *out) {
-  ol_value_info info;
-  return io_info(is_output ? ol_model_output_info(model, index, &info) : ol_model_input_info(model, index, &info),
-                 &info, out);
-}
-
 OLW int olw_session_run(ol_session *session, const char *const *input_names,
                         ol_value *const *inputs, size_t n_inputs,
                         const char *const *output_names, ol_value **outputs, size_t n_outputs,
