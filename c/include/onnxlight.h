@@ -360,7 +360,10 @@ const ol_session *ol_state_session(const ol_state *state);
 /* A new model with persistent bindings added (input_names[i] <- output_names[i]).
  * A bound input read by more than one node position gets one forwarding
  * Identity node (a zero-copy view) so that it has exactly one use, as the
- * binding rules require. The source model is not modified. */
+ * binding rules require. The source model is not modified. The new model
+ * shares the source's weights and unchanged protobuf messages (nothing is
+ * copied but the few structs the binding changes); either model may be
+ * destroyed first. */
 ol_status ol_model_bind_persistent(const ol_model *model, const char *const *input_names,
                                    const char *const *output_names, size_t count, ol_model **out);
 
