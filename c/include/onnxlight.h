@@ -268,6 +268,17 @@ typedef struct ol_value_info {
 ol_status ol_session_input_info(const ol_session *session, size_t index, ol_value_info *out);
 ol_status ol_session_output_info(const ol_session *session, size_t index, ol_value_info *out);
 
+/* The same interface read from a model without making a session (which
+ * checks and plans the model): its graph inputs that have no initializer
+ * and its graph outputs, in declaration order. Names and info stay valid
+ * while the model lives. */
+size_t ol_model_input_count(const ol_model *model);
+size_t ol_model_output_count(const ol_model *model);
+const char *ol_model_input_name(const ol_model *model, size_t index);
+const char *ol_model_output_name(const ol_model *model, size_t index);
+ol_status ol_model_input_info(const ol_model *model, size_t index, ol_value_info *out);
+ol_status ol_model_output_info(const ol_model *model, size_t index, ol_value_info *out);
+
 /* Runs the graph. input_names[i] names inputs[i] (not taken). output_names may
  * be NULL (all outputs in declaration order, n_outputs must equal the count).
  * outputs[i] receive new references. completion may be NULL. */
@@ -349,7 +360,10 @@ const ol_session *ol_state_session(const ol_state *state);
 /* A new model with persistent bindings added (input_names[i] <- output_names[i]).
  * A bound input read by more than one node position gets one forwarding
  * Identity node (a zero-copy view) so that it has exactly one use, as the
- * binding rules require. The source model is not modified. */
+ * binding rules require. The source model is not modified. The new model
+ * shares the source's weights and unchanged protobuf messages (nothing is
+ * copied but the few structs the binding changes); either model may be
+ * destroyed first. */
 ol_status ol_model_bind_persistent(const ol_model *model, const char *const *input_names,
                                    const char *const *output_names, size_t count, ol_model **out);
 

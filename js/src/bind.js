@@ -9,7 +9,8 @@
 // a ModelProto object for a ModelProto object, else serialized bytes.
 import { invalidArgument } from './errors.js';
 import { dtypeOf } from './dtypes.js';
-import { loadModelHandle, modelBytes, persistentBindingsOf, sameKind, serializeModelHandle } from './model.js';
+import { graphInputsOf } from './graph_inputs.js';
+import { modelBytes, persistentBindingsOf, sameKind, serializeModelHandle, withModelHandle } from './model.js';
 import { init } from './runtime.js';
 import { Tensor } from './tensor.js';
 
@@ -31,13 +32,13 @@ export async function bindPersistent(model, bindings, options) {
   }
   const runtime = await init(options);
   const bytes = await modelBytes(model, 'bindPersistent');
-  return sameKind(model, bindHandle(runtime, bytes, entries));
+  return sameKind(model, withModelHandle(runtime, bytes, (source) => bindHandle(runtime, source, entries)));
 }
 
-function bindHandle(runtime, bytes, entries) {
+/** Serialized bytes of the model handle `source` with the bindings [[input, output]] added. */
+function bindHandle(runtime, source, entries, io = interfaceOf(runtime, source)) {
   const m = runtime.m;
   // names are exact graph names; unknown and duplicate names are rejected
-  const io = interfaceOf(runtime, bytes);
   const outputs = new Set();
   for (const [input, output] of entries) {
     if (!io.inputs.includes(input)) throw invalidArgument(`bindPersistent: '${input}' is not a graph input (names are exact, literal graph names)`);
@@ -47,8 +48,6 @@ function bindHandle(runtime, bytes, entries) {
   }
   if (entries.length === 0) throw invalidArgument('bindPersistent: no bindings given');
   const owned = [];
-  const source = loadModelHandle(runtime, bytes);
-  owned.push(() => m._olw_model_destroy(source));
   try {
     const n = entries.length;
     const table = runtime.alloc(8 * n + 4);
@@ -70,37 +69,12 @@ function bindHandle(runtime, bytes, entries) {
   }
 }
 
-/** Graph input and output names of model bytes (a short-lived session). */
-function interfaceOf(runtime, bytes) {
+/** Graph input (those without an initializer) and output names of a model handle. */
+function interfaceOf(runtime, model) {
   const m = runtime.m;
-  const model = loadModelHandle(runtime, bytes);
-  try {
-    const session = runtime.scratch(4, (out) => {
-      runtime.check(m._olw_session_create(model, 0, out));
-      return runtime.u32(out);
-    });
-    try {
-      const names = (count, name) => Array.from({ length: count }, (_, i) => runtime.string(name(session, i)));
-      const inputs = names(m._olw_session_input_count(session), m._olw_session_input_name);
-      const outputs = names(m._olw_session_output_count(session), m._olw_session_output_name);
-      const metadata = inputs.map((name, i) =>
-        runtime.scratch(20, (out) => {
-          runtime.check(m._olw_session_io_info(session, 0, i, out));
-          const [kind, dtype, rank, dims, params] = [0, 1, 2, 3, 4].map((k) => runtime.i32(out + 4 * k));
-          const shape = Array.from({ length: Math.max(rank, 0) }, (_, d) => {
-            const param = params ? runtime.u32(params + 4 * d) : 0;
-            return param ? runtime.string(param) : dims ? runtime.i64(dims + 8 * d) : -1;
-          });
-          return { name, kind, dtype, type: kind === 0 ? runtime.string(m._olw_dtype_name(dtype)) : undefined, shape };
-        }),
-      );
-      return { inputs, outputs, metadata };
-    } finally {
-      m._olw_session_destroy(session);
-    }
-  } finally {
-    m._olw_model_destroy(model);
-  }
+  const names = (isOutput) =>
+    Array.from({ length: m._olw_model_io_count(model, isOutput) }, (_, i) => runtime.string(m._olw_model_io_name(model, isOutput, i)));
+  return { inputs: names(0), outputs: names(1) };
 }
 
 /** { 'past_key_values.i.key': 'present.i.key', ... } for every cache input of the model. */
@@ -128,14 +102,18 @@ function cacheBindings(io) {
 export async function bindCache(model, options) {
   const runtime = await init(options);
   const bytes = await modelBytes(model, 'bindCache');
-  const bindings = cacheBindings(interfaceOf(runtime, bytes));
-  return sameKind(model, bindHandle(runtime, bytes, Object.entries(bindings)));
+  const bound = withModelHandle(runtime, bytes, (source) => {
+    const io = interfaceOf(runtime, source);
+    return bindHandle(runtime, source, Object.entries(cacheBindings(io)), io);
+  });
+  return sameKind(model, bound);
 }
 
 /** The names bindCache would bind, without binding ({ input: output }). */
 export async function cacheBindingsOf(model, options) {
   const runtime = await init(options);
-  return cacheBindings(interfaceOf(runtime, await modelBytes(model, 'cacheBindingsOf')));
+  const bytes = await modelBytes(model, 'cacheBindingsOf');
+  return cacheBindings(withModelHandle(runtime, bytes, (handle) => interfaceOf(runtime, handle)));
 }
 
 /**
@@ -147,15 +125,15 @@ export async function cacheBindingsOf(model, options) {
  */
 export async function emptyCaches(model, { batch = 1, ...options } = {}) {
   if (!Number.isSafeInteger(batch) || batch < 1) throw invalidArgument(`emptyCaches: batch must be a positive integer, got ${batch}`);
-  const runtime = await init(options);
+  await init(options);
   const bytes = await modelBytes(model, 'emptyCaches');
-  const io = interfaceOf(runtime, bytes);
+  const inputs = graphInputsOf(bytes);
   const bound = persistentBindingsOf(bytes).map((b) => b.input);
-  const names = bound.length ? bound : io.inputs.filter((name) => CACHE_INPUT.test(name));
+  const names = bound.length ? bound : inputs.map((x) => x.name).filter((name) => CACHE_INPUT.test(name));
   if (names.length === 0) throw invalidArgument('emptyCaches: the model has neither persistent bindings nor past_key_values.* inputs');
   const result = {};
   for (const name of names) {
-    const meta = io.metadata.find((x) => x.name === name);
+    const meta = inputs.find((x) => x.name === name);
     if (!meta || meta.kind !== 0) throw invalidArgument(`emptyCaches: input '${name}' is not a tensor`);
     const rank = meta.shape.length;
     if (rank < 2) throw invalidArgument(`emptyCaches: input '${name}' has no declared [batch, ..., sequence, size] shape`);

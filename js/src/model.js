@@ -61,22 +61,49 @@ export function loadModelHandle(runtime, bytes) {
   });
 }
 
-/** Serialized bytes of an ol_model handle. */
+/**
+ * Serialized bytes of an ol_model handle, copied out of wasm memory once:
+ * the C side lists the serialization as pieces (the weights are pieces that
+ * point into the model's own message), so wasm memory never holds a second
+ * copy of them.
+ */
 export function serializeModelHandle(runtime, handle) {
-  return runtime.scratch(8, (out) => {
-    runtime.check(runtime.m._olw_model_serialize(handle, out, out + 4));
-    const [ptr, size] = [runtime.u32(out), runtime.u32(out + 4)];
-    const bytes = runtime.heap.slice(ptr, ptr + size);
-    runtime.m._olw_ol_free(ptr);
-    return bytes;
+  return runtime.scratch(16, (out) => {
+    runtime.check(runtime.m._olw_model_serialize_pieces(handle, out));
+    const [pieces, list, count, total] = [0, 1, 2, 3].map((k) => runtime.u32(out + 4 * k));
+    try {
+      const bytes = new Uint8Array(total);
+      const heap = runtime.heap;
+      let at = 0;
+      for (let i = 0; i < count; i++) {
+        const ptr = runtime.u32(list + 8 * i);
+        const size = runtime.u32(list + 8 * i + 4);
+        bytes.set(heap.subarray(ptr, ptr + size), at);
+        at += size;
+      }
+      return bytes;
+    } finally {
+      runtime.m._olw_serial_pieces_free(pieces);
+    }
   });
+}
+
+/** Runs use(handle) on a model handle loaded from bytes, destroyed afterwards. */
+export function withModelHandle(runtime, bytes, use) {
+  const handle = loadModelHandle(runtime, bytes);
+  try {
+    return use(handle);
+  } finally {
+    runtime.m._olw_model_destroy(handle);
+  }
 }
 
 // ------------------------------------------------------------ persistent_bindings from bytes
 
 const textDecoder = new TextDecoder();
 
-function* fields(bytes, start, end) {
+/** The fields of a message in bytes[start, end): { field, wire, value (varints) | start, end (length-delimited) }. */
+export function* fields(bytes, start, end) {
   let i = start;
   const varint = () => {
     let result = 0n;
@@ -94,8 +121,7 @@ function* fields(bytes, start, end) {
     const field = key >>> 3;
     const wire = key & 7;
     if (wire === 0) {
-      varint();
-      yield { field, wire };
+      yield { field, wire, value: varint() };
     } else if (wire === 1) {
       i += 8;
     } else if (wire === 5) {

@@ -249,6 +249,34 @@ describe('bindPersistent / bindCache / emptyCaches', () => {
     await state.close();
   });
 
+  test('emptyCaches reads the declared shapes from the bytes, as a session lists its inputs', async () => {
+    // symbolic dims other than the batch and the sequence cannot size a cache;
+    // an input with an initializer is not an input
+    const text =
+      '<ir_version: 10, opset_import: ["" : 18]>' +
+      'g (float[B,2,S,4] k, float16[B,3,S,5] v, float[B,H,S,4] h, float[1,1,1,1] w)' +
+      ' => (float[B,2,T,4] pk, float16[B,3,T,5] pv, float[B,H,T,4] ph, float[1,1,1,1] pw)' +
+      ' <float[1,1,1,1] w = {1}>' +
+      '{ pk = Identity(k) pv = Identity(v) ph = Identity(h) pw = Identity(w) }';
+    const bytes = await ol.parseModel(text);
+    const session = await ol.InferenceSession.create(bytes);
+    assert.deepEqual(session.inputNames, ['k', 'v', 'h']);
+    await session.release();
+    const symbolic = await ol.bindPersistent(bytes, { k: 'pk', h: 'ph' });
+    await assert.rejects(ol.emptyCaches(symbolic), (e) => isCode('OL_INVALID_ARGUMENT')(e) && /symbolic \('H'\)/.test(e.message));
+    const bound = await ol.bindPersistent(bytes, { k: 'pk', v: 'pv' });
+    const caches = await ol.emptyCaches(bound, { batch: 3 });
+    assert.deepEqual(Object.keys(caches), ['k', 'v']);
+    assert.deepEqual([caches.k.type, caches.k.dims], ['float32', [3, 2, 0, 4]]);
+    assert.deepEqual([caches.v.type, caches.v.dims], ['float16', [3, 3, 0, 5]]);
+    const proto = fromBinary(ModelProtoSchema, bound);
+    proto.graph.persistentBindings.push({ $typeName: 'onnx.PersistentBindingProto', inputName: 'w', outputName: 'pw' });
+    const initialized = toBinary(ModelProtoSchema, create(ModelProtoSchema, proto));
+    await assert.rejects(ol.emptyCaches(initialized), (e) => isCode('OL_INVALID_ARGUMENT')(e) && /'w' is not a tensor/.test(e.message));
+    // the bound bytes are the canonical serialization of the bound model
+    assert.deepEqual(toBinary(ModelProtoSchema, fromBinary(ModelProtoSchema, bound)), bound);
+  });
+
   test('bindCache binds past_key_values.i.* <- present.i.*; emptyCaches sizes [batch, heads, 0, head]', async () => {
     const { FORTUNES } = await import('./models.mjs');
     const bound = await ol.bindCache(FORTUNES);

@@ -54,6 +54,12 @@ ol_proto_owner *ol_proto_owner_retain(ol_proto_owner *o) {
 
 void ol_proto_owner_release(ol_proto_owner *o) {
   if (!o || --o->refcount > 0) return;
+  if (o->base) {
+    ol_proto_patch_free(o->patch);
+    ol_proto_owner_release(o->base);
+    free(o);
+    return;
+  }
   ol_wire_weights_detach(&o->weights, o->proto);
   onnx__model_proto__free_unpacked(o->proto, NULL);
   free(o->wire);
@@ -409,18 +415,16 @@ static ol_status load_quant_params(ol_model_data *d, const ol_model_load_options
   return d->quant_params_error ? OL_OK : OL_OUT_OF_MEMORY;
 }
 
+static ol_status model_from_owner(ol_proto_owner *owner, const ol_model_load_options *options,
+                                  ol_model **out);
+
 /* Decodes proto, whose payloads may view wire (weights says which); takes
  * ownership of all three, also on failure. */
 static ol_status model_from_parts(Onnx__ModelProto *proto, uint8_t *wire, ol_wire_weights *weights,
                                   const ol_model_load_options *options, ol_model **out) {
   *out = NULL;
-  ol_model_data *d = ol_xcalloc(1, sizeof *d);
-  ol_model *m = ol_xcalloc(1, sizeof *m);
   ol_proto_owner *owner = ol_xcalloc(1, sizeof *owner);
-  if (!d || !m || !owner) {
-    free(d);
-    free(m);
-    free(owner);
+  if (!owner) {
     ol_wire_weights_detach(weights, proto);
     onnx__model_proto__free_unpacked(proto, NULL);
     free(wire);
@@ -430,6 +434,36 @@ static ol_status model_from_parts(Onnx__ModelProto *proto, uint8_t *wire, ol_wir
   owner->proto = proto;
   owner->wire = wire;
   owner->weights = *weights;
+  return model_from_owner(owner, options, out);
+}
+
+ol_status ol_model_from_patch(ol_proto_patch *patch, Onnx__ModelProto *proto, ol_proto_owner *base,
+                              ol_model **out) {
+  *out = NULL;
+  ol_proto_owner *owner = ol_xcalloc(1, sizeof *owner);
+  if (!owner) {
+    ol_proto_patch_free(patch);
+    return OL_OUT_OF_MEMORY;
+  }
+  owner->refcount = 1;
+  owner->proto = proto;
+  owner->patch = patch;
+  owner->base = ol_proto_owner_retain(base);
+  return model_from_owner(owner, NULL, out);
+}
+
+/* Decodes owner->proto; takes ownership of owner (one reference), also on failure. */
+static ol_status model_from_owner(ol_proto_owner *owner, const ol_model_load_options *options,
+                                  ol_model **out) {
+  Onnx__ModelProto *proto = owner->proto;
+  ol_model_data *d = ol_xcalloc(1, sizeof *d);
+  ol_model *m = ol_xcalloc(1, sizeof *m);
+  if (!d || !m) {
+    free(d);
+    free(m);
+    ol_proto_owner_release(owner);
+    return OL_OUT_OF_MEMORY;
+  }
   d->refcount = 1;
   d->owner = owner;
   d->proto = proto;

@@ -3,6 +3,7 @@
 #ifndef OL_IR_MODEL_H
 #define OL_IR_MODEL_H
 #include "ir/graph.h"
+#include "ir/proto_patch.h"
 #include "ir/wire_weights.h"
 #include "onnx_light.pb-c.h"
 #include "quant/shared.h"
@@ -13,12 +14,16 @@ typedef struct ol_opset {
 } ol_opset;
 
 /* Owns the unpacked protobuf message. Weight views retain it, so a tensor
- * viewing an initializer stays valid after the model is destroyed. */
+ * viewing an initializer stays valid after the model is destroyed.
+ * A patched owner (base set) holds a message that shares the sub-messages of
+ * base's message: it owns only the blocks in `patch` and retains base. */
 typedef struct ol_proto_owner {
   int refcount;
   Onnx__ModelProto *proto;
   uint8_t *wire;            /* the model's wire bytes when weights view them (else NULL) */
   ol_wire_weights weights;  /* which payloads view `wire` */
+  struct ol_proto_owner *base;
+  ol_proto_patch *patch;
 } ol_proto_owner;
 
 /* The decoded model, shared by the model handle and its sessions. */
@@ -50,6 +55,12 @@ void ol_model_data_release(ol_model_data *data);
 
 /* Decodes a model proto (takes ownership of proto, also on failure). */
 ol_status ol_model_from_proto(Onnx__ModelProto *proto, const ol_model_load_options *options,
+                              ol_model **out);
+
+/* Decodes proto, a message made of the blocks in patch and of sub-messages
+ * of base->proto (left unchanged). Takes ownership of patch (proto is one of
+ * its blocks), also on failure; retains base. */
+ol_status ol_model_from_patch(ol_proto_patch *patch, Onnx__ModelProto *proto, ol_proto_owner *base,
                               ol_model **out);
 
 /* Context for decoding tensors: external data sources and the owning model. */

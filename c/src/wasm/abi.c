@@ -14,6 +14,7 @@
 #include "onnxlight.h"
 #include "runtime/generate.h"
 #include "core/status.h"
+#include "ir/serial_pieces.h"
 #include "quant/catalogue.h"
 #include "quant/codec.h"
 #include "quant/ort.h"
@@ -72,6 +73,29 @@ OLW int olw_model_check(const ol_model *model) { return ol_model_check(model); }
 OLW int olw_model_infer_shapes(const ol_model *model, ol_model **out) { return ol_model_infer_shapes(model, out); }
 OLW void olw_model_destroy(ol_model *model) { ol_model_destroy(model); }
 
+/* Piecewise serialization (ir/serial_pieces.h) into out[4]: the pieces
+ * handle (free with olw_serial_pieces_free), the piece list ({data, size}
+ * pairs), the piece count and the total size. */
+OLW int olw_model_serialize_pieces(const ol_model *model, uint32_t *out) {
+  ol_serial_pieces *p = NULL;
+  ol_status status = ol_model_serialize_pieces(model, &p);
+  if (status != OL_OK) return status;
+  out[0] = (uint32_t)(uintptr_t)p;
+  out[1] = (uint32_t)(uintptr_t)ol_serial_pieces_list(p);
+  out[2] = (uint32_t)ol_serial_pieces_count(p);
+  out[3] = (uint32_t)ol_serial_pieces_total(p);
+  return OL_OK;
+}
+OLW void olw_serial_pieces_free(ol_serial_pieces *p) { ol_serial_pieces_free(p); }
+
+/* The model's interface without a session (ol_model_input_count...). */
+OLW size_t olw_model_io_count(const ol_model *model, int is_output) {
+  return is_output ? ol_model_output_count(model) : ol_model_input_count(model);
+}
+OLW const char *olw_model_io_name(const ol_model *model, int is_output, size_t index) {
+  return is_output ? ol_model_output_name(model, index) : ol_model_input_name(model, index);
+}
+
 /* ------------------------------------------------------------ sessions */
 
 /* intra_op_num_threads: 0 for the module's default */
@@ -94,17 +118,20 @@ OLW const char *olw_session_output_name(const ol_session *s, size_t i) {
 /* Metadata of input (is_output 0) or output (1) `index` into out[5]:
  * kind, dtype, rank, dims pointer, dim_params pointer. The pointers stay
  * valid while the session lives. */
+static int io_info(ol_status status, const ol_value_info *info, int32_t *out) {
+  if (status != OL_OK) return status;
+  out[0] = (int32_t)info->kind;
+  out[1] = (int32_t)info->dtype;
+  out[2] = (int32_t)info->rank;
+  out[3] = (int32_t)(uintptr_t)info->dims;
+  out[4] = (int32_t)(uintptr_t)info->dim_params;
+  return OL_OK;
+}
+
 OLW int olw_session_io_info(const ol_session *s, int is_output, size_t index, int32_t *out) {
   ol_value_info info;
-  ol_status status = is_output ? ol_session_output_info(s, index, &info)
-                               : ol_session_input_info(s, index, &info);
-  if (status != OL_OK) return status;
-  out[0] = (int32_t)info.kind;
-  out[1] = (int32_t)info.dtype;
-  out[2] = (int32_t)info.rank;
-  out[3] = (int32_t)(uintptr_t)info.dims;
-  out[4] = (int32_t)(uintptr_t)info.dim_params;
-  return OL_OK;
+  return io_info(is_output ? ol_session_output_info(s, index, &info) : ol_session_input_info(s, index, &info),
+                 &info, out);
 }
 
 OLW int olw_session_run(ol_session *session, const char *const *input_names,
