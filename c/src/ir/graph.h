@@ -140,4 +140,13 @@ static inline bool ol_node_has_output(const ol_node *n, size_t i) {
 
 const ol_initializer *ol_graph_find_initializer(const ol_graph *graph, const char *name);
 
+/* The public description of a declared graph value (views into the graph). */
+static inline void ol_graph_value_info(const ol_graph_value *v, ol_value_info *out) {
+  out->kind = v->type.kind;
+  out->dtype = v->type.dtype;
+  out->rank = v->type.rank;
+  out->dims = v->type.dims;
+  out->dim_params = v->type.dim_params;
+}
+
 #endif

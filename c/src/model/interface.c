@@ -42,11 +42,7 @@ const char *ol_model_output_name(const ol_model *model, size_t index) {
 static ol_status describe(const ol_graph_value *v, const char *what, size_t index, ol_value_info *out) {
   if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_model_%s_info: out is NULL", what);
   if (!v) return ol_error(OL_INVALID_ARGUMENT, "%s index %zu out of range", what, index);
-  out->kind = v->type.kind;
-  out->dtype = v->type.dtype;
-  out->rank = v->type.rank;
-  out->dims = v->type.dims;
-  out->dim_params = v->type.dim_params;
+  ol_graph_value_info(v, out);
   return OL_OK;
 }
 

@@ -65,11 +65,7 @@ const char *ol_session_output_name(const ol_session *s, size_t i) {
 }
 
 static ol_status describe(const ol_graph_value *v, ol_value_info *out) {
-  out->kind = v->type.kind;
-  out->dtype = v->type.dtype;
-  out->rank = v->type.rank;
-  out->dims = v->type.dims;
-  out->dim_params = v->type.dim_params;
+  ol_graph_value_info(v, out);
   return OL_OK;
 }
 
