@@ -42,6 +42,10 @@ ol_status ol_value_new_pitched_view(ol_buffer *buffer, size_t offset, ol_dtype d
 ol_status ol_tensor_materialize(ol_allocator *allocator, const ol_tensor *t, ol_value **out) {
   OL_TRY(ol_value_new_tensor(allocator, t->dtype, t->rank, t->dims, out));
   if (ol_tcount(t) == 0) return OL_OK;
+  if (ol_tensor_is_tiled(t)) {
+    ol_tiles_to_dense(t->dims[0], t->dims[1], t->tile_rows, ol_tdata(t), ol_tdata(&(*out)->tensor));
+    return OL_OK;
+  }
   size_t es = ol_dtype_size(t->dtype);
   int axis = t->pitch_axis;
   int64_t outer = outer_count(t), inner = ol_shape_count(t->rank - axis - 1, t->dims + axis + 1);
@@ -53,7 +57,8 @@ ol_status ol_tensor_materialize(ol_allocator *allocator, const ol_tensor *t, ol_
 }
 
 ol_status ol_value_densify(ol_allocator *allocator, ol_value **v) {
-  if (!*v || (*v)->kind != OL_VALUE_TENSOR || !ol_tensor_is_strided(&(*v)->tensor)) return OL_OK;
+  if (!*v || (*v)->kind != OL_VALUE_TENSOR) return OL_OK;
+  if (!ol_tensor_is_strided(&(*v)->tensor) && !ol_tensor_is_tiled(&(*v)->tensor)) return OL_OK;
   ol_value *dense = NULL;
   OL_TRY(ol_tensor_materialize(allocator, &(*v)->tensor, &dense));
   ol_value_release(*v);

@@ -50,6 +50,12 @@ typedef struct ol_tensor {
    * others and before anything escapes to the user. */
   int pitch_axis;
   int64_t pitch;
+  /* Tiled layout (float weights of MatMul prepared at load, see tiled.c):
+   * tile_rows > 0 says a 2-D float32 tensor is stored as blocks of tile_rows
+   * rows, each block as panels of OL_TILE_COLS columns. Only kernels that
+   * declare it (ol_kernel.tiled_inputs) ever see one; every other reader gets
+   * a dense copy. 0: not tiled. */
+  int tile_rows;
 } ol_tensor;
 
 struct ol_value {
@@ -106,11 +112,32 @@ static inline int64_t ol_tensor_layout_pitch(const ol_tensor *t) {
 }
 /* True when the elements are not contiguous in row-major order. */
 bool ol_tensor_is_strided(const ol_tensor *t);
-/* A dense copy of a strided tensor (new buffer from allocator). */
+/* A dense copy of a strided (pitched) or tiled tensor (new buffer from allocator). */
 ol_status ol_tensor_materialize(ol_allocator *allocator, const ol_tensor *t, ol_value **out);
-/* Replaces *v (an owned reference) by a dense copy when it is a strided
- * tensor; leaves every other value alone. */
+/* Replaces *v (an owned reference) by a dense copy when it is a strided or
+ * tiled tensor; leaves every other value alone. */
 ol_status ol_value_densify(ol_allocator *allocator, ol_value **v);
+
+/* ---- tiled layouts (tiled.c) */
+
+#define OL_TILE_COLS 16
+#define OL_TILE_ROWS 32
+
+static inline bool ol_tensor_is_tiled(const ol_tensor *t) { return t->tile_rows > 0; }
+/* Element (k, j) of a K x N matrix tiled with `rows`-row blocks: block
+ * b = k / rows holds rows*N elements (fewer in the last), as panels of
+ * OL_TILE_COLS columns (the last may be narrower), each panel row-major. */
+static inline int64_t ol_tile_offset(int64_t K, int64_t N, int rows, int64_t k, int64_t j) {
+  int64_t b0 = k / rows * rows, kr = K - b0 < rows ? K - b0 : rows;
+  int64_t p0 = j / OL_TILE_COLS * OL_TILE_COLS, w = N - p0 < OL_TILE_COLS ? N - p0 : OL_TILE_COLS;
+  return b0 * N + p0 * kr + (k - b0) * w + (j - p0);
+}
+/* Rearranges a dense row-major K x N float matrix into the tiled layout in
+ * place; scratch holds rows * N floats. */
+void ol_tiles_from_dense(int64_t K, int64_t N, int rows, float *data, float *scratch);
+/* Writes the dense row-major form of a tiled K x N matrix to dense. */
+void ol_tiles_to_dense(int64_t K, int64_t N, int rows, const float *tiles, float *dense);
+/* A dense copy of a tiled or pitched tensor is ol_tensor_materialize. */
 
 /* Deep copy of a tensor's payload into a new value (strings duplicated). */
 ol_status ol_tensor_clone(ol_allocator *allocator, const ol_tensor *src, ol_value **out);

@@ -6,6 +6,7 @@
 #include "core/status.h"
 #include "ir/model.h"
 #include "ir/quant_params.h"
+#include "ir/tile_weights.h"
 
 #define S(x) ((x) ? (x) : "")
 
@@ -495,6 +496,7 @@ static ol_status model_from_owner(ol_proto_owner *owner, const ol_model_load_opt
   if (s != OL_OK) goto fail;
   decode_ctx dc = {d, options, NULL, NULL, NULL, 0};
   s = decode_graph(&dc, proto->graph, NULL, &d->graph);
+  if (s == OL_OK) s = ol_model_tile_weights(d);
   if (s != OL_OK) goto fail;
   *out = m;
   return OL_OK;
@@ -592,11 +594,28 @@ ol_status ol_model_load_file(const char *path, ol_model **out) {
   return ol_model_load_owned(bytes, (size_t)size, &options, out);
 }
 
+/* Packs into one buffer, writing tiled weights (ir/tile_weights.h) dense. */
+typedef struct flat_buffer {
+  ProtobufCBuffer base;
+  uint8_t *out;
+  size_t len;
+  const ol_proto_owner *owner;
+} flat_buffer;
+
+static void flat_append(ProtobufCBuffer *buffer, size_t len, const uint8_t *data) {
+  flat_buffer *b = (flat_buffer *)buffer;
+  const ol_wire_view *tiled = len >= OL_WIRE_VIEW_MIN_BYTES ? ol_proto_owner_find_tiled(b->owner, data) : NULL;
+  if (tiled && tiled->length == len) ol_tiled_view_to_dense(tiled, data, b->out + b->len);
+  else memcpy(b->out + b->len, data, len);
+  b->len += len;
+}
+
 ol_status ol_model_serialize(const ol_model *model, void **out_bytes, size_t *out_size) {
   size_t n = onnx__model_proto__get_packed_size(model->data->proto);
-  void *bytes = ol_xmalloc(n);
+  void *bytes = ol_xmalloc(n ? n : 1);
   if (!bytes) return OL_OUT_OF_MEMORY;
-  onnx__model_proto__pack(model->data->proto, bytes);
+  flat_buffer b = {{flat_append}, bytes, 0, model->data->owner};
+  onnx__model_proto__pack_to_buffer(model->data->proto, &b.base);
   *out_bytes = bytes;
   *out_size = n;
   return OL_OK;

@@ -24,6 +24,7 @@ typedef struct printer {
   char *buf;
   size_t len, cap;
   ol_status status; /* first failure */
+  ol_proto_owner *owner; /* the model's: knows which payloads are tiled (may be NULL) */
 } printer;
 
 /* AT(INT), AT(FLOATS), ...: AttributeProto.AttributeType values */
@@ -336,8 +337,12 @@ static void print_tensor(printer *pr, const Onnx__TensorProto *tp, bool with_nam
   }
   if (pr->status != OL_OK) return;
   ol_value *v = NULL;
-  ol_status s = ol_tensor_from_proto(tp, NULL, &v);
+  /* through the owner, tiled weights come back with their layout (densified here) */
+  ol_tensor_source src = {NULL, pr->owner};
+  ol_status s = ol_tensor_from_proto(tp, &src, &v);
+  if (s == OL_OK) s = ol_value_densify(NULL, &v);
   if (s != OL_OK) {
+    ol_value_release(v);
     fail(pr, ol_error_wrap(s, "text printer"));
     return;
   }
@@ -678,12 +683,17 @@ static void print_function(printer *pr, const Onnx__FunctionProto *f) {
   put(pr, "\n", 1);
 }
 
-ol_status ol_text_print_proto(const Onnx__ModelProto *m, char **out_text) {
+static ol_status print_model(const Onnx__ModelProto *m, ol_proto_owner *owner, char **out_text);
+
+ol_status ol_text_print_proto(const Onnx__ModelProto *m, char **out_text) { return print_model(m, NULL, out_text); }
+
+static ol_status print_model(const Onnx__ModelProto *m, ol_proto_owner *owner, char **out_text) {
   *out_text = NULL;
   if (!m->graph) return ol_error(OL_INVALID_MODEL, "text printer: the model has no graph");
   const char *shared = NULL;
   if (has_shared_quantization(m->graph, &shared)) return shared_error(m->graph, shared);
   printer pr = {0};
+  pr.owner = owner;
   int k = 0;
   if (m->has_ir_version) key(&pr, &k, "ir_version"), printf_(&pr, "%lld", (long long)m->ir_version);
   if (m->n_opset_import)
@@ -727,5 +737,5 @@ ol_status ol_model_print_text(const ol_model *model, char **out_text) {
   *out_text = NULL;
   if (!model || !model->data || !model->data->proto)
     return ol_error(OL_INVALID_ARGUMENT, "ol_model_print_text: model is NULL");
-  return ol_text_print_proto(model->data->proto, out_text);
+  return print_model(model->data->proto, model->data->owner, out_text);
 }

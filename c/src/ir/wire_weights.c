@@ -139,7 +139,7 @@ static void add_view(splitter *s, size_t offset, size_t length, size_t index, bo
     s->views = v;
     s->cap = cap;
   }
-  s->views[s->count++] = (ol_wire_view){offset, length, index, encoded, NULL};
+  s->views[s->count++] = (ol_wire_view){.offset = offset, .length = length, .index = index, .encoded = encoded};
 }
 
 /* A TensorProto or EncodedValueProto at [base, base + n) without its large

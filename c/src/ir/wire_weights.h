@@ -23,6 +23,8 @@ typedef struct ol_wire_view {
   size_t index;   /* initializer (or encoded initializer) position in the root graph */
   bool encoded;   /* GraphProto.encoded_initializer instead of initializer */
   void *copy;     /* a separately allocated aligned copy when it could not move in place */
+  int tile_rows;  /* > 0: a float K x N matrix tiled at load (ir/tile_weights.h) */
+  int64_t tile_width; /* its N */
 } ol_wire_view;
 
 typedef struct ol_wire_weights {

@@ -23,6 +23,9 @@ struct ol_kernel {
    * pitch (see core/value.h). The runtime gives every other input a dense
    * copy. Set at creation by kernels that read caches in place. */
   uint32_t pitched_inputs;
+  /* Bit i set: input i may be a tiled float matrix (core/value.h, weights
+   * prepared at load); every other input gets a dense copy. */
+  uint32_t tiled_inputs;
 };
 
 /* Storage work a kernel reports through ctx->record_storage (runtime events). */

@@ -205,6 +205,19 @@ static void mm_batch_task(void *arg, int64_t t, int slot) {
 
 #define MM_PAR_MIN_MACS (1 << 17) /* less is not worth waking a thread for */
 
+/* B is a float weight matrix tiled at load (core/value.h): every row of A
+ * against it at once (B is 2-D, so A's batch dimensions fold into rows). */
+static ol_status matmul_tiled(ol_kernel_ctx *ctx, const ol_tensor *a, const ol_tensor *b, const ol_mm_plan *p) {
+  const ol_node *node = ctx->node;
+  if (a->dtype != OL_DTYPE_FLOAT || b->rank != 2 || b->tile_rows != OL_TILE_ROWS || !p->fold_a)
+    return ol_kernel_error(node, OL_INTERNAL, "tiled weights reached an unsupported product");
+  ol_tensor *y;
+  OL_TRY(ol_ctx_output(ctx, 0, a->dtype, p->out_rank, p->out_dims, &y));
+  if (ol_tcount(y) == 0) return OL_OK;
+  ol_status s = ol_f32_gemm_tiled(p->M * p->batches, p->N, p->K, ol_tdata(a), p->K, ol_tdata(b), ol_tdata(y), p->N);
+  return s == OL_OK ? OL_OK : ol_kernel_error(node, s, "out of memory");
+}
+
 static ol_status matmul_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   (void)kernel;
   const ol_node *node = ctx->node;
@@ -217,6 +230,7 @@ static ol_status matmul_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   if (!mm_dtype_ok(a->dtype)) return ol_kernel_bad_dtype(node, "input A", a->dtype);
   ol_mm_plan p;
   OL_TRY(ol_mm_plan_make(node, a, b, &p));
+  if (ol_tensor_is_tiled(b)) return matmul_tiled(ctx, a, b, &p);
   /* B may be a pitched cache (probs x V): its matrices are dense, only their
    * distance differs; pitched along another axis it gets a dense copy */
   ol_value *dense = NULL;
@@ -282,6 +296,7 @@ static ol_status matmul_product(ol_kernel_ctx *ctx, const ol_tensor *a, const ol
 static ol_status matmul_create(const ol_node *node, ol_kernel **out) {
   OL_TRY(ol_kernel_simple(node, matmul_compute, out));
   (*out)->pitched_inputs = 1u << 1; /* B: probs x V over a pitched value cache */
+  (*out)->tiled_inputs = 1u << 1;   /* B: a float weight matrix tiled at load */
   return OL_OK;
 }
 

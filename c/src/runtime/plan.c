@@ -20,6 +20,14 @@ typedef struct plan_builder {
   size_t cap_captures;
 } plan_builder;
 
+
+/* Input j of kernel k is pitched or tiled in a way k does not read in place. */
+static bool needs_dense(const ol_kernel *k, size_t j, const ol_tensor *t) {
+  uint32_t bit = j < 32 ? 1u << j : 0;
+  if (ol_tensor_is_tiled(t)) return !(k->tiled_inputs & bit);
+  return ol_tensor_is_strided(t) && !(k->pitched_inputs & bit);
+}
+
 static ol_status add_slot(plan_builder *b, const char *name, int32_t *out) {
   ol_plan *p = b->plan;
   if (p->num_slots == b->cap_slots) {
@@ -532,9 +540,8 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
     if (step->skipped) goto release;
     for (size_t j = 0; s == OL_OK && j < n->num_inputs; j++) {
       step_in[j] = step->in_slots[j] >= 0 ? slots[step->in_slots[j]] : NULL;
-      /* kernels that do not read pitched caches in place get a dense copy */
-      if (step_in[j] && step_in[j]->kind == OL_VALUE_TENSOR && ol_tensor_is_strided(&step_in[j]->tensor) &&
-          (j >= 32 || !(step->kernel->pitched_inputs & (1u << j)))) {
+      /* kernels that do not read pitched caches or tiled weights in place get a dense copy */
+      if (step_in[j] && step_in[j]->kind == OL_VALUE_TENSOR && needs_dense(step->kernel, j, &step_in[j]->tensor)) {
         s = ol_tensor_materialize(env->allocator, &step_in[j]->tensor, &dense[j]);
         step_in[j] = dense[j];
       }

@@ -3,11 +3,13 @@
 #include "simd/gemm.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "core/pool.h"
+#include "core/value.h"
 #include "simd/vec.h"
 
 typedef ol_f32x4 v4;
@@ -170,8 +172,10 @@ static void micro_4x8(int64_t kc, const float *a0, const float *a1, const float 
   ST(c + 3 * ldc, c30), ST(c + 3 * ldc + 4, c31);
 }
 
-ol_status ol_f32_gemm_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                              const float *B, int64_t ldb, float *C, int64_t ldc, float *pack) {
+/* tiled: B is a K x N matrix in the tiled layout of core/value.h with
+ * OL_TILE_ROWS-row blocks (ldb unused): only the packing reads differ */
+static ol_status gemm_blocked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                              int64_t ldb, bool tiled, float *C, int64_t ldc, float *pack) {
   if (M <= 0 || N <= 0) return OL_OK;
   if (K <= 0) {
     for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
@@ -193,7 +197,7 @@ ol_status ol_f32_gemm_simd128(int64_t M, int64_t N, int64_t K, const float *A, i
         float *dst = pack + p * kc * NR;
         int64_t j0 = jb + p * NR, nr = N - j0 < NR ? N - j0 : NR;
         for (int64_t k = 0; k < kc; k++) {
-          const float *src = B + (kb + k) * ldb + j0;
+          const float *src = tiled ? B + ol_tile_offset(K, N, OL_TILE_ROWS, kb + k, j0) : B + (kb + k) * ldb + j0;
           if (nr == NR) {
             memcpy(dst + k * NR, src, sizeof(float) * NR);
           } else {
@@ -228,6 +232,58 @@ ol_status ol_f32_gemm_simd128(int64_t M, int64_t N, int64_t K, const float *A, i
   return OL_OK;
 }
 
+ol_status ol_f32_gemm_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                              const float *B, int64_t ldb, float *C, int64_t ldc, float *pack) {
+  return gemm_blocked(M, N, K, A, lda, B, ldb, false, C, ldc, pack);
+}
+
+/* ------------------------------------------------------------ tiled B, one row */
+
+/* c[j0..j1) of one row (j0 a multiple of OL_TILE_COLS): blocks outer, so the
+ * matrix is read front to back; a full panel's 16 sums stay in registers
+ * over a block and go through c between blocks (stored and reloaded
+ * exactly, the reference's order). */
+static void gemv_tiled(int64_t N, int64_t K, const float *a, const float *T, float *c, int64_t j0, int64_t j1) {
+  const int rows = OL_TILE_ROWS;
+  for (int64_t b0 = 0; b0 < K; b0 += rows) {
+    const int64_t kr = K - b0 < rows ? K - b0 : rows;
+    const float *block = T + b0 * N, *ak = a + b0;
+    for (int64_t p0 = j0; p0 < j1; p0 += OL_TILE_COLS) {
+      const int64_t w = N - p0 < OL_TILE_COLS ? N - p0 : OL_TILE_COLS;
+      const float *t = block + p0 * kr;
+      float *cp = c + p0;
+      if (w == OL_TILE_COLS) {
+        v4 c0, c1, c2, c3;
+        if (b0 == 0) {
+          c0 = c1 = c2 = c3 = ol_f32x4_zero();
+        } else {
+          c0 = LD(cp), c1 = LD(cp + 4), c2 = LD(cp + 8), c3 = LD(cp + 12);
+        }
+        for (int64_t k = 0; k < kr; k++, t += OL_TILE_COLS) {
+          const v4 x = SPLAT(ak[k]);
+          c0 = MADD(c0, x, LD(t)), c1 = MADD(c1, x, LD(t + 4));
+          c2 = MADD(c2, x, LD(t + 8)), c3 = MADD(c3, x, LD(t + 12));
+        }
+        ST(cp, c0), ST(cp + 4, c1), ST(cp + 8, c2), ST(cp + 12, c3);
+        continue;
+      }
+      for (int64_t q = 0; q < w; q++) {
+        float v = b0 == 0 ? 0.0f : cp[q];
+        for (int64_t k = 0; k < kr; k++) v = v + ak[k] * t[k * w + q];
+        cp[q] = v;
+      }
+    }
+  }
+}
+
+ol_status ol_f32_gemm_tiled_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *T,
+                                    float *C, int64_t ldc, float *pack) {
+  if (M <= 0 || N <= 0) return OL_OK;
+  if (M > 1 || K <= 0) return gemm_blocked(M, N, K, A, lda, T, 0, true, C, ldc, pack);
+  gemv_tiled(N, K, A, T, C, 0, N);
+  return OL_OK;
+}
+
 /* ------------------------------------------------------------ threads */
 
 /* Threads split output elements, never a sum (see gemm.h), so the bits do
@@ -245,6 +301,7 @@ ol_status ol_f32_gemm_simd128(int64_t M, int64_t N, int64_t K, const float *A, i
 
 typedef struct gemm_job {
   int64_t M, N, K, lda, ldb, ldc, step; /* step: columns (GEMV) or rows (GEMM) per task */
+  bool tiled; /* B in the tiled layout (ldb unused) */
   const float *A, *B;
   float *C, *packs;
   atomic_int failed;
@@ -261,19 +318,57 @@ static void gemm_task(void *arg, int64_t task, int slot) {
   gemm_job *j = arg;
   int64_t i0 = task * j->step, m = j->M - i0 < j->step ? j->M - i0 : j->step;
   float *pack = j->packs + (size_t)slot * OL_F32_GEMM_PACK_FLOATS;
-  if (ol_f32_gemm_simd128(m, j->N, j->K, j->A + i0 * j->lda, j->lda, j->B, j->ldb, j->C + i0 * j->ldc, j->ldc,
-                          pack) != OL_OK)
+  if (gemm_blocked(m, j->N, j->K, j->A + i0 * j->lda, j->lda, j->B, j->ldb, j->tiled, j->C + i0 * j->ldc, j->ldc,
+                   pack) != OL_OK)
     atomic_store(&j->failed, 1);
 }
 
+static void gemv_tiled_task(void *arg, int64_t task, int slot) {
+  gemm_job *j = arg;
+  (void)slot;
+  int64_t j0 = task * j->step, j1 = j->N - j0 < j->step ? j->N : j0 + j->step;
+  gemv_tiled(j->N, j->K, j->A, j->B, j->C, j0, j1);
+}
+
 /* ------------------------------------------------------------ dispatch */
+
+/* Many rows over threads (tiled B or not): row ranges, each task packing B. */
+static ol_status gemm_rows(gemm_job *job, int threads) {
+  const int64_t M = job->M;
+  job->step = ((M + threads - 1) / threads + MR - 1) / MR * MR;
+  if (threads <= 1 || job->step >= M)
+    return gemm_blocked(M, job->N, job->K, job->A, job->lda, job->B, job->ldb, job->tiled, job->C, job->ldc, NULL);
+  int64_t tasks = (M + job->step - 1) / job->step;
+  if (tasks < threads) threads = (int)tasks;
+  job->packs = ol_xmalloc(sizeof(float) * OL_F32_GEMM_PACK_FLOATS * (size_t)threads);
+  if (!job->packs) return OL_OUT_OF_MEMORY;
+  ol_parallel_for(tasks, threads, gemm_task, job);
+  free(job->packs);
+  return atomic_load(&job->failed) ? OL_OUT_OF_MEMORY : OL_OK;
+}
+
+ol_status ol_f32_gemm_tiled(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *T, float *C,
+                            int64_t ldc) {
+  if (M <= 0 || N <= 0) return OL_OK;
+  int threads = M * N * (K > 0 ? K : 1) >= PAR_MIN_MACS ? ol_pool_threads() : 1;
+  gemm_job job = {M, N, K, lda, 0, ldc, 0, true, A, T, C, NULL, 0};
+  if (M > 1 || K <= 0) return gemm_rows(&job, threads);
+  /* one row: whole panels per task, so each thread reads its part of every block in one run */
+  job.step = ((N + threads - 1) / threads + OL_TILE_COLS - 1) / OL_TILE_COLS * OL_TILE_COLS;
+  if (threads <= 1 || job.step < PAR_MIN_COLS) {
+    gemv_tiled(N, K, A, T, C, 0, N);
+    return OL_OK;
+  }
+  ol_parallel_for((N + job.step - 1) / job.step, threads, gemv_tiled_task, &job);
+  return OL_OK;
+}
 
 ol_status ol_f32_gemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                       const float *B, int64_t ldb, float *C, int64_t ldc) {
   if (M <= 0 || N <= 0) return OL_OK;
   int few = M <= GEMV_ROWS || K <= 0;
   int threads = M * N * (K > 0 ? K : 1) >= PAR_MIN_MACS ? ol_pool_threads() : 1;
-  gemm_job job = {M, N, K, lda, ldb, ldc, 0, A, B, C, NULL, 0};
+  gemm_job job = {M, N, K, lda, ldb, ldc, 0, false, A, B, C, NULL, 0};
   if (few) {
     job.step = ((N + threads - 1) / threads + 15) / 16 * 16;
     if (threads <= 1 || job.step < PAR_MIN_COLS) {
@@ -283,13 +378,5 @@ ol_status ol_f32_gemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t l
     ol_parallel_for((N + job.step - 1) / job.step, threads, gemv_task, &job);
     return OL_OK;
   }
-  job.step = ((M + threads - 1) / threads + MR - 1) / MR * MR;
-  if (threads <= 1 || job.step >= M) return ol_f32_gemm_simd128(M, N, K, A, lda, B, ldb, C, ldc, NULL);
-  int64_t tasks = (M + job.step - 1) / job.step;
-  if (tasks < threads) threads = (int)tasks;
-  job.packs = ol_xmalloc(sizeof(float) * OL_F32_GEMM_PACK_FLOATS * (size_t)threads);
-  if (!job.packs) return OL_OUT_OF_MEMORY;
-  ol_parallel_for(tasks, threads, gemm_task, &job);
-  free(job.packs);
-  return atomic_load(&job.failed) ? OL_OUT_OF_MEMORY : OL_OK;
+  return gemm_rows(&job, threads);
 }

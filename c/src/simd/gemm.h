@@ -32,6 +32,17 @@ void ol_f32_gemv_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_
 ol_status ol_f32_gemm_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                               const float *B, int64_t ldb, float *C, int64_t ldc, float *pack);
 
+/* B tiled (core/value.h, OL_TILE_ROWS-row blocks, K x N): the same sums as
+ * the reference on the dense matrix. One row streams the tiles with the
+ * sums of a 16-column panel in registers; more rows pack from the tiles.
+ * pack as above. */
+ol_status ol_f32_gemm_tiled_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *T,
+                                    float *C, int64_t ldc, float *pack);
+/* ol_f32_gemm_tiled_simd128 over the thread pool: one row by column panels,
+ * more rows by row ranges. Fails only with OL_OUT_OF_MEMORY. */
+ol_status ol_f32_gemm_tiled(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *T, float *C,
+                            int64_t ldc);
+
 /* Picks the kernel for the shape (all give the same bits) and, for large
  * enough products, splits the output over the thread pool (core/pool.h):
  * column ranges for few rows, row ranges for many. */

@@ -1,0 +1,234 @@
+/* Tiled float MatMul weights (core/value.h, ir/tile_weights.h): the tiled
+ * kernels give the reference's bits on every shape and thread count; the
+ * loader tiles exactly the weights only MatMul reads as B; serializing,
+ * printing and densifying give the dense bytes back. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "core/pool.h"
+#include "core/value.h"
+#include "ir/model.h"
+#include "ir/serial_pieces.h"
+#include "ir/text.h"
+#include "onnxlight.h"
+#include "simd/gemm.h"
+
+#define TEST_RANDOM_EXPONENTS 13
+#include "test_random.h"
+
+static void fill(float *x, int64_t n, uint32_t seed) {
+  for (int64_t i = 0; i < n; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    x[i] = ((float)(seed >> 8) / 16777216.0f - 0.5f) * (float)(1 + (seed & 7));
+  }
+}
+
+/* mixed magnitudes: another summation order would round differently */
+static void random_fill(float *x, int64_t n) {
+  for (int64_t i = 0; i < n; i++) x[i] = rnd();
+}
+
+static void test_layout_round_trip(void) {
+  const int64_t shapes[][2] = {{1, 16}, {31, 17}, {32, 16}, {33, 48}, {70, 100}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+    int64_t K = shapes[s][0], N = shapes[s][1];
+    float *dense = malloc(sizeof(float) * (size_t)(K * N)), *t = malloc(sizeof(float) * (size_t)(K * N));
+    float *back = malloc(sizeof(float) * (size_t)(K * N)), *scratch = malloc(sizeof(float) * OL_TILE_ROWS * (size_t)N);
+    fill(dense, K * N, (uint32_t)s + 1);
+    memcpy(t, dense, sizeof(float) * (size_t)(K * N));
+    ol_tiles_from_dense(K, N, OL_TILE_ROWS, t, scratch);
+    bool at = true;
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t j = 0; j < N; j++) at = at && t[ol_tile_offset(K, N, OL_TILE_ROWS, k, j)] == dense[k * N + j];
+    CHECK(at);
+    ol_tiles_to_dense(K, N, OL_TILE_ROWS, t, back);
+    CHECK(memcmp(back, dense, sizeof(float) * (size_t)(K * N)) == 0);
+    free(dense), free(t), free(back), free(scratch);
+  }
+}
+
+/* every shape, M = 1 (the streaming kernel) and more rows (packed from the
+ * tiles), on 1 to 3 threads: the reference's bits on the dense matrix */
+static void test_tiled_kernels_match_reference(void) {
+  const int64_t Ks[] = {1, 5, 31, 32, 33, 100};
+  const int64_t Ns[] = {16, 17, 31, 48, 100, 300};
+  const int64_t Ms[] = {1, 2, 5, 9};
+  ol_pool_reserve(3);
+  for (size_t a = 0; a < sizeof Ks / sizeof Ks[0]; a++)
+    for (size_t b = 0; b < sizeof Ns / sizeof Ns[0]; b++)
+      for (size_t c = 0; c < sizeof Ms / sizeof Ms[0]; c++) {
+        int64_t K = Ks[a], N = Ns[b], M = Ms[c];
+        float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(K * N));
+        float *T = malloc(sizeof(float) * (size_t)(K * N)), *scratch = malloc(sizeof(float) * OL_TILE_ROWS * (size_t)N);
+        float *want = malloc(sizeof(float) * (size_t)(M * N)), *got = malloc(sizeof(float) * (size_t)(M * N));
+        random_fill(A, M * K);
+        random_fill(B, K * N);
+        memcpy(T, B, sizeof(float) * (size_t)(K * N));
+        ol_tiles_from_dense(K, N, OL_TILE_ROWS, T, scratch);
+        ol_f32_gemm_scalar(M, N, K, A, K, B, N, want, N);
+        memset(got, 0x55, sizeof(float) * (size_t)(M * N));
+        CHECK_OK(ol_f32_gemm_tiled_simd128(M, N, K, A, K, T, got, N, NULL));
+        CHECK(memcmp(got, want, sizeof(float) * (size_t)(M * N)) == 0);
+        for (int threads = 1; threads <= 3; threads++) {
+          int previous = ol_pool_scope(threads);
+          memset(got, 0x55, sizeof(float) * (size_t)(M * N));
+          CHECK_OK(ol_f32_gemm_tiled(M, N, K, A, K, T, got, N));
+          ol_pool_scope(previous);
+          if (memcmp(got, want, sizeof(float) * (size_t)(M * N)) != 0) {
+            fprintf(stderr, "tiled K=%lld N=%lld M=%lld threads=%d differs\n", (long long)K, (long long)N,
+                    (long long)M, threads);
+            CHECK(false);
+          }
+        }
+        free(A), free(B), free(T), free(scratch), free(want), free(got);
+      }
+  /* a wide one that the pool really splits (512 x 4096, one row) */
+  int64_t K = 512, N = 4096;
+  float *A = malloc(sizeof(float) * (size_t)K), *B = malloc(sizeof(float) * (size_t)(K * N));
+  float *T = malloc(sizeof(float) * (size_t)(K * N)), *scratch = malloc(sizeof(float) * OL_TILE_ROWS * (size_t)N);
+  float *want = malloc(sizeof(float) * (size_t)N), *got = malloc(sizeof(float) * (size_t)N);
+  random_fill(A, K);
+  random_fill(B, K * N);
+  memcpy(T, B, sizeof(float) * (size_t)(K * N));
+  ol_tiles_from_dense(K, N, OL_TILE_ROWS, T, scratch);
+  ol_f32_gemm_scalar(1, N, K, A, K, B, N, want, N);
+  for (int threads = 1; threads <= 3; threads++) {
+    int previous = ol_pool_scope(threads);
+    CHECK_OK(ol_f32_gemm_tiled(1, N, K, A, K, T, got, N));
+    ol_pool_scope(previous);
+    CHECK(memcmp(got, want, sizeof(float) * (size_t)N) == 0);
+  }
+  free(A), free(B), free(T), free(scratch), free(want), free(got);
+}
+
+/* ------------------------------------------------------------ the loader */
+
+#define K_ 40
+#define N_ 24
+
+static float W[K_ * N_], V[K_ * N_];
+
+static void put_floats(char **p, const float *x, int n) {
+  *p += sprintf(*p, "{");
+  for (int i = 0; i < n; i++) *p += sprintf(*p, "%s%.9g", i ? ", " : "", (double)x[i]);
+  *p += sprintf(*p, "}");
+}
+
+/* y = MatMul(x, w) + MatMul(x, v), z = MatMul(v, t): w is tiled, v (also
+ * read as A) stays dense; bytes from protobuf-c, so a faithful
+ * serialization gives them back exactly. */
+static uint8_t *model_bytes(size_t *size) {
+  fill(W, K_ * N_, 11), fill(V, K_ * N_, 12);
+  char *text = malloc(100000), *p = text;
+  p += sprintf(p, "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+                  "g (float[2,%d] x, float[%d,3] t) => (float[2,%d] y, float[%d,3] z)\n  <float[%d,%d] w = ",
+               K_, N_, N_, K_, K_, N_);
+  put_floats(&p, W, K_ * N_);
+  p += sprintf(p, ", float[%d,%d] v = ", K_, N_);
+  put_floats(&p, V, K_ * N_);
+  sprintf(p, ">\n{\n  a = MatMul(x, w)\n  b = MatMul(x, v)\n  y = Add(a, b)\n  z = MatMul(v, t)\n}\n");
+  ol_model *m = NULL;
+  void *bytes = NULL;
+  CHECK_OK(ol_model_parse_text(text, &m));
+  free(text);
+  if (m) CHECK_OK(ol_model_serialize(m, &bytes, size));
+  ol_model_destroy(m);
+  return bytes;
+}
+
+static const ol_tensor *initializer(const ol_model *m, const char *name) {
+  const ol_initializer *init = ol_graph_find_initializer(m->data->graph, name);
+  return init ? &init->value->tensor : NULL;
+}
+
+static void test_loader_tiles_matmul_weights(void) {
+  size_t size = 0;
+  uint8_t *bytes = model_bytes(&size);
+  ol_model *m = NULL;
+  if (bytes) CHECK_OK(ol_model_load(bytes, size, NULL, &m));
+  if (!m) {
+    ol_free(bytes);
+    return;
+  }
+  const ol_tensor *w = initializer(m, "w"), *v = initializer(m, "v");
+  CHECK(w && ol_tensor_is_tiled(w) && w->tile_rows == OL_TILE_ROWS);
+  CHECK(v && !ol_tensor_is_tiled(v) && memcmp(ol_tdata(v), V, sizeof V) == 0);
+  if (w) CHECK(((const float *)ol_tdata(w))[ol_tile_offset(K_, N_, OL_TILE_ROWS, 33, 17)] == W[33 * N_ + 17]);
+
+  /* the session computes the reference's bits */
+  ol_session *s = NULL;
+  CHECK_OK(ol_session_create(m, NULL, &s));
+  float x[2 * K_], t[N_ * 3];
+  fill(x, 2 * K_, 21), fill(t, N_ * 3, 22);
+  int64_t xd[2] = {2, K_}, td[2] = {N_, 3};
+  ol_value *in[2] = {NULL, NULL}, *out[2] = {NULL, NULL};
+  CHECK_OK(ol_tensor_create(NULL, OL_DTYPE_FLOAT, xd, 2, &in[0]));
+  CHECK_OK(ol_tensor_create(NULL, OL_DTYPE_FLOAT, td, 2, &in[1]));
+  if (s && in[0] && in[1]) {
+    memcpy(ol_tensor_data(in[0]), x, sizeof x);
+    memcpy(ol_tensor_data(in[1]), t, sizeof t);
+    const char *names[2] = {"x", "t"};
+    CHECK_OK(ol_session_run(s, names, in, 2, NULL, out, 2, NULL));
+    float a[2 * N_], b[2 * N_], z[K_ * 3];
+    ol_f32_gemm_scalar(2, N_, K_, x, K_, W, N_, a, N_);
+    ol_f32_gemm_scalar(2, N_, K_, x, K_, V, N_, b, N_);
+    ol_f32_gemm_scalar(K_, 3, N_, V, N_, t, 3, z, 3);
+    bool same = out[0] && out[1];
+    for (int i = 0; same && i < 2 * N_; i++) same = ((float *)ol_tensor_data(out[0]))[i] == a[i] + b[i];
+    for (int i = 0; same && i < K_ * 3; i++) same = ((float *)ol_tensor_data(out[1]))[i] == z[i];
+    CHECK(same);
+  }
+  for (int i = 0; i < 2; i++) ol_value_release(in[i]), ol_value_release(out[i]);
+  ol_session_destroy(s);
+
+  /* serialization writes the dense bytes: exactly the bytes loaded */
+  void *again = NULL;
+  size_t again_size = 0;
+  CHECK_OK(ol_model_serialize(m, &again, &again_size));
+  CHECK(again && again_size == size && memcmp(again, bytes, size) == 0);
+  ol_free(again);
+  ol_serial_pieces *pieces = NULL;
+  CHECK_OK(ol_model_serialize_pieces(m, &pieces));
+  if (pieces) {
+    uint8_t *joined = malloc(ol_serial_pieces_total(pieces) + 1);
+    size_t at = 0;
+    for (size_t i = 0; i < ol_serial_pieces_count(pieces); i++) {
+      const ol_serial_piece *piece = &ol_serial_pieces_list(pieces)[i];
+      memcpy(joined + at, piece->data, piece->size);
+      at += piece->size;
+    }
+    CHECK(at == size && memcmp(joined, bytes, size) == 0);
+    free(joined);
+    ol_serial_pieces_free(pieces);
+  }
+  /* the text printer prints the dense values */
+  char *printed = NULL, *plain = NULL;
+  CHECK_OK(ol_model_print_text(m, &printed));
+  Onnx__ModelProto *proto = onnx__model_proto__unpack(NULL, size, bytes);
+  CHECK(proto != NULL);
+  if (proto) CHECK_OK(ol_text_print_proto(proto, &plain));
+  CHECK(printed && plain && strcmp(printed, plain) == 0);
+  free(plain);
+  ol_free(printed);
+  if (proto) onnx__model_proto__free_unpacked(proto, NULL);
+
+  /* densifying or cloning a tiled tensor gives the dense matrix */
+  ol_value *dense = NULL, *clone = NULL;
+  const ol_initializer *init = ol_graph_find_initializer(m->data->graph, "w");
+  ol_value *tiled = init ? ol_value_retain(init->value) : NULL;
+  if (tiled) CHECK_OK(ol_tensor_clone(NULL, &tiled->tensor, &clone));
+  CHECK(clone && !ol_tensor_is_tiled(&clone->tensor) && memcmp(ol_tdata(&clone->tensor), W, sizeof W) == 0);
+  dense = tiled;
+  CHECK_OK(ol_value_densify(NULL, &dense));
+  CHECK(dense && dense != tiled && memcmp(ol_tdata(&dense->tensor), W, sizeof W) == 0);
+  ol_value_release(dense);
+  ol_value_release(clone);
+  ol_model_destroy(m);
+  ol_free(bytes);
+}
+
+OL_TEST_MAIN(TEST(test_layout_round_trip), TEST(test_tiled_kernels_match_reference),
+             TEST(test_loader_tiles_matmul_weights))
