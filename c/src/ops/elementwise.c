@@ -451,7 +451,7 @@ static ol_status pow_mixed(ol_kernel_ctx *ctx, const ol_tensor *a, ew_shape sa, 
   if (!fa && !ia) return ol_kernel_bad_dtype(ctx->node, "base", ta);
   if (!fb && !ib) return ol_kernel_bad_dtype(ctx->node, "exponent", tb);
   ol_tensor *y;
-  OL_TRY(ol_ctx_output(ctx, 0, ta, rank, dims, &y));
+  OL_TRY(ol_ctx_output_uninit(ctx, 0, ta, rank, dims, &y)); /* ew_run writes every element */
   if (ol_tcount(y) == 0) return OL_OK;
   ew_iter it;
   ew_shape shapes[2] = {sa, sb};
@@ -518,7 +518,8 @@ static ol_status binary_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   if (!fn) return ol_kernel_bad_dtype(node, "input", dt);
   ol_dtype odt = k->op->out_bool ? OL_DTYPE_BOOL : dt;
   ol_tensor *y;
-  OL_TRY(ol_ctx_output(ctx, 0, odt, rank, dims, &y));
+  /* every element written (bin_apply covers the broadcast shape) */
+  OL_TRY(ol_ctx_output_uninit(ctx, 0, odt, rank, dims, &y));
   int64_t n = ol_tcount(y);
   if (n == 0) return OL_OK;
   if (!narrow) {
@@ -696,7 +697,7 @@ static ol_status where_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   memcpy(cx, dims, sizeof cx);
   OL_TRY(ol_broadcast_shapes(ctx->node, rank, cx, y->rank, y->dims, &rank, dims));
   ol_tensor *out;
-  OL_TRY(ol_ctx_output(ctx, 0, x->dtype, rank, dims, &out));
+  OL_TRY(ol_ctx_output_uninit(ctx, 0, x->dtype, rank, dims, &out)); /* ew_run writes every element */
   if (ol_tcount(out) == 0) return OL_OK;
   ew_iter it;
   ew_shape shapes[3] = {{c->rank, c->dims}, {x->rank, x->dims}, {y->rank, y->dims}};

@@ -344,7 +344,8 @@ static ol_status unary_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   else if (slot >= 0) fn = k->op->ints[slot];
   if (!fn) return ol_kernel_bad_dtype(ctx->node, "input", dt);
   ol_tensor *y;
-  OL_TRY(ol_ctx_output(ctx, 0, k->op->out_bool ? OL_DTYPE_BOOL : dt, x->rank, x->dims, &y));
+  /* every element written below (n == 0: none to write) */
+  OL_TRY(ol_ctx_output_uninit(ctx, 0, k->op->out_bool ? OL_DTYPE_BOOL : dt, x->rank, x->dims, &y));
   int64_t n = ol_tcount(x);
   if (n == 0) return OL_OK;
   if (narrow)
@@ -484,7 +485,7 @@ static ol_status clip_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     OL_TRY(clip_bound(ctx, 2, dt, slot, &b));
   }
   ol_tensor *y;
-  OL_TRY(ol_ctx_output(ctx, 0, dt, x->rank, x->dims, &y));
+  OL_TRY(ol_ctx_output_uninit(ctx, 0, dt, x->rank, x->dims, &y)); /* every element clipped */
   int64_t n = ol_tcount(x);
   if (n == 0) return OL_OK;
   if (dt == OL_DTYPE_FLOAT) {

@@ -240,7 +240,8 @@ static ol_status matmul_product(ol_kernel_ctx *ctx, const ol_tensor *a, const ol
   const ol_node *node = ctx->node;
   ol_mm_plan p = *pp;
   ol_tensor *y;
-  OL_TRY(ol_ctx_output(ctx, 0, a->dtype, p.out_rank, p.out_dims, &y));
+  /* every product overwrites its block of Y (K = 0 included: zeros) */
+  OL_TRY(ol_ctx_output_uninit(ctx, 0, a->dtype, p.out_rank, p.out_dims, &y));
   if (ol_tcount(y) == 0) return OL_OK;
   ol_dtype dt = a->dtype;
   size_t es = ol_dtype_size(dt);

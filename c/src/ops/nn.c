@@ -120,7 +120,8 @@ static ol_status softmax_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   int64_t outer, n, inner;
   OL_TRY(ol_softmax_axis_split(node, k->axis, x, &outer, &n, &inner));
   ol_tensor *y;
-  OL_TRY(ol_ctx_output(ctx, 0, x->dtype, x->rank, x->dims, &y));
+  /* every element written below: each (outer, inner) row in full */
+  OL_TRY(ol_ctx_output_uninit(ctx, 0, x->dtype, x->rank, x->dims, &y));
   if (n == 0 || ol_tcount(x) == 0) return OL_OK;
   bool dbl = x->dtype == OL_DTYPE_DOUBLE;
   void *row = ol_xmalloc((dbl ? sizeof(double) : sizeof(float)) * (size_t)n);
