@@ -289,8 +289,24 @@ FLOAT_TYPES(GEN, mod)
 INT_TYPES(GEN_CHK, mod)
 FLOAT_TYPES(GEN, fmod)
 INT_TYPES(GEN_CHK, fmod)
-FLOAT_TYPES(GEN, pow)
+BIN_FN(pow_any_f32, float, float, pow_F(x, y, float))
+GEN(pow, f64, double, F)
 INT_TYPES(GEN_CHK, pow)
+/* float32 Pow with one exponent 2 for the row (RMSNorm's x^2): ol_pow's
+ * shortcut for y == 2 in float. The double square of a float is exact, so
+ * rounding it once to float gives the float product: same bits as
+ * pow_any_f32 on every input (tests/c/test_elementwise.c). (No shortcut for
+ * y == 1: the compiler folds x * 1 to x, which would not quiet a signaling
+ * NaN as pow does.) */
+static int pow_f32(void *out_, const void *a_, const void *b_, int64_t n, int sa, int sb) {
+  const float *a = a_;
+  float *o = out_;
+  if (sa && !sb && *(const float *)b_ == 2.0f) {
+    for (int64_t i = 0; i < n; i++) o[i] = a[i] * a[i];
+    return 0;
+  }
+  return pow_any_f32(out_, a_, b_, n, sa, sb);
+}
 ALL_TYPES(GEN, max)
 ALL_TYPES(GEN, min)
 ALL_TYPES(GEN, prelu)
