@@ -587,6 +587,57 @@ static void test_pow_scalar_exponent_shortcuts(void) {
   free(x);
 }
 
+/* Exp, Sigmoid and Softmax on float32 evaluate exp four lanes at a time
+ * (ol_expf_n): same bits as the scalar formulas with ol_expf. */
+static void test_vector_exp_users_match_scalar(void) {
+  enum { N = 4099 };
+  float *x = malloc(sizeof(float) * N);
+  const float special[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 0x1p-149f, -0x1p-149f, 89.0f, 89.5f,
+                           -104.0f, -104.5f, 3.4e38f, -3.4e38f, 1e-20f, -1e-20f};
+  size_t ns = sizeof special / sizeof special[0];
+  for (int i = 0; i < N; i++) x[i] = i < (int)ns ? special[i] : frand() * (i % 3 == 0 ? 60.0f : 8.0f);
+  int64_t dn[1] = {N};
+  int bad = 0;
+  ol_value *in1[1] = {tk_f32(1, dn, x)};
+  ol_value *y = run_ok("Exp", 13, NULL, 0, in1, 1);
+  if (y)
+    for (int i = 0; i < N; i++) bad += f32_bits(((const float *)data(y))[i]) != f32_bits(ol_expf(x[i]));
+  CHECK(y && bad == 0);
+  ol_value_release(y);
+  ol_value *in2[1] = {tk_f32(1, dn, x)};
+  y = run_ok("Sigmoid", 13, NULL, 0, in2, 1);
+  bad = 0;
+  if (y)
+    for (int i = 0; i < N; i++) {
+      double e = ol_expf(-fabsf(x[i])), r = 1.0 / (1.0 + e);
+      bad += f32_bits(((const float *)data(y))[i]) != f32_bits((float)(x[i] >= 0 ? r : e * r));
+    }
+  CHECK(y && bad == 0);
+  ol_value_release(y);
+  /* Softmax / LogSoftmax over rows of 131 (finite values) */
+  int64_t d2[2] = {3, 131};
+  for (int lg = 0; lg < 2; lg++) {
+    ol_value *in3[1] = {tk_f32(2, d2, x + ns)};
+    y = run_ok(lg ? "LogSoftmax" : "Softmax", 13, NULL, 0, in3, 1);
+    bad = 0;
+    for (int r = 0; r < 3 && y; r++) {
+      const float *row = x + ns + 131 * r;
+      float m = row[0];
+      for (int i = 1; i < 131; i++) m = row[i] > m ? row[i] : m;
+      double sum = 0;
+      for (int i = 0; i < 131; i++) sum += ol_expf(row[i] - m);
+      double ls = ol_log(sum);
+      for (int i = 0; i < 131; i++) {
+        float want = lg ? (float)((double)(row[i] - m) - ls) : (float)(ol_expf(row[i] - m) / sum);
+        bad += f32_bits(((const float *)data(y))[131 * r + i]) != f32_bits(want);
+      }
+    }
+    CHECK(y && bad == 0);
+    ol_value_release(y);
+  }
+  free(x);
+}
+
 static void test_prelu(void) {
   int64_t d23[] = {2, 3}, d3[] = {3};
   float x[] = {-1, 2, -3, 4, -5, 6}, s[] = {0.1f, 0.2f, 0.3f};
@@ -890,6 +941,7 @@ static void test_speed(void) {
 OL_TEST_MAIN(TEST(test_broadcast_shapes), TEST(test_shape_mismatch), TEST(test_legacy_broadcast),
              TEST(test_integer_arithmetic), TEST(test_division_by_zero), TEST(test_bad_dtype),
              TEST(test_logic_and_compare), TEST(test_half_precision), TEST(test_unary_float),
-             TEST(test_unary_attributes), TEST(test_clip), TEST(test_pow), TEST(test_pow_scalar_exponent_shortcuts), TEST(test_prelu),
+             TEST(test_unary_attributes), TEST(test_clip), TEST(test_pow), TEST(test_pow_scalar_exponent_shortcuts),
+             TEST(test_vector_exp_users_match_scalar), TEST(test_prelu),
              TEST(test_variadic), TEST(test_where), TEST(test_cast_numeric), TEST(test_cast_float8),
              TEST(test_cast_int4), TEST(test_cast_string), TEST(test_speed))
