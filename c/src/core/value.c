@@ -152,7 +152,8 @@ ol_status ol_value_reshape_view(const ol_value *src, int rank, const int64_t *di
 }
 
 ol_status ol_tensor_clone(ol_allocator *allocator, const ol_tensor *src, ol_value **out) {
-  OL_TRY(ol_value_new_tensor(allocator, src->dtype, src->rank, src->dims, out));
+  /* every element copied below (strings start zeroed: see _uninit) */
+  OL_TRY(ol_value_new_tensor_uninit(allocator, src->dtype, src->rank, src->dims, out));
   ol_tensor *dst = &(*out)->tensor;
   int64_t n = ol_tcount(src);
   if (src->dtype == OL_DTYPE_STRING) {
