@@ -1,5 +1,6 @@
 /* Core: status messages, allocators, dtype conversions, values. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/dtype.h"
@@ -34,6 +35,56 @@ static void allocator_counts_and_fails_on_demand(void) {
   CHECK(v == NULL);
   ol_allocator_destroy(a);
   ol_allocator_destroy(NULL);
+}
+
+/* An allocator handing out memory filled with 0xA5 bytes. */
+static void *poison_alloc(void *user, size_t size) {
+  (void)user;
+  void *p = malloc(size);
+  if (p) memset(p, 0xA5, size);
+  return p;
+}
+static void poison_free(void *user, void *p) {
+  (void)user;
+  free(p);
+}
+
+static void uninitialized_tensors_skip_only_plain_clearing(void) {
+  ol_allocator *a;
+  CHECK_OK(ol_allocator_create(poison_alloc, poison_free, NULL, &a));
+  int64_t dims[1] = {9};
+  ol_value *v;
+  /* the default clears */
+  CHECK_OK(ol_value_new_tensor(a, OL_DTYPE_INT32, 1, dims, &v));
+  CHECK(((const int32_t *)ol_tdata(&v->tensor))[8] == 0);
+  ol_value_release(v);
+  /* uninit leaves the allocator's bytes: no clearing pass */
+  CHECK_OK(ol_value_new_tensor_uninit(a, OL_DTYPE_INT32, 1, dims, &v));
+  CHECK(((const uint32_t *)ol_tdata(&v->tensor))[8] == 0xA5A5A5A5u);
+  CHECK(v->tensor.dims[0] == 9 && v->tensor.dtype == OL_DTYPE_INT32);
+  ol_value_release(v);
+  /* strings (pointers, freed on release) and packed codes stay zeroed */
+  CHECK_OK(ol_value_new_tensor_uninit(a, OL_DTYPE_STRING, 1, dims, &v));
+  const ol_string *str = ol_tdata(&v->tensor);
+  CHECK(str[0].data == NULL && str[8].data == NULL && str[8].length == 0);
+  ol_value_release(v);
+  CHECK_OK(ol_value_new_tensor_uninit(a, OL_DTYPE_INT4, 1, dims, &v));
+  const uint8_t *codes = ol_tdata(&v->tensor);
+  CHECK(codes[0] == 0 && codes[4] == 0);
+  ol_value_release(v);
+  /* empty and scalar shapes */
+  int64_t none[2] = {3, 0};
+  CHECK_OK(ol_value_new_tensor_uninit(a, OL_DTYPE_FLOAT, 2, none, &v));
+  CHECK(ol_tcount(&v->tensor) == 0);
+  ol_value_release(v);
+  CHECK_OK(ol_value_new_tensor_uninit(a, OL_DTYPE_FLOAT, 0, NULL, &v));
+  CHECK(ol_tcount(&v->tensor) == 1);
+  ol_value_release(v);
+  CHECK_STATUS(ol_value_new_tensor_uninit(a, OL_DTYPE_FLOAT, 1, (int64_t[1]){-1}, &v), OL_INVALID_ARGUMENT);
+  ol_allocator_stats st;
+  ol_allocator_get_stats(a, &st);
+  CHECK(st.live_bytes == 0);
+  ol_allocator_destroy(a);
 }
 
 static void tensor_shapes_are_validated(void) {
@@ -196,6 +247,7 @@ static void string_map(void) {
 }
 
 OL_TEST_MAIN(TEST(status_names_and_messages), TEST(allocator_counts_and_fails_on_demand),
+             TEST(uninitialized_tensors_skip_only_plain_clearing),
              TEST(tensor_shapes_are_validated), TEST(wrapped_memory_is_released_once),
              TEST(strings_sequences_optionals), TEST(structs_and_encoded_values), TEST(half_precision_round_trips),
              TEST(minifloats_follow_onnx_tables), TEST(packed_integers), TEST(string_map))

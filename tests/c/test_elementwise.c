@@ -527,6 +527,117 @@ static void test_pow(void) {
   CHECK_STATUS(run_status("Pow", 15, NULL, 0, in4, 2), OL_INVALID_ARGUMENT); /* 0^-1 */
 }
 
+static uint32_t f32_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+static float bits_f32(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/* Pow(x, 2) with a scalar exponent takes a float shortcut (1.0: the general path):
+ * same bits as the general path (ol_powf) on special values, subnormals,
+ * overflow, exact-midpoint squares and random bit patterns. */
+static void test_pow_scalar_exponent_shortcuts(void) {
+  enum { N = 1 << 16 };
+  float *x = malloc(sizeof(float) * N);
+  const uint32_t special[] = {
+      0x7FC00000u, 0xFFC00000u, 0x7FC12345u, 0x7F800000u, 0xFF800000u, 0x00000000u, 0x80000000u,
+      0x00000001u, 0x80000001u, 0x007FFFFFu, 0x00800000u, 0x1F800000u, 0x1F7FFFFFu, 0x7F7FFFFFu,
+      0xFF7FFFFFu, 0x5F800000u, 0x5F7FFFFFu, 0xDF800000u, 0x3F800000u, 0xBF800000u, 0x3F800800u,
+      0x3F801000u, 0xBF800800u, 0x40000000u, 0x3F000000u, 0x1A000000u, 0x19FFFFFFu};
+  size_t ns = sizeof special / sizeof special[0];
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (int i = 0; i < N; i++) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    x[i] = i < (int)ns ? bits_f32(special[i]) : bits_f32((uint32_t)(state >> 32));
+  }
+  /* squares that fall exactly halfway between two floats: 1 + k 2^-12 */
+  for (int k = 0; k < 256; k++) x[ns + (size_t)k] = 1.0f + (float)(2 * k + 1) * 0x1p-12f;
+  int64_t dn[1] = {N};
+  const float exps[] = {2.0f, 1.0f};
+  for (int e = 0; e < 2; e++) {
+    ol_value *in[2] = {tk_f32(1, dn, x), tk_f32(0, NULL, &exps[e])};
+    ol_value *y = run_ok("Pow", 15, NULL, 0, in, 2);
+    int wrong = 0;
+    if (y) {
+      const float *o = data(y);
+      for (int i = 0; i < N; i++) {
+        int bad = f32_bits(o[i]) != f32_bits(ol_powf(x[i], exps[e]));
+        if (bad && wrong < 5) fprintf(stderr, "pow %08x ^ %g: %08x vs %08x\n", f32_bits(x[i]), exps[e], f32_bits(o[i]), f32_bits(ol_powf(x[i], exps[e])));
+        wrong += bad;
+      }
+    }
+    CHECK(y && wrong == 0);
+    ol_value_release(y);
+  }
+  /* exponent 2 as a [1] tensor broadcast too, and a non-shortcut exponent */
+  int64_t d1[1] = {1};
+  ol_value *in[2] = {tk_f32(1, dn, x), tk_f32(1, d1, (float[]){2.0f})};
+  ol_value *y = run_ok("Pow", 15, NULL, 0, in, 2);
+  CHECK(y && f32_bits(((const float *)data(y))[ns]) == f32_bits(x[ns] * x[ns]));
+  ol_value_release(y);
+  ol_value *in3[2] = {tk_f32(1, dn, x), tk_f32(0, NULL, (float[]){3.0f})};
+  y = run_ok("Pow", 15, NULL, 0, in3, 2);
+  CHECK(y && f32_bits(((const float *)data(y))[1000]) == f32_bits(ol_powf(x[1000], 3.0f)));
+  ol_value_release(y);
+  free(x);
+}
+
+/* Exp, Sigmoid and Softmax on float32 evaluate exp four lanes at a time
+ * (ol_expf_n): same bits as the scalar formulas with ol_expf. */
+static void test_vector_exp_users_match_scalar(void) {
+  enum { N = 4099 };
+  float *x = malloc(sizeof(float) * N);
+  const float special[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 0x1p-149f, -0x1p-149f, 89.0f, 89.5f,
+                           -104.0f, -104.5f, 3.4e38f, -3.4e38f, 1e-20f, -1e-20f};
+  size_t ns = sizeof special / sizeof special[0];
+  for (int i = 0; i < N; i++) x[i] = i < (int)ns ? special[i] : frand() * (i % 3 == 0 ? 60.0f : 8.0f);
+  int64_t dn[1] = {N};
+  int bad = 0;
+  ol_value *in1[1] = {tk_f32(1, dn, x)};
+  ol_value *y = run_ok("Exp", 13, NULL, 0, in1, 1);
+  if (y)
+    for (int i = 0; i < N; i++) bad += f32_bits(((const float *)data(y))[i]) != f32_bits(ol_expf(x[i]));
+  CHECK(y && bad == 0);
+  ol_value_release(y);
+  ol_value *in2[1] = {tk_f32(1, dn, x)};
+  y = run_ok("Sigmoid", 13, NULL, 0, in2, 1);
+  bad = 0;
+  if (y)
+    for (int i = 0; i < N; i++) {
+      double e = ol_expf(-fabsf(x[i])), r = 1.0 / (1.0 + e);
+      bad += f32_bits(((const float *)data(y))[i]) != f32_bits((float)(x[i] >= 0 ? r : e * r));
+    }
+  CHECK(y && bad == 0);
+  ol_value_release(y);
+  /* Softmax / LogSoftmax over rows of 131 (finite values) */
+  int64_t d2[2] = {3, 131};
+  for (int lg = 0; lg < 2; lg++) {
+    ol_value *in3[1] = {tk_f32(2, d2, x + ns)};
+    y = run_ok(lg ? "LogSoftmax" : "Softmax", 13, NULL, 0, in3, 1);
+    bad = 0;
+    for (int r = 0; r < 3 && y; r++) {
+      const float *row = x + ns + 131 * r;
+      float m = row[0];
+      for (int i = 1; i < 131; i++) m = row[i] > m ? row[i] : m;
+      double sum = 0;
+      for (int i = 0; i < 131; i++) sum += ol_expf(row[i] - m);
+      double ls = ol_log(sum);
+      for (int i = 0; i < 131; i++) {
+        float want = lg ? (float)((double)(row[i] - m) - ls) : (float)(ol_expf(row[i] - m) / sum);
+        bad += f32_bits(((const float *)data(y))[131 * r + i]) != f32_bits(want);
+      }
+    }
+    CHECK(y && bad == 0);
+    ol_value_release(y);
+  }
+  free(x);
+}
+
 static void test_prelu(void) {
   int64_t d23[] = {2, 3}, d3[] = {3};
   float x[] = {-1, 2, -3, 4, -5, 6}, s[] = {0.1f, 0.2f, 0.3f};
@@ -830,6 +941,7 @@ static void test_speed(void) {
 OL_TEST_MAIN(TEST(test_broadcast_shapes), TEST(test_shape_mismatch), TEST(test_legacy_broadcast),
              TEST(test_integer_arithmetic), TEST(test_division_by_zero), TEST(test_bad_dtype),
              TEST(test_logic_and_compare), TEST(test_half_precision), TEST(test_unary_float),
-             TEST(test_unary_attributes), TEST(test_clip), TEST(test_pow), TEST(test_prelu),
+             TEST(test_unary_attributes), TEST(test_clip), TEST(test_pow), TEST(test_pow_scalar_exponent_shortcuts),
+             TEST(test_vector_exp_users_match_scalar), TEST(test_prelu),
              TEST(test_variadic), TEST(test_where), TEST(test_cast_numeric), TEST(test_cast_float8),
              TEST(test_cast_int4), TEST(test_cast_string), TEST(test_speed))

@@ -431,5 +431,76 @@ static void test_exact_values(void) {
   CHECK(isnan(ol_expf(NAN)) && isnan(ol_sinf(INFINITY)) && isnan(ol_acosf(2.0f)));
 }
 
-OL_TEST_MAIN(TEST(test_exact_values), TEST(test_float_unary), TEST(test_float_binary),
+/* ol_expf_n (four lanes at a time) gives ol_expf's bits on every input:
+ * special values, the cut-offs, a stride through all bit patterns and a
+ * denser one through the finite range, odd lengths, in place. */
+static uint32_t fbits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+static float bitsf(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+static int expf_n_mismatches(const float *x, int64_t n) {
+  float y[1027];
+  int bad = 0;
+  ol_expf_n(y, x, n);
+  for (int64_t i = 0; i < n; i++) {
+    if (fbits(y[i]) != fbits(ol_expf(x[i]))) {
+      if (bad < 5)
+        fprintf(stderr, "expf_n(%a = %08x): %08x, ol_expf %08x\n", x[i], fbits(x[i]), fbits(y[i]),
+                fbits(ol_expf(x[i])));
+      bad++;
+    }
+  }
+  return bad;
+}
+static void test_expf_vector_matches_scalar(void) {
+  float x[1027];
+  const float special[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 0x1p-149f, -0x1p-149f,
+                           0x1p-126f, 1.0f, -1.0f, 89.0f, 89.00001f, 88.72283f, 88.72284f, -104.0f,
+                           -104.00001f, -103.97208f, -87.33655f, -87.33654f, FLT_MAX, -FLT_MAX,
+                           0.5f * 0.6931472f, 0.34657359f, -0.34657359f, 1e-8f, -1e-8f, 20.0f};
+  size_t ns = sizeof special / sizeof special[0];
+  int bad = 0;
+  /* specials at every lane position, plus a signaling NaN with payload */
+  for (int shift = 0; shift < 4; shift++) {
+    int64_t n = 0;
+    for (int k = 0; k < shift; k++) x[n++] = 0.25f;
+    for (size_t k = 0; k < ns; k++) x[n++] = special[k];
+    x[n++] = bitsf(0x7FA00001u);
+    x[n++] = bitsf(0xFFC12345u);
+    bad += expf_n_mismatches(x, n);
+  }
+  /* all bit patterns, stride 4093 */
+  uint64_t u = 0;
+  while (u <= 0xFFFFFFFFull) {
+    int64_t n = 0;
+    for (; n < 1024 && u <= 0xFFFFFFFFull; u += 4093) x[n++] = bitsf((uint32_t)u);
+    bad += expf_n_mismatches(x, n);
+  }
+  /* finite range [-110, 95]: every 61st float */
+  for (float v = -110.0f; v < 95.0f;) {
+    int64_t n = 0;
+    for (; n < 1024 && v < 95.0f; n++) {
+      x[n] = v;
+      uint32_t b = fbits(v);
+      v = v < 0 ? (b - 61 >= 0x80000000u ? bitsf(b - 61) : 0.0f) : bitsf(b + 61);
+    }
+    bad += expf_n_mismatches(x, n);
+  }
+  /* odd lengths and in place */
+  for (int64_t n = 0; n < 11; n++) {
+    float a[11], b[11];
+    for (int64_t i = 0; i < n; i++) a[i] = b[i] = (float)i * 1.37f - 6.0f;
+    ol_expf_n(b, b, n);
+    for (int64_t i = 0; i < n; i++) bad += fbits(b[i]) != fbits(ol_expf(a[i]));
+  }
+  CHECK(bad == 0);
+}
+
+OL_TEST_MAIN(TEST(test_exact_values), TEST(test_expf_vector_matches_scalar), TEST(test_float_unary), TEST(test_float_binary),
              TEST(test_double_unary), TEST(test_double_pow))

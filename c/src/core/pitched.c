@@ -40,7 +40,7 @@ ol_status ol_value_new_pitched_view(ol_buffer *buffer, size_t offset, ol_dtype d
 }
 
 ol_status ol_tensor_materialize(ol_allocator *allocator, const ol_tensor *t, ol_value **out) {
-  OL_TRY(ol_value_new_tensor(allocator, t->dtype, t->rank, t->dims, out));
+  OL_TRY(ol_value_new_tensor_uninit(allocator, t->dtype, t->rank, t->dims, out)); /* every row copied */
   if (ol_tcount(t) == 0) return OL_OK;
   if (ol_tensor_is_tiled(t)) {
     ol_tiles_to_dense(t->dims[0], t->dims[1], t->tile_rows, ol_tdata(t), ol_tdata(&(*out)->tensor));

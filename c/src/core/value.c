@@ -9,7 +9,7 @@
 
 /* ------------------------------------------------------------ buffers */
 
-ol_buffer *ol_buffer_new(ol_allocator *allocator, size_t size) {
+static ol_buffer *buffer_new(ol_allocator *allocator, size_t size, bool zeroed) {
   ol_buffer *b = ol_xcalloc(1, sizeof *b);
   if (!b) return NULL;
   b->data = ol_alloc(allocator, size ? size : 1);
@@ -17,11 +17,16 @@ ol_buffer *ol_buffer_new(ol_allocator *allocator, size_t size) {
     free(b);
     return NULL;
   }
-  memset(b->data, 0, size);
+  if (zeroed) memset(b->data, 0, size);
   b->size = size;
   b->refcount = 1;
   b->allocator = allocator ? allocator : ol_allocator_default();
   return b;
+}
+
+ol_buffer *ol_buffer_new(ol_allocator *allocator, size_t size) { return buffer_new(allocator, size, true); }
+ol_buffer *ol_buffer_new_uninit(ol_allocator *allocator, size_t size) {
+  return buffer_new(allocator, size, false);
 }
 
 ol_buffer *ol_buffer_wrap(void *data, size_t size, void (*release)(void *user), void *user) {
@@ -109,17 +114,31 @@ ol_status ol_value_new_view(ol_buffer *buffer, size_t offset, ol_dtype dtype, in
   return OL_OK;
 }
 
-ol_status ol_value_new_tensor(ol_allocator *allocator, ol_dtype dtype, int rank,
-                              const int64_t *dims, ol_value **out) {
+static ol_status new_tensor(ol_allocator *allocator, ol_dtype dtype, int rank, const int64_t *dims,
+                            bool zeroed, ol_value **out) {
   *out = NULL;
   OL_TRY(check_shape(dtype, rank, dims));
   int64_t count = ol_shape_count(rank, dims);
-  ol_buffer *b = ol_buffer_new(allocator, ol_dtype_storage_bytes(dtype, count));
+  size_t bytes = ol_dtype_storage_bytes(dtype, count);
+  ol_buffer *b = zeroed ? ol_buffer_new(allocator, bytes) : ol_buffer_new_uninit(allocator, bytes);
   if (!b) return OL_OUT_OF_MEMORY;
   if (dtype == OL_DTYPE_STRING) b->string_count = (size_t)count;
   ol_status s = ol_value_new_view(b, 0, dtype, rank, dims, out);
   ol_buffer_release(b);
   return s;
+}
+
+ol_status ol_value_new_tensor(ol_allocator *allocator, ol_dtype dtype, int rank,
+                              const int64_t *dims, ol_value **out) {
+  return new_tensor(allocator, dtype, rank, dims, true, out);
+}
+
+ol_status ol_value_new_tensor_uninit(ol_allocator *allocator, ol_dtype dtype, int rank,
+                                     const int64_t *dims, ol_value **out) {
+  /* strings hold pointers that are freed and overwritten, sub-byte codes
+   * are written by read-modify-write: both start from zeroed storage */
+  bool zeroed = dtype == OL_DTYPE_STRING || ol_dtype_size(dtype) == 0;
+  return new_tensor(allocator, dtype, rank, dims, zeroed, out);
 }
 
 ol_status ol_value_reshape_view(const ol_value *src, int rank, const int64_t *dims,
@@ -134,7 +153,8 @@ ol_status ol_value_reshape_view(const ol_value *src, int rank, const int64_t *di
 
 ol_status ol_tensor_clone(ol_allocator *allocator, const ol_tensor *src, ol_value **out) {
   if (ol_tensor_is_tiled(src)) return ol_tensor_materialize(allocator, src, out);
-  OL_TRY(ol_value_new_tensor(allocator, src->dtype, src->rank, src->dims, out));
+  /* every element copied below (strings start zeroed: see _uninit) */
+  OL_TRY(ol_value_new_tensor_uninit(allocator, src->dtype, src->rank, src->dims, out));
   ol_tensor *dst = &(*out)->tensor;
   int64_t n = ol_tcount(src);
   if (src->dtype == OL_DTYPE_STRING) {

@@ -30,7 +30,9 @@ typedef struct ol_buffer {
   size_t string_count;          /* > 0: data is ol_string[string_count] */
 } ol_buffer;
 
-ol_buffer *ol_buffer_new(ol_allocator *allocator, size_t size);
+ol_buffer *ol_buffer_new(ol_allocator *allocator, size_t size); /* zeroed */
+/* Like ol_buffer_new, the bytes left as the allocator returns them. */
+ol_buffer *ol_buffer_new_uninit(ol_allocator *allocator, size_t size);
 ol_buffer *ol_buffer_wrap(void *data, size_t size, void (*release)(void *user), void *user);
 ol_buffer *ol_buffer_retain(ol_buffer *buffer);
 void ol_buffer_release(ol_buffer *buffer);
@@ -84,6 +86,12 @@ void ol_value_attach_resource(ol_value *v, void *resource, void (*release)(void 
 /* New tensor value; storage zeroed. rank may be 0 (scalar). */
 ol_status ol_value_new_tensor(ol_allocator *allocator, ol_dtype dtype, int rank,
                               const int64_t *dims, ol_value **out);
+/* New tensor value whose storage is NOT initialized, for producers that
+ * write every element (a kernel's output, say): saves clearing memory about
+ * to be overwritten. STRING and sub-byte tensors are still zeroed (string
+ * pointers must start NULL; packed codes are set bit by bit). */
+ol_status ol_value_new_tensor_uninit(ol_allocator *allocator, ol_dtype dtype, int rank,
+                                     const int64_t *dims, ol_value **out);
 /* New tensor value viewing buffer at offset (retains buffer). */
 ol_status ol_value_new_view(ol_buffer *buffer, size_t offset, ol_dtype dtype, int rank,
                             const int64_t *dims, ol_value **out);

@@ -145,7 +145,11 @@ static inline double softplus_d(double x) { return (x > 0 ? x : 0.0) + ol_log1p(
 #define E_ISINF(x, T, S) \
   ((x == (T)INFINITY && p->flag_b) || (x == -(T)INFINITY && p->flag_a))
 
-FLOAT_OP(exp, E_EXP)
+UNARY_LOOP(exp_f64, double, double, exp_d(x))
+static void exp_f32(void *out, const void *in, int64_t n, const unary_params *p) {
+  (void)p;
+  ol_expf_n(out, in, n);
+}
 FLOAT_OP(log, E_LOG)
 FLOAT_OP(sqrt, E_SQRT)
 FLOAT_OP(tanh, E_TANH)
@@ -167,7 +171,23 @@ FLOAT_OP(round, E_ROUND)
 FLOAT_OP(abs, E_ABS)
 FLOAT_OP(neg, E_NEG)
 FLOAT_OP(recip, E_RECIP)
-FLOAT_OP(sigmoid, E_SIGMOID)
+UNARY_LOOP(sigmoid_f64, double, double, sigmoid_d(x))
+/* sigmoid_f on chunks, e^-|x| four lanes at a time (ol_expf's bits) */
+static void sigmoid_f32(void *out_, const void *in_, int64_t n, const unary_params *p) {
+  (void)p;
+  enum { CHUNK = 64 };
+  float *out = out_, e[CHUNK];
+  const float *in = in_;
+  for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+    int64_t c = n - i0 < CHUNK ? n - i0 : CHUNK;
+    for (int64_t j = 0; j < c; j++) e[j] = -fabsf(in[i0 + j]);
+    ol_expf_n(e, e, c);
+    for (int64_t j = 0; j < c; j++) {
+      double ej = e[j], r = 1.0 / (1.0 + ej);
+      out[i0 + j] = (float)(in[i0 + j] >= 0 ? r : ej * r);
+    }
+  }
+}
 FLOAT_OP(relu, E_RELU)
 FLOAT_OP(sign, E_SIGN)
 FLOAT_OP(softplus, E_SOFTPLUS)
@@ -344,7 +364,8 @@ static ol_status unary_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   else if (slot >= 0) fn = k->op->ints[slot];
   if (!fn) return ol_kernel_bad_dtype(ctx->node, "input", dt);
   ol_tensor *y;
-  OL_TRY(ol_ctx_output(ctx, 0, k->op->out_bool ? OL_DTYPE_BOOL : dt, x->rank, x->dims, &y));
+  /* every element written below (n == 0: none to write) */
+  OL_TRY(ol_ctx_output_uninit(ctx, 0, k->op->out_bool ? OL_DTYPE_BOOL : dt, x->rank, x->dims, &y));
   int64_t n = ol_tcount(x);
   if (n == 0) return OL_OK;
   if (narrow)
@@ -484,7 +505,7 @@ static ol_status clip_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     OL_TRY(clip_bound(ctx, 2, dt, slot, &b));
   }
   ol_tensor *y;
-  OL_TRY(ol_ctx_output(ctx, 0, dt, x->rank, x->dims, &y));
+  OL_TRY(ol_ctx_output_uninit(ctx, 0, dt, x->rank, x->dims, &y)); /* every element clipped */
   int64_t n = ol_tcount(x);
   if (n == 0) return OL_OK;
   if (dt == OL_DTYPE_FLOAT) {

@@ -86,15 +86,26 @@ ol_status ol_ctx_set_output(ol_kernel_ctx *ctx, size_t i, ol_value *value) {
   return OL_OK;
 }
 
-ol_status ol_ctx_output(ol_kernel_ctx *ctx, size_t i, ol_dtype dtype, int rank,
-                        const int64_t *dims, ol_tensor **out) {
+static ol_status ctx_output(ol_kernel_ctx *ctx, size_t i, ol_dtype dtype, int rank,
+                            const int64_t *dims, bool zeroed, ol_tensor **out) {
   ol_value *v;
-  ol_status s = ol_value_new_tensor(ctx->allocator, dtype, rank, dims, &v);
+  ol_status s = zeroed ? ol_value_new_tensor(ctx->allocator, dtype, rank, dims, &v)
+                       : ol_value_new_tensor_uninit(ctx->allocator, dtype, rank, dims, &v);
   if (s != OL_OK) return ol_error_wrap(s, "%s node '%s' output %zu", ctx->node->op_type,
                                        ctx->node->name, i);
   OL_TRY(ol_ctx_set_output(ctx, i, v));
   *out = &v->tensor;
   return OL_OK;
+}
+
+ol_status ol_ctx_output(ol_kernel_ctx *ctx, size_t i, ol_dtype dtype, int rank,
+                        const int64_t *dims, ol_tensor **out) {
+  return ctx_output(ctx, i, dtype, rank, dims, true, out);
+}
+
+ol_status ol_ctx_output_uninit(ol_kernel_ctx *ctx, size_t i, ol_dtype dtype, int rank,
+                               const int64_t *dims, ol_tensor **out) {
+  return ctx_output(ctx, i, dtype, rank, dims, false, out);
 }
 
 ol_status ol_ctx_output_view(ol_kernel_ctx *ctx, size_t i, const ol_tensor *src, int rank,

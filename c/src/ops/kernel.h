@@ -108,6 +108,11 @@ ol_status ol_ctx_require(const ol_kernel_ctx *ctx, size_t i, const ol_tensor **o
 /* Allocates output i with the given type and shape (zeroed). */
 ol_status ol_ctx_output(ol_kernel_ctx *ctx, size_t i, ol_dtype dtype, int rank,
                         const int64_t *dims, ol_tensor **out);
+/* Like ol_ctx_output, the payload left uninitialized (see
+ * ol_value_new_tensor_uninit): only for kernels that write every element of
+ * the output on every successful path, empty and broadcast shapes included. */
+ol_status ol_ctx_output_uninit(ol_kernel_ctx *ctx, size_t i, ol_dtype dtype, int rank,
+                               const int64_t *dims, ol_tensor **out);
 /* Sets output i to value (takes ownership of the reference). */
 ol_status ol_ctx_set_output(ol_kernel_ctx *ctx, size_t i, ol_value *value);
 /* Output i shares input tensor's payload with a new shape (no copy). */

@@ -212,7 +212,7 @@ static ol_status matmul_tiled(ol_kernel_ctx *ctx, const ol_tensor *a, const ol_t
   if (a->dtype != OL_DTYPE_FLOAT || b->rank != 2 || b->tile_rows != OL_TILE_ROWS || !p->fold_a)
     return ol_kernel_error(node, OL_INTERNAL, "tiled weights reached an unsupported product");
   ol_tensor *y;
-  OL_TRY(ol_ctx_output(ctx, 0, a->dtype, p->out_rank, p->out_dims, &y));
+  OL_TRY(ol_ctx_output_uninit(ctx, 0, a->dtype, p->out_rank, p->out_dims, &y));
   if (ol_tcount(y) == 0) return OL_OK;
   ol_status s = ol_f32_gemm_tiled(p->M * p->batches, p->N, p->K, ol_tdata(a), p->K, ol_tdata(b), ol_tdata(y), p->N);
   return s == OL_OK ? OL_OK : ol_kernel_error(node, s, "out of memory");
@@ -254,7 +254,8 @@ static ol_status matmul_product(ol_kernel_ctx *ctx, const ol_tensor *a, const ol
   const ol_node *node = ctx->node;
   ol_mm_plan p = *pp;
   ol_tensor *y;
-  OL_TRY(ol_ctx_output(ctx, 0, a->dtype, p.out_rank, p.out_dims, &y));
+  /* every product overwrites its block of Y (K = 0 included: zeros) */
+  OL_TRY(ol_ctx_output_uninit(ctx, 0, a->dtype, p.out_rank, p.out_dims, &y));
   if (ol_tcount(y) == 0) return OL_OK;
   ol_dtype dt = a->dtype;
   size_t es = ol_dtype_size(dt);

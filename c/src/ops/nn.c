@@ -81,15 +81,21 @@ static void softmax_row_f32(float *x, int64_t n, bool log) {
   for (int64_t i = 1; i < n; i++) m = x[i] > m ? x[i] : m;
   double sum = 0.0;
   if (log) {
-    for (int64_t i = 0; i < n; i++) sum += ol_expf(x[i] - m);
+    enum { CHUNK = 64 };
+    float e[CHUNK];
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+      int64_t c = n - i0 < CHUNK ? n - i0 : CHUNK;
+      for (int64_t j = 0; j < c; j++) e[j] = x[i0 + j] - m;
+      ol_expf_n(e, e, c);
+      for (int64_t j = 0; j < c; j++) sum += e[j];
+    }
     double ls = ol_log(sum);
     for (int64_t i = 0; i < n; i++) x[i] = (float)((double)(x[i] - m) - ls);
   } else {
-    for (int64_t i = 0; i < n; i++) {
-      float e = ol_expf(x[i] - m);
-      x[i] = e;
-      sum += e;
-    }
+    /* e = exp(x - m) four lanes at a time (ol_expf's bits), summed in order */
+    for (int64_t i = 0; i < n; i++) x[i] = x[i] - m;
+    ol_expf_n(x, x, n);
+    for (int64_t i = 0; i < n; i++) sum += x[i];
     for (int64_t i = 0; i < n; i++) x[i] = (float)(x[i] / sum);
   }
 }
@@ -120,7 +126,8 @@ static ol_status softmax_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   int64_t outer, n, inner;
   OL_TRY(ol_softmax_axis_split(node, k->axis, x, &outer, &n, &inner));
   ol_tensor *y;
-  OL_TRY(ol_ctx_output(ctx, 0, x->dtype, x->rank, x->dims, &y));
+  /* every element written below: each (outer, inner) row in full */
+  OL_TRY(ol_ctx_output_uninit(ctx, 0, x->dtype, x->rank, x->dims, &y));
   if (n == 0 || ol_tcount(x) == 0) return OL_OK;
   bool dbl = x->dtype == OL_DTYPE_DOUBLE;
   void *row = ol_xmalloc((dbl ? sizeof(double) : sizeof(float)) * (size_t)n);

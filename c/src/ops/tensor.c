@@ -222,7 +222,7 @@ static ol_status concat_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     first = &dense->tensor;
   }
   ol_tensor *y;
-  ol_status s = ol_ctx_output(ctx, 0, first->dtype, first->rank, dims, &y);
+  ol_status s = ol_ctx_output_uninit(ctx, 0, first->dtype, first->rank, dims, &y); /* every element copied below */
   if (s != OL_OK) {
     ol_value_release(dense);
     return s;
@@ -351,7 +351,7 @@ static ol_status split_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
         memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
         dims[axis] = sizes[i];
         ol_tensor *y;
-        s = ol_ctx_output(ctx, i, x->dtype, x->rank, dims, &y);
+        s = ol_ctx_output_uninit(ctx, i, x->dtype, x->rank, dims, &y); /* every row copied */
         if (s != OL_OK) goto done;
         int64_t chunk = sizes[i] * inner;
         for (int64_t o = 0; o < outer && s == OL_OK; o++)
@@ -494,7 +494,7 @@ static ol_status slice_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     }
   }
   ol_tensor *y;
-  OL_TRY(ol_ctx_output(ctx, 0, x->dtype, x->rank, dims, &y));
+  OL_TRY(ol_ctx_output_uninit(ctx, 0, x->dtype, x->rank, dims, &y)); /* strided_copy fills it */
   return strided_copy(x->dtype, ol_tdata(y), 0, ol_tdata(x), offset, x->rank, dims, strides);
 }
 
@@ -554,7 +554,7 @@ static ol_status transpose_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     strides[i] = xs[perm[i]];
   }
   ol_tensor *y;
-  OL_TRY(ol_ctx_output(ctx, 0, x->dtype, r, dims, &y));
+  OL_TRY(ol_ctx_output_uninit(ctx, 0, x->dtype, r, dims, &y)); /* strided_copy fills it */
   return strided_copy(x->dtype, ol_tdata(y), 0, ol_tdata(x), 0, r, dims, strides);
 }
 
@@ -588,7 +588,7 @@ static ol_status expand_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     strides[i] = xi < 0 || x->dims[xi] == 1 ? 0 : xs[xi];
   }
   ol_tensor *y;
-  OL_TRY(ol_ctx_output(ctx, 0, x->dtype, r, dims, &y));
+  OL_TRY(ol_ctx_output_uninit(ctx, 0, x->dtype, r, dims, &y)); /* strided_copy fills it */
   return strided_copy(x->dtype, ol_tdata(y), 0, ol_tdata(x), 0, r, dims, strides);
 }
 

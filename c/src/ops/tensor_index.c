@@ -80,7 +80,8 @@ static ol_status gather_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     OL_TRY(normalize_index(node, index_at(ind, j), n, "index", &v));
   }
   ol_tensor *y;
-  OL_TRY(ol_ctx_output(ctx, 0, x->dtype, out_rank, dims, &y));
+  /* every (outer, index) row copied; indices were checked above */
+  OL_TRY(ol_ctx_output_uninit(ctx, 0, x->dtype, out_rank, dims, &y));
   int64_t outer = ol_shape_count(axis, x->dims);
   int64_t inner = ol_shape_count(x->rank - axis - 1, x->dims + axis + 1);
   for (int64_t o = 0; o < outer; o++)

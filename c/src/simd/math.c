@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "simd/vec.h" /* the ISA headers: wasm_simd128.h or emmintrin.h */
+
 /* Double expm1/log1p/erfc, used by the elementwise kernels (not yet in math.h). */
 double ol_expm1(double x);
 double ol_log1p(double x);
@@ -844,6 +846,76 @@ float ol_expf(float x) {
   if (x > 89.0f) return INFINITY;
   if (x < -104.0f) return 0.0f;
   return (float)expf_core(x);
+}
+
+/* ol_expf on four lanes with exactly ol_expf's operations: the reduction
+ * and polynomial in double (two f64 lanes at a time), rint(t) as
+ * (t + 1.5 2^52) - 1.5 2^52 (the same integer for |t| < 2^51, ties to
+ * even), 2^k from the integer in that sum's low bits, one rounding to
+ * float; NaN, overflow and underflow lanes are selected afterwards. SSE2
+ * and wasm SIMD128 give the same bits as the scalar function on every input
+ * (tests/c/test_math.c). */
+#define EXPF_RINT_MAGIC 6755399441055744.0 /* 1.5 * 2^52 */
+#if defined(__wasm_simd128__)
+static inline v128_t expf_core_f64x2(v128_t d) {
+  v128_t magic = wasm_f64x2_splat(EXPF_RINT_MAGIC);
+  v128_t t = wasm_f64x2_add(wasm_f64x2_mul(d, wasm_f64x2_splat(LOG2E_D)), magic);
+  v128_t kd = wasm_f64x2_sub(t, magic);
+  v128_t r = wasm_f64x2_sub(wasm_f64x2_sub(d, wasm_f64x2_mul(kd, wasm_f64x2_splat(LN2_HI))),
+                            wasm_f64x2_mul(kd, wasm_f64x2_splat(LN2_LO)));
+  v128_t p = wasm_f64x2_splat(EXPF_P[7]);
+  for (int i = 6; i >= 0; i--) p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(EXPF_P[i]));
+  v128_t scale = wasm_i64x2_shl(wasm_i64x2_add(t, wasm_i64x2_splat(1023)), 52);
+  return wasm_f64x2_mul(p, scale);
+}
+static inline void expf_x4(float *out, const float *in) {
+  v128_t x = wasm_v128_load(in);
+  v128_t nan = wasm_f32x4_ne(x, x);
+  v128_t big = wasm_f32x4_gt(x, wasm_f32x4_splat(89.0f));
+  v128_t small = wasm_f32x4_lt(x, wasm_f32x4_splat(-104.0f));
+  v128_t xc = wasm_v128_andnot(x, wasm_v128_or(nan, wasm_v128_or(big, small)));
+  v128_t lo = expf_core_f64x2(wasm_f64x2_promote_low_f32x4(xc));
+  v128_t hi = expf_core_f64x2(wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(xc, xc, 2, 3, 2, 3)));
+  v128_t y = wasm_i64x2_shuffle(wasm_f32x4_demote_f64x2_zero(lo), wasm_f32x4_demote_f64x2_zero(hi), 0, 2);
+  y = wasm_v128_bitselect(wasm_f32x4_add(x, x), y, nan);
+  y = wasm_v128_bitselect(wasm_f32x4_splat(INFINITY), y, big);
+  wasm_v128_store(out, wasm_v128_andnot(y, small));
+}
+#define OL_EXPF_X4 1
+#elif defined(__SSE2__)
+static inline __m128d expf_core_f64x2(__m128d d) {
+  __m128d magic = _mm_set1_pd(EXPF_RINT_MAGIC);
+  __m128d t = _mm_add_pd(_mm_mul_pd(d, _mm_set1_pd(LOG2E_D)), magic);
+  __m128d kd = _mm_sub_pd(t, magic);
+  __m128d r = _mm_sub_pd(_mm_sub_pd(d, _mm_mul_pd(kd, _mm_set1_pd(LN2_HI))),
+                         _mm_mul_pd(kd, _mm_set1_pd(LN2_LO)));
+  __m128d p = _mm_set1_pd(EXPF_P[7]);
+  for (int i = 6; i >= 0; i--) p = _mm_add_pd(_mm_mul_pd(p, r), _mm_set1_pd(EXPF_P[i]));
+  __m128i e = _mm_slli_epi64(_mm_add_epi64(_mm_castpd_si128(t), _mm_set1_epi64x(1023)), 52);
+  return _mm_mul_pd(p, _mm_castsi128_pd(e));
+}
+static inline void expf_x4(float *out, const float *in) {
+  __m128 x = _mm_loadu_ps(in);
+  __m128 nan = _mm_cmpunord_ps(x, x);
+  __m128 big = _mm_cmpgt_ps(x, _mm_set1_ps(89.0f));
+  __m128 small = _mm_cmplt_ps(x, _mm_set1_ps(-104.0f));
+  __m128 xc = _mm_andnot_ps(_mm_or_ps(nan, _mm_or_ps(big, small)), x);
+  __m128d lo = expf_core_f64x2(_mm_cvtps_pd(xc));
+  __m128d hi = expf_core_f64x2(_mm_cvtps_pd(_mm_movehl_ps(xc, xc)));
+  __m128 y = _mm_movelh_ps(_mm_cvtpd_ps(lo), _mm_cvtpd_ps(hi));
+  y = _mm_or_ps(_mm_and_ps(nan, _mm_add_ps(x, x)), _mm_andnot_ps(nan, y));
+  y = _mm_or_ps(_mm_and_ps(big, _mm_set1_ps(INFINITY)), _mm_andnot_ps(big, y));
+  _mm_storeu_ps(out, _mm_andnot_ps(small, y));
+}
+#define OL_EXPF_X4 1
+#endif
+
+void ol_expf_n(float *out, const float *in, int64_t n) {
+  int64_t i = 0;
+#ifdef OL_EXPF_X4
+  for (; i + 4 <= n; i += 4) expf_x4(out + i, in + i);
+#endif
+  for (; i < n; i++) out[i] = ol_expf(in[i]);
 }
 
 float ol_logf(float x) {

@@ -4,8 +4,12 @@
  * rint/trunc, fabs, ldexp and frexp (all IEEE-exact) come from the compiler. */
 #ifndef OL_SIMD_MATH_H
 #define OL_SIMD_MATH_H
+#include <stdint.h>
 
 float ol_expf(float x);
+/* out[i] = ol_expf(in[i]) for i < n, four lanes at a time where the ISA has
+ * vectors (same bits as the scalar calls); out may be in. */
+void ol_expf_n(float *out, const float *in, int64_t n);
 float ol_logf(float x);
 float ol_powf(float x, float y);
 float ol_sinf(float x);
