@@ -14,7 +14,7 @@ import { OnnxLightError, invalidArgument } from './errors.js';
 import { typeOfArray } from './dtypes.js';
 import { EncodedValue } from './quantization.js';
 import { SharedQuantizedValue, encodedInfo } from './shared-value.js';
-import { Tensor, copyToValue, tensorFromValue, valueOfTensor } from './tensor.js';
+import { MAX_DESCRIBED_RANK, Tensor, copyToValue, describeArea, tensorFromValue, valueOfTensor } from './tensor.js';
 
 const OL_VALUE_TENSOR = 0;
 const OL_VALUE_SEQUENCE = 1;
@@ -61,6 +61,31 @@ function describe(x) {
   return typeof x === 'object' ? (x.constructor?.name ?? 'an object') : typeof x;
 }
 
+// runtime areas (Runtime.area) holding a run's tables
+const AREA_INPUTS = 1;
+const AREA_OUTPUTS = 2;
+
+/** `bytes` for a run's table: the reused area when free, else an allocation (freed by `owned`). */
+function tables(runtime, index, bytes, owned) {
+  const reused = runtime.claimArea(index, bytes);
+  if (reused) {
+    owned.push(() => runtime.releaseArea(index));
+    return reused;
+  }
+  const ptr = runtime.alloc(bytes);
+  owned.push(() => runtime.free(ptr));
+  return ptr;
+}
+
+/** A C string for a value name: interned (names repeat run after run), else a copy freed by `owned`. */
+function nameOf(runtime, name, owned) {
+  const interned = runtime.internedName(name);
+  if (interned) return interned;
+  const str = runtime.cstring(name);
+  owned.push(() => runtime.free(str));
+  return str;
+}
+
 /**
  * Writes a table of C strings and ol_value handles for `entries` ([name, input]).
  * Returns { names, values, count, release() } (pointers into wasm memory).
@@ -68,7 +93,6 @@ function describe(x) {
  * parameter_ref against the receiving session's or state's model.
  */
 export function marshalInputs(runtime, entries, what, bind = null) {
-  const m = runtime.m;
   const owned = [];
   const release = () => {
     for (const r of owned.reverse()) r();
@@ -76,18 +100,17 @@ export function marshalInputs(runtime, entries, what, bind = null) {
   };
   try {
     const count = entries.length;
-    const table = runtime.alloc(8 * count);
-    owned.push(() => runtime.free(table));
+    const table = tables(runtime, AREA_INPUTS, 8 * count, owned);
     const names = table;
     const values = table + 4 * count;
-    entries.forEach(([name, input], i) => {
+    for (let i = 0; i < count; i++) {
+      const [name, input] = entries[i];
       const value = inputValue(runtime, input, name, what, owned, 0, bind);
-      const str = runtime.cstring(name);
-      owned.push(() => runtime.free(str));
+      const str = nameOf(runtime, name, owned);
       const view = runtime.view();
       view.setUint32(names + 4 * i, str, true);
       view.setUint32(values + 4 * i, value, true);
-    });
+    }
     return { names, values, count, release };
   } catch (error) {
     release();
@@ -160,21 +183,23 @@ function inputValue(runtime, input, name, what, owned, depth, bind) {
 /** A table of C strings for output names plus room for the output handles. */
 export function marshalOutputs(runtime, outputNames) {
   const owned = [];
-  const n = outputNames.length;
-  const table = runtime.alloc(8 * n);
-  runtime.heap.fill(0, table, table + 8 * n);
-  owned.push(() => runtime.free(table));
-  outputNames.forEach((name, i) => {
-    const str = runtime.cstring(String(name));
-    owned.push(() => runtime.free(str));
-    runtime.view().setUint32(table + 4 * i, str, true);
-  });
-  return {
-    names: table,
-    values: table + 4 * n,
-    count: n,
-    release: () => owned.reverse().forEach((r) => r()),
+  const release = () => {
+    for (const r of owned.reverse()) r();
+    owned.length = 0;
   };
+  try {
+    const n = outputNames.length;
+    const table = tables(runtime, AREA_OUTPUTS, 8 * n, owned);
+    runtime.heap.fill(0, table, table + 8 * n);
+    for (let i = 0; i < n; i++) {
+      const str = nameOf(runtime, String(outputNames[i]), owned);
+      runtime.view().setUint32(table + 4 * i, str, true);
+    }
+    return { names: table, values: table + 4 * n, count: n, release };
+  } catch (error) {
+    release();
+    throw error;
+  }
 }
 
 /**
@@ -210,8 +235,9 @@ export function collectOutputs(runtime, status, outputNames, out) {
  */
 export function wrapOutput(runtime, handle) {
   const m = runtime.m;
-  const kind = m._olw_value_kind(handle);
-  if (kind === OL_VALUE_TENSOR) return tensorFromValue(runtime, handle);
+  const described = describeArea(runtime);
+  const kind = m._olw_value_describe(handle, described, MAX_DESCRIBED_RANK);
+  if (kind === OL_VALUE_TENSOR) return tensorFromValue(runtime, handle, described);
   const items = [];
   try {
     if (kind === OL_VALUE_SEQUENCE) {

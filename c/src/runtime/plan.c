@@ -493,12 +493,19 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
                     g->num_outputs, num_outputs);
   for (size_t i = 0; i < num_outputs; i++) outputs[i] = NULL;
   size_t arity = max_arity(p);
-  ol_value **slots = ol_xcalloc(p->num_slots, sizeof *slots);
-  ol_value **step_in = ol_xcalloc(arity, sizeof *step_in);
-  ol_value **step_out = ol_xcalloc(arity, sizeof *step_out);
+  /* small plans keep their per-run tables on the stack (no heap traffic per run) */
+  enum { LOCAL_SLOTS = 256, LOCAL_ARITY = 16 };
+  ol_value *local_slots[LOCAL_SLOTS], *local_io[3][LOCAL_ARITY];
+  bool small = p->num_slots <= LOCAL_SLOTS, narrow = arity <= LOCAL_ARITY;
+  if (small) memset(local_slots, 0, p->num_slots * sizeof *local_slots);
+  if (narrow) memset(local_io, 0, sizeof local_io);
+  ol_value **slots = small ? local_slots : ol_xcalloc(p->num_slots, sizeof *slots);
+  ol_value **step_in = narrow ? local_io[0] : ol_xcalloc(arity, sizeof *step_in);
+  ol_value **step_out = narrow ? local_io[1] : ol_xcalloc(arity, sizeof *step_out);
   ol_status s = (!slots || !step_in || !step_out) ? OL_OUT_OF_MEMORY : OL_OK;
   ol_frame frame = {p, slots, parent};
-  ol_value **dense = ol_xcalloc(arity, sizeof *dense); /* per-step dense copies of pitched inputs */
+  /* per-step dense copies of pitched inputs */
+  ol_value **dense = narrow ? local_io[2] : ol_xcalloc(arity, sizeof *dense);
   if (!dense) s = OL_OUT_OF_MEMORY;
   run_scope scope = {&frame, env, NULL, NULL, step_in, step_out, 0};
   bool events = env->context && env->context->events_enabled;
@@ -582,9 +589,11 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
     }
   if (slots)
     for (size_t i = 0; i < p->num_slots; i++) ol_value_release(slots[i]);
-  free(slots);
-  free(step_in);
-  free(step_out);
-  free(dense);
+  if (!small) free(slots);
+  if (!narrow) {
+    free(step_in);
+    free(step_out);
+    free(dense);
+  }
   return s;
 }
