@@ -72,6 +72,7 @@ export class Runtime {
   #heap = null;
   #view = null;
   #f64 = null;
+  #u32 = null;
   #names = new Map(); // text -> NUL-terminated copy in wasm memory, kept for the module's life
   #areas = []; // persistent scratch buffers: [ptr, bytes] per area index
   #claimed = []; // area indexes in use by a run's tables
@@ -233,6 +234,13 @@ export class Runtime {
 
   releaseArea(index) {
     this.#claimed[index] = false;
+  }
+
+  /** A Uint32Array over all of wasm memory (re-derived after growth): aligned u32 reads. */
+  u32s() {
+    const buffer = this.buffer;
+    if (this.#u32?.buffer !== buffer) this.#u32 = new Uint32Array(buffer);
+    return this.#u32;
   }
 
   /** A Float64Array over all of wasm memory (re-derived after growth). */

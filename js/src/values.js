@@ -64,6 +64,7 @@ function describe(x) {
 // runtime areas (Runtime.area) holding a run's tables
 const AREA_INPUTS = 1;
 const AREA_OUTPUTS = 2;
+const AREA_DESCRIBED = 3; // output records (area 0 is what tensor.js describes single values into)
 
 /** `bytes` for a run's table: the reused area when free, else an allocation (freed by `owned`). */
 function tables(runtime, index, bytes, owned) {
@@ -208,7 +209,10 @@ export function marshalOutputs(runtime, outputNames) {
  */
 export function collectOutputs(runtime, status, outputNames, out) {
   const m = runtime.m;
-  const handles = outputNames.map((_, i) => runtime.u32(out.values + 4 * i));
+  const n = outputNames.length;
+  const u32 = runtime.u32s();
+  const handles = new Array(n);
+  for (let i = 0; i < n; i++) handles[i] = u32[(out.values >>> 2) + i];
   if (status !== 0) {
     const error = runtime.error(status);
     handles.forEach((h) => h && m._olw_value_release(h));
@@ -216,11 +220,19 @@ export function collectOutputs(runtime, status, outputNames, out) {
   }
   const results = {};
   try {
-    outputNames.forEach((name, i) => {
+    // one call describes every output (records of 4 + MAX_DESCRIBED_RANK doubles)
+    const stride = 4 + MAX_DESCRIBED_RANK;
+    const records = runtime.area(AREA_DESCRIBED, 8 * stride * Math.max(n, 1));
+    m._olw_values_describe(out.values, n, records, MAX_DESCRIBED_RANK);
+    for (let i = 0; i < n; i++) {
       const h = handles[i];
       handles[i] = 0; // wrapOutput takes the reference (or releases it on failure)
-      results[name] = wrapOutput(runtime, h);
-    });
+      const record = records + 8 * stride * i;
+      // tensors straight from their record; other kinds (and NULL handles) through wrapOutput
+      results[outputNames[i]] = h && runtime.f64()[record / 8] === OL_VALUE_TENSOR
+        ? tensorFromValue(runtime, h, record + 8)
+        : wrapOutput(runtime, h);
+    }
   } catch (error) {
     handles.forEach((h) => h && m._olw_value_release(h));
     throw error;

@@ -66,7 +66,9 @@ bool ol_shape_valid(int rank, const int64_t *dims) {
   int64_t n = 1;
   for (int i = 0; i < rank; i++) {
     if (dims[i] < 0) return false;
-    if (dims[i] && n > INT64_MAX / 16 / dims[i]) return false;
+    /* the division (slow) only when the product could come near the bound:
+     * below 2^28 each, n * dims[i] * 16 stays under 2^60 */
+    if (dims[i] && (n >= (1 << 28) || dims[i] >= (1 << 28)) && n > INT64_MAX / 16 / dims[i]) return false;
     n *= dims[i];
   }
   return true;
@@ -117,9 +119,19 @@ ol_status ol_value_new_tensor(ol_allocator *allocator, ol_dtype dtype, int rank,
   ol_buffer *b = ol_buffer_new(allocator, ol_dtype_storage_bytes(dtype, count));
   if (!b) return OL_OUT_OF_MEMORY;
   if (dtype == OL_DTYPE_STRING) b->string_count = (size_t)count;
-  ol_status s = ol_value_new_view(b, 0, dtype, rank, dims, out);
-  ol_buffer_release(b);
-  return s;
+  /* ol_value_new_view without checking again what was just checked */
+  ol_value *v = value_alloc(OL_VALUE_TENSOR);
+  if (!v) {
+    ol_buffer_release(b);
+    return OL_OUT_OF_MEMORY;
+  }
+  v->tensor.dtype = dtype;
+  v->tensor.rank = rank;
+  if (rank) memcpy(v->tensor.dims, dims, sizeof(int64_t) * (size_t)rank);
+  v->tensor.buffer = b; /* the new buffer's reference moves to the value */
+  v->tensor.offset = 0;
+  *out = v;
+  return OL_OK;
 }
 
 ol_status ol_value_reshape_view(const ol_value *src, int rank, const int64_t *dims,

@@ -394,8 +394,14 @@ static ol_status walk_value(vwalk *w, const Onnx__TypeProto *tp, const ol_value 
 
 ol_status ol_check_value_decl(const Onnx__ModelProto *model, const ol_graph_value *decl, const ol_value *v,
                               bool persistent, const char *label) {
-  vwalk w = {model, persistent, label ? label : "input", decl->name ? decl->name : "", {0}};
   const ol_type_info *t = &decl->type;
+  /* the common case without setting up a walk: a tensor matching its declared tensor type */
+  const Onnx__TypeProto *tp = decl->has_type ? t->proto : NULL;
+  if (v && v->kind == OL_VALUE_TENSOR && tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+      tp->tensor_type && !(persistent && v->tensor.dtype == OL_DTYPE_STRING) &&
+      shape_matches(tp->tensor_type, v->tensor.dtype, v->tensor.rank, v->tensor.dims))
+    return OL_OK;
+  vwalk w = {model, persistent, label ? label : "input", decl->name ? decl->name : "", {0}};
   if (!decl->has_type) return walk_value(&w, NULL, v, 0);
   if (t->proto) return walk_value(&w, t->proto, v, 0);
   /* a declaration without its TypeProto: kind, element type, rank and fixed dims */

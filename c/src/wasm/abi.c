@@ -193,6 +193,14 @@ OLW int olw_value_describe(const ol_value *v, double *out, size_t max_rank) {
   for (size_t i = 0; rank <= max_rank && i < rank; i++) out[3 + i] = (double)dims[i];
   return (int)kind;
 }
+/* olw_value_describe of n values (NULL: kind -1) into records of 4 + max_rank
+ * doubles: the kind, then what olw_value_describe writes. */
+OLW void olw_values_describe(ol_value *const *values, size_t n, double *out, size_t max_rank) {
+  for (size_t i = 0; i < n; i++) {
+    double *record = out + i * (4 + max_rank);
+    record[0] = values[i] ? (double)olw_value_describe(values[i], record + 1, max_rank) : -1;
+  }
+}
 
 OLW int olw_value_kind(const ol_value *v) { return (int)ol_value_get_kind(v); }
 OLW ol_value *olw_value_retain(ol_value *v) { return ol_value_retain(v); }
