@@ -126,6 +126,7 @@ export function marshalInputs(runtime, entries, what, bind = null) {
 function inputValue(runtime, input, name, what, owned, depth, bind) {
   const m = runtime.m;
   if (depth > MAX_NESTING) throw invalidArgument(`${what}: '${name}' nests deeper than ${MAX_NESTING} levels`);
+  if (input instanceof Tensor) return tensorValue(runtime, input, owned); // the common case first
   const adopt = (create) => {
     const value = runtime.scratch(4, (out) => {
       runtime.check(create(out));
@@ -139,14 +140,7 @@ function inputValue(runtime, input, name, what, owned, depth, bind) {
     owned.push(() => runtime.free(ptr));
     return ptr;
   };
-  if (input instanceof Tensor || isTensorLike(input)) {
-    const tensor = asTensor(input, name, what);
-    const value = valueOfTensor(tensor, runtime);
-    if (value) return value;
-    const copy = copyToValue(tensor, runtime);
-    owned.push(() => m._olw_value_release(copy));
-    return copy;
-  }
+  if (isTensorLike(input)) return tensorValue(runtime, asTensor(input, name, what), owned);
   if (input instanceof SharedQuantizedValue) return input.handle; // feeds with its retained parameter set
   if (input instanceof EncodedValue) {
     const bytes = runtime.copyIn(input.bytes);
@@ -179,6 +173,15 @@ function inputValue(runtime, input, name, what, owned, depth, bind) {
   throw invalidArgument(
     `${what}: '${name}' is not a Tensor, { data: TypedArray, dims }, array (sequence), plain object (struct) or EncodedValue (got ${describe(input)})`,
   );
+}
+
+/** A Tensor's handle: its own (wasm tensors) or a copy released by `owned` (cpu tensors). */
+function tensorValue(runtime, tensor, owned) {
+  const value = valueOfTensor(tensor, runtime);
+  if (value) return value;
+  const copy = copyToValue(tensor, runtime);
+  owned.push(() => runtime.m._olw_value_release(copy));
+  return copy;
 }
 
 /** A table of C strings for output names plus room for the output handles. */

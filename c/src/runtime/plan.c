@@ -540,7 +540,8 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
     for (size_t j = 0; s == OL_OK && j < n->num_inputs; j++) {
       step_in[j] = step->in_slots[j] >= 0 ? slots[step->in_slots[j]] : NULL;
       /* kernels that do not read pitched caches in place get a dense copy */
-      if (step_in[j] && step_in[j]->kind == OL_VALUE_TENSOR && ol_tensor_is_strided(&step_in[j]->tensor) &&
+      if (step_in[j] && step_in[j]->kind == OL_VALUE_TENSOR && step_in[j]->tensor.pitch > 0 &&
+          ol_tensor_is_strided(&step_in[j]->tensor) &&
           (j >= 32 || !(step->kernel->pitched_inputs & (1u << j)))) {
         s = ol_tensor_materialize(env->allocator, &step_in[j]->tensor, &dense[j]);
         step_in[j] = dense[j];
