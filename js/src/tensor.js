@@ -56,12 +56,10 @@ export class Tensor {
       this.#adopt(dataOrDims);
       return;
     }
-    let type, data, dims;
-    if (typeof typeOrData === 'string') {
-      [type, data, dims] = [typeOrData, dataOrDims, maybeDims];
-    } else {
-      [type, data, dims] = [typeOfArray(typeOrData), typeOrData, dataOrDims];
-    }
+    const typed = typeof typeOrData === 'string';
+    const type = typed ? typeOrData : typeOfArray(typeOrData);
+    let data = typed ? dataOrDims : typeOrData;
+    let dims = typed ? maybeDims : dataOrDims;
     const d = dtypeOf(type);
     data = toArrayData(d, data);
     dims = checkDims(dims ?? [data.length]);
@@ -87,7 +85,7 @@ export class Tensor {
     if (d.bits === 0) throw invalidArgument(`Tensor.alloc: '${type}' tensors cannot be views on wasm memory`);
     checkDims(dims);
     const runtime = currentRuntime();
-    return tensorFromValue(runtime, createValue(runtime, d, dims)[0]);
+    return tensorFromValue(runtime, runtime.u32(createValue(runtime, d, dims)));
   }
 
   /** Element type ('float32', 'int64', ...). */
@@ -215,7 +213,9 @@ export class Tensor {
     copyToValue = (tensor, runtime) => {
       tensor.#checkAlive();
       const d = dtypeOf(tensor.#type);
-      const [handle, payload] = createValue(runtime, d, tensor.#dims);
+      const created = createValue(runtime, d, tensor.#dims);
+      const handle = runtime.u32(created);
+      const payload = runtime.u32(created + 4);
       const data = tensor.#cpuData;
       if (d.bits === 0) {
         try {
@@ -263,7 +263,10 @@ function toArrayData(d, data) {
   throw invalidArgument(`a '${d.type}' tensor's data must be a ${d.array.name} or an array`);
 }
 
-/** A new zeroed tensor value: [handle, payload pointer] (caller releases the handle). */
+/**
+ * A new zeroed tensor value: returns where its handle (u32) and then its
+ * payload pointer (u32) are written, read them at once (caller releases the handle).
+ */
 function createValue(runtime, d, dims) {
   // the runtime area 0: [handle, data] (int32) then the dims (int64)
   const out = runtime.area(0, 8 + 8 * dims.length);
@@ -273,7 +276,7 @@ function createValue(runtime, d, dims) {
     view.setUint32(out + 12 + 8 * i, Math.floor(dims[i] / 2 ** 32), true);
   }
   runtime.check(runtime.m._olw_tensor_new(d.code, out + 8, dims.length, out));
-  return [runtime.u32(out), runtime.u32(out + 4)];
+  return out;
 }
 
 function copyOut(runtime, d, ptr, size) {

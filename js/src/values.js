@@ -96,7 +96,7 @@ function nameOf(runtime, name, owned) {
 export function marshalInputs(runtime, entries, what, bind = null) {
   const owned = [];
   const release = () => {
-    for (const r of owned.reverse()) r();
+    for (let i = owned.length - 1; i >= 0; i--) owned[i]();
     owned.length = 0;
   };
   try {
@@ -105,7 +105,8 @@ export function marshalInputs(runtime, entries, what, bind = null) {
     const names = table;
     const values = table + 4 * count;
     for (let i = 0; i < count; i++) {
-      const [name, input] = entries[i];
+      const name = entries[i][0];
+      const input = entries[i][1];
       const value = inputValue(runtime, input, name, what, owned, 0, bind);
       const str = nameOf(runtime, name, owned);
       const view = runtime.view();
@@ -188,7 +189,7 @@ function tensorValue(runtime, tensor, owned) {
 export function marshalOutputs(runtime, outputNames) {
   const owned = [];
   const release = () => {
-    for (const r of owned.reverse()) r();
+    for (let i = owned.length - 1; i >= 0; i--) owned[i]();
     owned.length = 0;
   };
   try {
