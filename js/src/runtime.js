@@ -65,8 +65,10 @@ export function currentRuntime() {
   return current;
 }
 
-// Interned C strings (input and output names of runs) at most, then per-call copies.
+// Interned C strings (input and output names of runs): at most this many, of
+// at most MAX_INTERNED_LENGTH characters; other names are copied per call.
 const MAX_INTERNED = 4096;
+const MAX_INTERNED_LENGTH = 256;
 
 export class Runtime {
   #heap = null;
@@ -252,12 +254,13 @@ export class Runtime {
 
   /**
    * A long-lived copy of a name in wasm memory (never freed: names of runs
-   * repeat), or 0 once MAX_INTERNED names are kept (then copy with cstring).
+   * repeat), or 0 for long names and once MAX_INTERNED names are kept (then
+   * copy with cstring).
    */
   internedName(text) {
     let ptr = this.#names.get(text);
     if (ptr === undefined) {
-      if (this.#names.size >= MAX_INTERNED) return 0;
+      if (this.#names.size >= MAX_INTERNED || text.length > MAX_INTERNED_LENGTH) return 0;
       ptr = this.cstring(text);
       this.#names.set(text, ptr);
     }

@@ -537,6 +537,7 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
       break;
     }
     if (step->skipped) goto release;
+    bool densified = false;
     for (size_t j = 0; s == OL_OK && j < n->num_inputs; j++) {
       step_in[j] = step->in_slots[j] >= 0 ? slots[step->in_slots[j]] : NULL;
       /* kernels that do not read pitched caches in place get a dense copy */
@@ -545,6 +546,7 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
           (j >= 32 || !(step->kernel->pitched_inputs & (1u << j)))) {
         s = ol_tensor_materialize(env->allocator, &step_in[j]->tensor, &dense[j]);
         step_in[j] = dense[j];
+        densified = true;
       }
     }
     for (size_t j = 0; j < n->num_outputs; j++) step_out[j] = NULL;
@@ -556,7 +558,7 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
                          appends ? scope_reserve : NULL, appends ? scope_commit : NULL,
                          events ? scope_record : NULL};
     if (s == OL_OK) s = step->kernel->compute(step->kernel, &ctx);
-    for (size_t j = 0; j < n->num_inputs; j++) {
+    for (size_t j = 0; densified && j < n->num_inputs; j++) {
       ol_value_release(dense[j]);
       dense[j] = NULL;
     }
