@@ -65,8 +65,19 @@ export function currentRuntime() {
   return current;
 }
 
+// Interned C strings (input and output names of runs): at most this many, of
+// at most MAX_INTERNED_LENGTH characters; other names are copied per call.
+const MAX_INTERNED = 4096;
+const MAX_INTERNED_LENGTH = 256;
+
 export class Runtime {
   #heap = null;
+  #view = null;
+  #f64 = null;
+  #u32 = null;
+  #names = new Map(); // text -> NUL-terminated copy in wasm memory, kept for the module's life
+  #areas = []; // persistent scratch buffers: [ptr, bytes] per area index
+  #claimed = []; // area indexes in use by a run's tables
 
   /**
    * Loads the module with `threads` intra-op threads: the threaded build when
@@ -204,8 +215,72 @@ export class Runtime {
     }
   }
 
+  /** A DataView over all of wasm memory (re-derived after growth). */
   view() {
-    return new DataView(this.buffer);
+    const buffer = this.buffer;
+    if (this.#view?.buffer !== buffer) this.#view = new DataView(buffer);
+    return this.#view;
+  }
+
+  /**
+   * area(index, bytes) for a caller that holds it across other calls (a run's
+   * name and value tables): 0 while another caller holds that index (then
+   * allocate instead). releaseArea(index) when done.
+   */
+  claimArea(index, bytes) {
+    if (this.#claimed[index]) return 0;
+    const ptr = this.area(index, bytes);
+    this.#claimed[index] = true;
+    return ptr;
+  }
+
+  releaseArea(index) {
+    this.#claimed[index] = false;
+  }
+
+  /** A Uint32Array over all of wasm memory (re-derived after growth): aligned u32 reads. */
+  u32s() {
+    const buffer = this.buffer;
+    if (this.#u32?.buffer !== buffer) this.#u32 = new Uint32Array(buffer);
+    return this.#u32;
+  }
+
+  /** A Float64Array over all of wasm memory (re-derived after growth). */
+  f64() {
+    const buffer = this.buffer;
+    if (this.#f64?.buffer !== buffer) this.#f64 = new Float64Array(buffer);
+    return this.#f64;
+  }
+
+  /**
+   * A long-lived copy of a name in wasm memory (never freed: names of runs
+   * repeat), or 0 for long names and once MAX_INTERNED names are kept (then
+   * copy with cstring).
+   */
+  internedName(text) {
+    let ptr = this.#names.get(text);
+    if (ptr === undefined) {
+      if (this.#names.size >= MAX_INTERNED || text.length > MAX_INTERNED_LENGTH) return 0;
+      ptr = this.cstring(text);
+      this.#names.set(text, ptr);
+    }
+    return ptr;
+  }
+
+  /**
+   * `bytes` (at least) of reused wasm memory, 8-byte aligned, not zeroed: the
+   * same pointer until the next area(index) call asks for more. Callers use
+   * an index per purpose and finish with it before anything else can ask
+   * for the same index (no user code in between).
+   */
+  area(index, bytes) {
+    const a = this.#areas[index];
+    if (a && a[1] >= bytes) return a[0];
+    const size = Math.max(256, 2 ** Math.ceil(Math.log2(Math.max(bytes, 1))));
+    const ptr = this.alloc(size);
+    if (a) this.free(a[0]);
+    this.#areas[index] = [ptr, size];
+    return ptr;
   }
 
   u32(ptr) {

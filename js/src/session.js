@@ -70,9 +70,10 @@ export class InferenceSession {
    * @returns {Promise<Record<string, Tensor>>}
    */
   async run(feeds, fetchesOrOptions, maybeOptions) {
-    const [fetches, options] = Array.isArray(fetchesOrOptions) || this.#isFetchMap(fetchesOrOptions)
-      ? [fetchesOrOptions, maybeOptions ?? {}]
-      : [undefined, fetchesOrOptions ?? {}];
+    // (no array destructuring here: code that V8 has not optimized yet runs it as iteration)
+    const isFetches = Array.isArray(fetchesOrOptions) || this.#isFetchMap(fetchesOrOptions);
+    const fetches = isFetches ? fetchesOrOptions : undefined;
+    const options = isFetches ? (maybeOptions ?? {}) : (fetchesOrOptions ?? {});
     const runtime = this.#alive();
     if (feeds === null || typeof feeds !== 'object') throw invalidArgument('run: feeds must be an object { inputName: Tensor }');
     const outputNames = fetches === undefined ? [...this.outputNames] : Array.isArray(fetches) ? fetches : Object.keys(fetches);

@@ -14,6 +14,14 @@ import { OnnxLightError, invalidArgument } from './errors.js';
 import { dtypeOf, dtypeOfCode, storageBytes, storageLength, typeOfArray } from './dtypes.js';
 import { currentRuntime } from './runtime.js';
 
+/** Internal: ranks olw_value_describe reports in one call (larger ones: olw_tensor_dims). */
+export const MAX_DESCRIBED_RANK = 16;
+
+/** Internal: the runtime area (index 0) olw_value_describe writes to. */
+export function describeArea(runtime) {
+  return runtime.area(0, 8 * (3 + MAX_DESCRIBED_RANK));
+}
+
 // First constructor argument of tensors adopting an ol_value (internal).
 const WASM_VALUE = Symbol('wasm value');
 
@@ -48,12 +56,10 @@ export class Tensor {
       this.#adopt(dataOrDims);
       return;
     }
-    let type, data, dims;
-    if (typeof typeOrData === 'string') {
-      [type, data, dims] = [typeOrData, dataOrDims, maybeDims];
-    } else {
-      [type, data, dims] = [typeOfArray(typeOrData), typeOrData, dataOrDims];
-    }
+    const typed = typeof typeOrData === 'string';
+    const type = typed ? typeOrData : typeOfArray(typeOrData);
+    let data = typed ? dataOrDims : typeOrData;
+    let dims = typed ? maybeDims : dataOrDims;
     const d = dtypeOf(type);
     data = toArrayData(d, data);
     dims = checkDims(dims ?? [data.length]);
@@ -79,7 +85,7 @@ export class Tensor {
     if (d.bits === 0) throw invalidArgument(`Tensor.alloc: '${type}' tensors cannot be views on wasm memory`);
     checkDims(dims);
     const runtime = currentRuntime();
-    return tensorFromValue(runtime, createValue(runtime, d, dims));
+    return tensorFromValue(runtime, runtime.u32(createValue(runtime, d, dims)));
   }
 
   /** Element type ('float32', 'int64', ...). */
@@ -161,19 +167,32 @@ export class Tensor {
     /* Wraps an ol_value tensor handle (takes the reference). Payloads that a
      * typed array cannot view (strings, misaligned views into model bytes) are
      * copied out and the handle is released. */
-    const wrap = (runtime, handle) => {
+    const wrap = (runtime, handle, described = 0) => {
       const m = runtime.m;
-      const d = dtypeOfCode(m._olw_tensor_dtype(handle));
-      const type = d ? d.type : runtime.string(m._olw_dtype_name(m._olw_tensor_dtype(handle)));
+      // one olw_value_describe call (already made by the caller when `described`)
+      const at = described || describeArea(runtime);
+      if (!described) m._olw_value_describe(handle, at, MAX_DESCRIBED_RANK);
+      const f64 = runtime.f64();
+      const base = at / 8;
+      const code = f64[base];
+      const rank = f64[base + 1];
+      const ptr = f64[base + 2];
+      const d = dtypeOfCode(code);
+      const type = d ? d.type : runtime.string(m._olw_dtype_name(code));
       if (!d) {
         m._olw_value_release(handle);
         throw new OnnxLightError('OL_NOT_IMPLEMENTED', `tensors of type ${type} cannot be read in JS`);
       }
-      const rank = m._olw_tensor_rank(handle);
-      const dimsPtr = m._olw_tensor_dims(handle);
-      const dims = Array.from({ length: rank }, (_, i) => runtime.i64(dimsPtr + 8 * i));
-      const ptr = m._olw_tensor_data(handle);
-      const size = dims.reduce((a, b) => a * b, 1);
+      let dims;
+      if (rank >= 0) {
+        dims = new Array(rank);
+        for (let i = 0; i < rank; i++) dims[i] = f64[base + 3 + i];
+      } else {
+        const dimsPtr = m._olw_tensor_dims(handle);
+        dims = Array.from({ length: m._olw_tensor_rank(handle) }, (_, i) => runtime.i64(dimsPtr + 8 * i));
+      }
+      let size = 1;
+      for (let i = 0; i < dims.length; i++) size *= dims[i];
       if (d.bits === 0 || ptr % d.array.BYTES_PER_ELEMENT !== 0) {
         const data = d.bits === 0 ? readStrings(runtime, handle, size) : copyOut(runtime, d, ptr, size);
         m._olw_value_release(handle);
@@ -194,7 +213,9 @@ export class Tensor {
     copyToValue = (tensor, runtime) => {
       tensor.#checkAlive();
       const d = dtypeOf(tensor.#type);
-      const handle = createValue(runtime, d, tensor.#dims);
+      const created = createValue(runtime, d, tensor.#dims);
+      const handle = runtime.u32(created);
+      const payload = runtime.u32(created + 4);
       const data = tensor.#cpuData;
       if (d.bits === 0) {
         try {
@@ -205,7 +226,7 @@ export class Tensor {
         }
       } else if (data.length) {
         const bytes = new Uint8Array(data.buffer, data.byteOffset, storageBytes(d, tensor.#size));
-        runtime.heap.set(bytes, runtime.m._olw_tensor_data(handle));
+        runtime.heap.set(bytes, payload);
       }
       return handle;
     };
@@ -242,13 +263,20 @@ function toArrayData(d, data) {
   throw invalidArgument(`a '${d.type}' tensor's data must be a ${d.array.name} or an array`);
 }
 
+/**
+ * A new zeroed tensor value: returns where its handle (u32) and then its
+ * payload pointer (u32) are written, read them at once (caller releases the handle).
+ */
 function createValue(runtime, d, dims) {
-  return runtime.scratch(8 * dims.length + 4, (ptr) => {
-    runtime.setDims(ptr, dims);
-    const out = ptr + 8 * dims.length;
-    runtime.check(runtime.m._olw_tensor_create(d.code, ptr, dims.length, out));
-    return runtime.u32(out);
-  });
+  // the runtime area 0: [handle, data] (int32) then the dims (int64)
+  const out = runtime.area(0, 8 + 8 * dims.length);
+  const view = runtime.view();
+  for (let i = 0; i < dims.length; i++) {
+    view.setUint32(out + 8 + 8 * i, dims[i] % 2 ** 32, true);
+    view.setUint32(out + 12 + 8 * i, Math.floor(dims[i] / 2 ** 32), true);
+  }
+  runtime.check(runtime.m._olw_tensor_new(d.code, out + 8, dims.length, out));
+  return out;
 }
 
 function copyOut(runtime, d, ptr, size) {

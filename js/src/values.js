@@ -14,7 +14,7 @@ import { OnnxLightError, invalidArgument } from './errors.js';
 import { typeOfArray } from './dtypes.js';
 import { EncodedValue } from './quantization.js';
 import { SharedQuantizedValue, encodedInfo } from './shared-value.js';
-import { Tensor, copyToValue, tensorFromValue, valueOfTensor } from './tensor.js';
+import { MAX_DESCRIBED_RANK, Tensor, copyToValue, describeArea, tensorFromValue, valueOfTensor } from './tensor.js';
 
 const OL_VALUE_TENSOR = 0;
 const OL_VALUE_SEQUENCE = 1;
@@ -61,6 +61,32 @@ function describe(x) {
   return typeof x === 'object' ? (x.constructor?.name ?? 'an object') : typeof x;
 }
 
+// runtime areas (Runtime.area) holding a run's tables
+const AREA_INPUTS = 1;
+const AREA_OUTPUTS = 2;
+const AREA_DESCRIBED = 3; // output records (area 0 is what tensor.js describes single values into)
+
+/** `bytes` for a run's table: the reused area when free, else an allocation (freed by `owned`). */
+function tables(runtime, index, bytes, owned) {
+  const reused = runtime.claimArea(index, bytes);
+  if (reused) {
+    owned.push(() => runtime.releaseArea(index));
+    return reused;
+  }
+  const ptr = runtime.alloc(bytes);
+  owned.push(() => runtime.free(ptr));
+  return ptr;
+}
+
+/** A C string for a value name: interned (names repeat run after run), else a copy freed by `owned`. */
+function nameOf(runtime, name, owned) {
+  const interned = runtime.internedName(name);
+  if (interned) return interned;
+  const str = runtime.cstring(name);
+  owned.push(() => runtime.free(str));
+  return str;
+}
+
 /**
  * Writes a table of C strings and ol_value handles for `entries` ([name, input]).
  * Returns { names, values, count, release() } (pointers into wasm memory).
@@ -68,26 +94,25 @@ function describe(x) {
  * parameter_ref against the receiving session's or state's model.
  */
 export function marshalInputs(runtime, entries, what, bind = null) {
-  const m = runtime.m;
   const owned = [];
   const release = () => {
-    for (const r of owned.reverse()) r();
+    for (let i = owned.length - 1; i >= 0; i--) owned[i]();
     owned.length = 0;
   };
   try {
     const count = entries.length;
-    const table = runtime.alloc(8 * count);
-    owned.push(() => runtime.free(table));
+    const table = tables(runtime, AREA_INPUTS, 8 * count, owned);
     const names = table;
     const values = table + 4 * count;
-    entries.forEach(([name, input], i) => {
+    for (let i = 0; i < count; i++) {
+      const name = entries[i][0];
+      const input = entries[i][1];
       const value = inputValue(runtime, input, name, what, owned, 0, bind);
-      const str = runtime.cstring(name);
-      owned.push(() => runtime.free(str));
+      const str = nameOf(runtime, name, owned);
       const view = runtime.view();
       view.setUint32(names + 4 * i, str, true);
       view.setUint32(values + 4 * i, value, true);
-    });
+    }
     return { names, values, count, release };
   } catch (error) {
     release();
@@ -102,6 +127,7 @@ export function marshalInputs(runtime, entries, what, bind = null) {
 function inputValue(runtime, input, name, what, owned, depth, bind) {
   const m = runtime.m;
   if (depth > MAX_NESTING) throw invalidArgument(`${what}: '${name}' nests deeper than ${MAX_NESTING} levels`);
+  if (input instanceof Tensor) return tensorValue(runtime, input, owned); // the common case first
   const adopt = (create) => {
     const value = runtime.scratch(4, (out) => {
       runtime.check(create(out));
@@ -115,14 +141,7 @@ function inputValue(runtime, input, name, what, owned, depth, bind) {
     owned.push(() => runtime.free(ptr));
     return ptr;
   };
-  if (input instanceof Tensor || isTensorLike(input)) {
-    const tensor = asTensor(input, name, what);
-    const value = valueOfTensor(tensor, runtime);
-    if (value) return value;
-    const copy = copyToValue(tensor, runtime);
-    owned.push(() => m._olw_value_release(copy));
-    return copy;
-  }
+  if (isTensorLike(input)) return tensorValue(runtime, asTensor(input, name, what), owned);
   if (input instanceof SharedQuantizedValue) return input.handle; // feeds with its retained parameter set
   if (input instanceof EncodedValue) {
     const bytes = runtime.copyIn(input.bytes);
@@ -157,24 +176,35 @@ function inputValue(runtime, input, name, what, owned, depth, bind) {
   );
 }
 
+/** A Tensor's handle: its own (wasm tensors) or a copy released by `owned` (cpu tensors). */
+function tensorValue(runtime, tensor, owned) {
+  const value = valueOfTensor(tensor, runtime);
+  if (value) return value;
+  const copy = copyToValue(tensor, runtime);
+  owned.push(() => runtime.m._olw_value_release(copy));
+  return copy;
+}
+
 /** A table of C strings for output names plus room for the output handles. */
 export function marshalOutputs(runtime, outputNames) {
   const owned = [];
-  const n = outputNames.length;
-  const table = runtime.alloc(8 * n);
-  runtime.heap.fill(0, table, table + 8 * n);
-  owned.push(() => runtime.free(table));
-  outputNames.forEach((name, i) => {
-    const str = runtime.cstring(String(name));
-    owned.push(() => runtime.free(str));
-    runtime.view().setUint32(table + 4 * i, str, true);
-  });
-  return {
-    names: table,
-    values: table + 4 * n,
-    count: n,
-    release: () => owned.reverse().forEach((r) => r()),
+  const release = () => {
+    for (let i = owned.length - 1; i >= 0; i--) owned[i]();
+    owned.length = 0;
   };
+  try {
+    const n = outputNames.length;
+    const table = tables(runtime, AREA_OUTPUTS, 8 * n, owned);
+    runtime.heap.fill(0, table, table + 8 * n);
+    for (let i = 0; i < n; i++) {
+      const str = nameOf(runtime, String(outputNames[i]), owned);
+      runtime.view().setUint32(table + 4 * i, str, true);
+    }
+    return { names: table, values: table + 4 * n, count: n, release };
+  } catch (error) {
+    release();
+    throw error;
+  }
 }
 
 /**
@@ -183,7 +213,10 @@ export function marshalOutputs(runtime, outputNames) {
  */
 export function collectOutputs(runtime, status, outputNames, out) {
   const m = runtime.m;
-  const handles = outputNames.map((_, i) => runtime.u32(out.values + 4 * i));
+  const n = outputNames.length;
+  const u32 = runtime.u32s();
+  const handles = new Array(n);
+  for (let i = 0; i < n; i++) handles[i] = u32[(out.values >>> 2) + i];
   if (status !== 0) {
     const error = runtime.error(status);
     handles.forEach((h) => h && m._olw_value_release(h));
@@ -191,11 +224,19 @@ export function collectOutputs(runtime, status, outputNames, out) {
   }
   const results = {};
   try {
-    outputNames.forEach((name, i) => {
+    // one call describes every output (records of 4 + MAX_DESCRIBED_RANK doubles)
+    const stride = 4 + MAX_DESCRIBED_RANK;
+    const records = runtime.area(AREA_DESCRIBED, 8 * stride * Math.max(n, 1));
+    m._olw_values_describe(out.values, n, records, MAX_DESCRIBED_RANK);
+    for (let i = 0; i < n; i++) {
       const h = handles[i];
       handles[i] = 0; // wrapOutput takes the reference (or releases it on failure)
-      results[name] = wrapOutput(runtime, h);
-    });
+      const record = records + 8 * stride * i;
+      // tensors straight from their record; other kinds (and NULL handles) through wrapOutput
+      results[outputNames[i]] = h && runtime.f64()[record / 8] === OL_VALUE_TENSOR
+        ? tensorFromValue(runtime, h, record + 8)
+        : wrapOutput(runtime, h);
+    }
   } catch (error) {
     handles.forEach((h) => h && m._olw_value_release(h));
     throw error;
@@ -210,8 +251,9 @@ export function collectOutputs(runtime, status, outputNames, out) {
  */
 export function wrapOutput(runtime, handle) {
   const m = runtime.m;
-  const kind = m._olw_value_kind(handle);
-  if (kind === OL_VALUE_TENSOR) return tensorFromValue(runtime, handle);
+  const described = describeArea(runtime);
+  const kind = m._olw_value_describe(handle, described, MAX_DESCRIBED_RANK);
+  if (kind === OL_VALUE_TENSOR) return tensorFromValue(runtime, handle, described);
   const items = [];
   try {
     if (kind === OL_VALUE_SEQUENCE) {

@@ -1,8 +1,12 @@
 #include "value.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#endif
 
 #include "dtype.h"
 #include "status.h"
@@ -71,7 +75,9 @@ bool ol_shape_valid(int rank, const int64_t *dims) {
   int64_t n = 1;
   for (int i = 0; i < rank; i++) {
     if (dims[i] < 0) return false;
-    if (dims[i] && n > INT64_MAX / 16 / dims[i]) return false;
+    /* the division (slow) only when the product could come near the bound:
+     * below 2^28 each, n * dims[i] * 16 stays under 2^60 */
+    if (dims[i] && (n >= (1 << 28) || dims[i] >= (1 << 28)) && n > INT64_MAX / 16 / dims[i]) return false;
     n *= dims[i];
   }
   return true;
@@ -123,9 +129,19 @@ static ol_status new_tensor(ol_allocator *allocator, ol_dtype dtype, int rank, c
   ol_buffer *b = zeroed ? ol_buffer_new(allocator, bytes) : ol_buffer_new_uninit(allocator, bytes);
   if (!b) return OL_OUT_OF_MEMORY;
   if (dtype == OL_DTYPE_STRING) b->string_count = (size_t)count;
-  ol_status s = ol_value_new_view(b, 0, dtype, rank, dims, out);
-  ol_buffer_release(b);
-  return s;
+  /* ol_value_new_view without checking again what was just checked */
+  ol_value *v = value_alloc(OL_VALUE_TENSOR);
+  if (!v) {
+    ol_buffer_release(b);
+    return OL_OUT_OF_MEMORY;
+  }
+  v->tensor.dtype = dtype;
+  v->tensor.rank = rank;
+  if (rank) memcpy(v->tensor.dims, dims, sizeof(int64_t) * (size_t)rank);
+  v->tensor.buffer = b; /* the new buffer's reference moves to the value */
+  v->tensor.offset = 0;
+  *out = v;
+  return OL_OK;
 }
 
 ol_status ol_value_new_tensor(ol_allocator *allocator, ol_dtype dtype, int rank,
@@ -177,6 +193,27 @@ ol_status ol_tensor_clone(ol_allocator *allocator, const ol_tensor *src, ol_valu
   return OL_OK;
 }
 
+/* memmove for ol_elements_copy. In wasm (no bulk memory) memcpy hands copies
+ * of 512 bytes and more to JavaScript (a call out of wasm per copy) and copies
+ * smaller ones word by word; 16-byte vectors copy disjoint ranges in wasm. */
+static void copy_bytes(uint8_t *dst, const uint8_t *src, size_t n) {
+#if defined(__wasm_simd128__)
+  if (n >= 16 && (dst + n <= src || src + n <= dst)) {
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+      v128_t a = wasm_v128_load(src + i), b = wasm_v128_load(src + i + 16);
+      v128_t c = wasm_v128_load(src + i + 32), d = wasm_v128_load(src + i + 48);
+      wasm_v128_store(dst + i, a), wasm_v128_store(dst + i + 16, b);
+      wasm_v128_store(dst + i + 32, c), wasm_v128_store(dst + i + 48, d);
+    }
+    for (; i + 16 <= n; i += 16) wasm_v128_store(dst + i, wasm_v128_load(src + i));
+    for (; i < n; i++) dst[i] = src[i];
+    return;
+  }
+#endif
+  memmove(dst, src, n);
+}
+
 ol_status ol_elements_copy(ol_dtype dtype, void *dst, int64_t di, const void *src, int64_t si,
                            int64_t n) {
   if (n <= 0) return OL_OK;
@@ -197,7 +234,7 @@ ol_status ol_elements_copy(ol_dtype dtype, void *dst, int64_t di, const void *sr
   }
   size_t es = ol_dtype_size(dtype);
   if (es) {
-    memmove((char *)dst + (size_t)di * es, (const char *)src + (size_t)si * es, (size_t)n * es);
+    copy_bytes((uint8_t *)dst + (size_t)di * es, (const uint8_t *)src + (size_t)si * es, (size_t)n * es);
     return OL_OK;
   }
   for (int64_t i = 0; i < n; i++) ol_packed_set(dtype, dst, di + i, ol_packed_get(dtype, src, si + i));

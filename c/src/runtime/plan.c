@@ -25,7 +25,7 @@ typedef struct plan_builder {
 static bool needs_dense(const ol_kernel *k, size_t j, const ol_tensor *t) {
   uint32_t bit = j < 32 ? 1u << j : 0;
   if (ol_tensor_is_tiled(t)) return !(k->tiled_inputs & bit);
-  return ol_tensor_is_strided(t) && !(k->pitched_inputs & bit);
+  return t->pitch > 0 && ol_tensor_is_strided(t) && !(k->pitched_inputs & bit);
 }
 
 static ol_status add_slot(plan_builder *b, const char *name, int32_t *out) {
@@ -501,12 +501,19 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
                     g->num_outputs, num_outputs);
   for (size_t i = 0; i < num_outputs; i++) outputs[i] = NULL;
   size_t arity = max_arity(p);
-  ol_value **slots = ol_xcalloc(p->num_slots, sizeof *slots);
-  ol_value **step_in = ol_xcalloc(arity, sizeof *step_in);
-  ol_value **step_out = ol_xcalloc(arity, sizeof *step_out);
+  /* small plans keep their per-run tables on the stack (no heap traffic per run) */
+  enum { LOCAL_SLOTS = 256, LOCAL_ARITY = 16 };
+  ol_value *local_slots[LOCAL_SLOTS], *local_io[3][LOCAL_ARITY];
+  bool small = p->num_slots <= LOCAL_SLOTS, narrow = arity <= LOCAL_ARITY;
+  if (small) memset(local_slots, 0, p->num_slots * sizeof *local_slots);
+  if (narrow) memset(local_io, 0, sizeof local_io);
+  ol_value **slots = small ? local_slots : ol_xcalloc(p->num_slots, sizeof *slots);
+  ol_value **step_in = narrow ? local_io[0] : ol_xcalloc(arity, sizeof *step_in);
+  ol_value **step_out = narrow ? local_io[1] : ol_xcalloc(arity, sizeof *step_out);
   ol_status s = (!slots || !step_in || !step_out) ? OL_OUT_OF_MEMORY : OL_OK;
   ol_frame frame = {p, slots, parent};
-  ol_value **dense = ol_xcalloc(arity, sizeof *dense); /* per-step dense copies of pitched inputs */
+  /* per-step dense copies of pitched inputs */
+  ol_value **dense = narrow ? local_io[2] : ol_xcalloc(arity, sizeof *dense);
   if (!dense) s = OL_OUT_OF_MEMORY;
   run_scope scope = {&frame, env, NULL, NULL, step_in, step_out, 0};
   bool events = env->context && env->context->events_enabled;
@@ -538,12 +545,14 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
       break;
     }
     if (step->skipped) goto release;
+    bool densified = false;
     for (size_t j = 0; s == OL_OK && j < n->num_inputs; j++) {
       step_in[j] = step->in_slots[j] >= 0 ? slots[step->in_slots[j]] : NULL;
       /* kernels that do not read pitched caches or tiled weights in place get a dense copy */
       if (step_in[j] && step_in[j]->kind == OL_VALUE_TENSOR && needs_dense(step->kernel, j, &step_in[j]->tensor)) {
         s = ol_tensor_materialize(env->allocator, &step_in[j]->tensor, &dense[j]);
         step_in[j] = dense[j];
+        densified = true;
       }
     }
     for (size_t j = 0; j < n->num_outputs; j++) step_out[j] = NULL;
@@ -555,7 +564,7 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
                          appends ? scope_reserve : NULL, appends ? scope_commit : NULL,
                          events ? scope_record : NULL};
     if (s == OL_OK) s = step->kernel->compute(step->kernel, &ctx);
-    for (size_t j = 0; j < n->num_inputs; j++) {
+    for (size_t j = 0; densified && j < n->num_inputs; j++) {
       ol_value_release(dense[j]);
       dense[j] = NULL;
     }
@@ -589,9 +598,11 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
     }
   if (slots)
     for (size_t i = 0; i < p->num_slots; i++) ol_value_release(slots[i]);
-  free(slots);
-  free(step_in);
-  free(step_out);
-  free(dense);
+  if (!small) free(slots);
+  if (!narrow) {
+    free(step_in);
+    free(step_out);
+    free(dense);
+  }
   return s;
 }

@@ -144,6 +144,20 @@ static size_t push_element(vwalk *w, size_t i) {
   return len;
 }
 
+/* Whether check_shape would pass (the fast path: no description formatted). */
+static bool shape_matches(const Onnx__TypeProto__Tensor *t, ol_dtype dtype, int rank, const int64_t *dims) {
+  if (t->has_elem_type && t->elem_type && (ol_dtype)t->elem_type != dtype) return false;
+  if (!t->shape) return true;
+  if ((size_t)rank != t->shape->n_dim) return false;
+  for (int d = 0; d < rank; d++) {
+    const Onnx__TensorShapeProto__Dimension *dim = t->shape->dim[d];
+    if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dim->dim_value >= 0 &&
+        dims[d] != dim->dim_value)
+      return false;
+  }
+  return true;
+}
+
 /* dtype/rank/fixed dims of a tensor against a declared tensor type */
 static ol_status check_shape(const vwalk *w, const Onnx__TypeProto__Tensor *t, ol_dtype dtype, int rank,
                              const int64_t *dims, const char *got, const char *what) {
@@ -331,6 +345,7 @@ static ol_status walk_value(vwalk *w, const Onnx__TypeProto *tp, const ol_value 
       if (v->kind == OL_VALUE_ENCODED) return check_encoded(w, tp->tensor_type, v);
       if (v->kind != OL_VALUE_TENSOR)
         return fail(w, OL_INVALID_ARGUMENT, "expected a tensor value, got a %s", kind_name(v->kind));
+      if (shape_matches(tp->tensor_type, v->tensor.dtype, v->tensor.rank, v->tensor.dims)) return OL_OK;
       char got[256];
       ol_tensor_describe(&v->tensor, got, sizeof got);
       return check_shape(w, tp->tensor_type, v->tensor.dtype, v->tensor.rank, v->tensor.dims, got, "");
@@ -379,8 +394,14 @@ static ol_status walk_value(vwalk *w, const Onnx__TypeProto *tp, const ol_value 
 
 ol_status ol_check_value_decl(const Onnx__ModelProto *model, const ol_graph_value *decl, const ol_value *v,
                               bool persistent, const char *label) {
-  vwalk w = {model, persistent, label ? label : "input", decl->name ? decl->name : "", {0}};
   const ol_type_info *t = &decl->type;
+  /* the common case without setting up a walk: a tensor matching its declared tensor type */
+  const Onnx__TypeProto *tp = decl->has_type ? t->proto : NULL;
+  if (v && v->kind == OL_VALUE_TENSOR && tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+      tp->tensor_type && !(persistent && v->tensor.dtype == OL_DTYPE_STRING) &&
+      shape_matches(tp->tensor_type, v->tensor.dtype, v->tensor.rank, v->tensor.dims))
+    return OL_OK;
+  vwalk w = {model, persistent, label ? label : "input", decl->name ? decl->name : "", {0}};
   if (!decl->has_type) return walk_value(&w, NULL, v, 0);
   if (t->proto) return walk_value(&w, t->proto, v, 0);
   /* a declaration without its TypeProto: kind, element type, rank and fixed dims */
@@ -390,6 +411,9 @@ ol_status ol_check_value_decl(const Onnx__ModelProto *model, const ol_graph_valu
   if (v->kind != OL_VALUE_TENSOR) return OL_OK;
   if (persistent && v->tensor.dtype == OL_DTYPE_STRING)
     return fail(&w, OL_INVALID_ARGUMENT, "string tensors cannot be persistent");
+  bool ok = !(t->dtype && v->tensor.dtype != t->dtype) && !(t->rank >= 0 && v->tensor.rank != t->rank);
+  for (int d = 0; ok && t->rank >= 0 && d < t->rank; d++) ok = !(t->dims[d] >= 0 && v->tensor.dims[d] != t->dims[d]);
+  if (ok) return OL_OK;
   char got[256];
   ol_tensor_describe(&v->tensor, got, sizeof got);
   if (t->dtype && v->tensor.dtype != t->dtype)
@@ -463,9 +487,13 @@ ol_status ol_session_run_with(ol_session *s, ol_context *context, const char *co
   const ol_graph *g = s->model->graph;
   if (n_outputs && !outputs) return ol_error(OL_INVALID_ARGUMENT, "ol_session_run: outputs is NULL");
   for (size_t i = 0; i < n_outputs; i++) outputs[i] = NULL;
-  ol_value **feeds = ol_xcalloc(g->num_inputs, sizeof *feeds);
-  ol_value **all = ol_xcalloc(g->num_outputs, sizeof *all);
-  size_t *pick = ol_xcalloc(n_outputs, sizeof *pick);
+  /* small graphs (the common case) need no heap for the per-run tables */
+  enum { LOCAL = 32 };
+  ol_value *local_feeds[LOCAL] = {0}, *local_all[LOCAL] = {0};
+  size_t local_pick[LOCAL] = {0};
+  ol_value **feeds = g->num_inputs <= LOCAL ? local_feeds : ol_xcalloc(g->num_inputs, sizeof *feeds);
+  ol_value **all = g->num_outputs <= LOCAL ? local_all : ol_xcalloc(g->num_outputs, sizeof *all);
+  size_t *pick = n_outputs <= LOCAL ? local_pick : ol_xcalloc(n_outputs, sizeof *pick);
   ol_status st = (!feeds || !all || !pick) ? OL_OUT_OF_MEMORY : OL_OK;
   if (st == OL_OK) st = ol_session_match_feeds(s, input_names, inputs, n_inputs, NULL, feeds);
   if (st == OL_OK) st = ol_session_match_outputs(s, output_names, n_outputs, pick);
@@ -487,8 +515,8 @@ ol_status ol_session_run_with(ol_session *s, ol_context *context, const char *co
     }
   if (all)
     for (size_t k = 0; k < g->num_outputs; k++) ol_value_release(all[k]);
-  free(feeds);
-  free(all);
-  free(pick);
+  if (feeds != local_feeds) free(feeds);
+  if (all != local_all) free(all);
+  if (pick != local_pick) free(pick);
   return st;
 }

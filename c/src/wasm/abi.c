@@ -170,6 +170,38 @@ OLW double olw_tensor_element_count(const ol_value *t) {
 OLW size_t olw_tensor_byte_size(const ol_value *t) { return ol_tensor_byte_size(t); }
 OLW void *olw_tensor_data(const ol_value *t) { return ol_tensor_data(t); }
 
+/* The per-run fast paths of the JS package: one call instead of several.
+ * olw_tensor_new: olw_tensor_create, then out[1] = its payload pointer. */
+OLW int olw_tensor_new(int dtype, const int64_t *dims, size_t rank, int32_t *out) {
+  ol_value *v = NULL;
+  ol_status s = ol_tensor_create(NULL, (ol_dtype)dtype, dims, rank, &v);
+  out[0] = (int32_t)(uintptr_t)v;
+  out[1] = s == OL_OK ? (int32_t)(uintptr_t)ol_tensor_data(v) : 0;
+  return s;
+}
+/* Kind of v; for a tensor of rank <= max_rank also out[0] dtype, out[1] rank,
+ * out[2] payload pointer, out[3..] dims (doubles: exact below 2^53); a
+ * larger rank sets out[1] = -1 (read the dims with olw_tensor_dims). */
+OLW int olw_value_describe(const ol_value *v, double *out, size_t max_rank) {
+  ol_value_kind kind = ol_value_get_kind(v);
+  if (kind != OL_VALUE_TENSOR) return (int)kind;
+  size_t rank = ol_tensor_rank(v);
+  out[0] = (double)ol_tensor_dtype(v);
+  out[1] = rank <= max_rank ? (double)rank : -1;
+  out[2] = (double)(uintptr_t)ol_tensor_data(v);
+  const int64_t *dims = ol_tensor_dims(v);
+  for (size_t i = 0; rank <= max_rank && i < rank; i++) out[3 + i] = (double)dims[i];
+  return (int)kind;
+}
+/* olw_value_describe of n values (NULL: kind -1) into records of 4 + max_rank
+ * doubles: the kind, then what olw_value_describe writes. */
+OLW void olw_values_describe(ol_value *const *values, size_t n, double *out, size_t max_rank) {
+  for (size_t i = 0; i < n; i++) {
+    double *record = out + i * (4 + max_rank);
+    record[0] = values[i] ? (double)olw_value_describe(values[i], record + 1, max_rank) : -1;
+  }
+}
+
 OLW int olw_value_kind(const ol_value *v) { return (int)ol_value_get_kind(v); }
 OLW ol_value *olw_value_retain(ol_value *v) { return ol_value_retain(v); }
 OLW void olw_value_release(ol_value *v) { ol_value_release(v); }
