@@ -246,7 +246,32 @@ static void string_map(void) {
   ol_strmap_free(&m);
 }
 
-OL_TEST_MAIN(TEST(status_names_and_messages), TEST(allocator_counts_and_fails_on_demand),
+/* value and buffer structs are recycled (core/value.c): a new value never
+ * inherits a released one's layout, payload or reference count */
+static void recycled_structs_start_clean(void) {
+  int64_t dims[2] = {4, 16};
+  ol_value *old[80];
+  for (int i = 0; i < 80; i++) {
+    CHECK_OK(ol_value_new_tensor(NULL, OL_DTYPE_FLOAT, 2, dims, &old[i]));
+    if (!old[i]) return;
+    old[i]->tensor.pitch = 9, old[i]->tensor.pitch_axis = 1, old[i]->tensor.tile_rows = 32;
+    old[i]->tensor.offset = 12;
+  }
+  for (int i = 0; i < 80; i++) ol_value_release(old[i]);
+  for (int i = 0; i < 80; i++) {
+    ol_value *v = NULL;
+    CHECK_OK(ol_value_new_tensor(NULL, OL_DTYPE_FLOAT, 2, dims, &v));
+    if (!v) return;
+    const ol_tensor *t = &v->tensor;
+    CHECK(v->refcount == 1 && t->pitch == 0 && t->pitch_axis == 0 && t->tile_rows == 0 && t->offset == 0);
+    CHECK(t->buffer && t->buffer->refcount == 1 && t->buffer->size == 64 * sizeof(float));
+    CHECK(((const float *)ol_tdata(t))[63] == 0.0f && !v->items && !v->encoded);
+    old[i] = v;
+  }
+  for (int i = 0; i < 80; i++) ol_value_release(old[i]);
+}
+
+OL_TEST_MAIN(TEST(status_names_and_messages), TEST(recycled_structs_start_clean), TEST(allocator_counts_and_fails_on_demand),
              TEST(uninitialized_tensors_skip_only_plain_clearing),
              TEST(tensor_shapes_are_validated), TEST(wrapped_memory_is_released_once),
              TEST(strings_sequences_optionals), TEST(structs_and_encoded_values), TEST(half_precision_round_trips),

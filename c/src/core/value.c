@@ -11,14 +11,43 @@
 #include "dtype.h"
 #include "status.h"
 
+/* ------------------------------------------------------------ recycled structs */
+
+/* A decode step creates and releases a few hundred tensors, each a value and
+ * a buffer struct: a short per-thread stack of released structs saves two
+ * allocator round trips per tensor (payloads still go to their allocator). */
+#define RECYCLE_MAX 64
+typedef struct recycle_bin {
+  void *items[RECYCLE_MAX];
+  int count;
+} recycle_bin;
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+#define OL_THREAD_LOCAL /* one thread */
+#else
+#define OL_THREAD_LOCAL _Thread_local
+#endif
+static OL_THREAD_LOCAL recycle_bin value_bin, buffer_bin;
+
+static void *recycled_calloc(recycle_bin *bin, size_t size) {
+  if (!bin->count) return ol_xcalloc(1, size);
+  void *p = bin->items[--bin->count];
+  memset(p, 0, size);
+  return p;
+}
+
+static void recycle(recycle_bin *bin, void *p) {
+  if (bin->count < RECYCLE_MAX) bin->items[bin->count++] = p;
+  else free(p);
+}
+
 /* ------------------------------------------------------------ buffers */
 
 static ol_buffer *buffer_new(ol_allocator *allocator, size_t size, bool zeroed) {
-  ol_buffer *b = ol_xcalloc(1, sizeof *b);
+  ol_buffer *b = recycled_calloc(&buffer_bin, sizeof *b);
   if (!b) return NULL;
   b->data = ol_alloc(allocator, size ? size : 1);
   if (!b->data) {
-    free(b);
+    recycle(&buffer_bin, b);
     return NULL;
   }
   if (zeroed) memset(b->data, 0, size);
@@ -34,7 +63,7 @@ ol_buffer *ol_buffer_new_uninit(ol_allocator *allocator, size_t size) {
 }
 
 ol_buffer *ol_buffer_wrap(void *data, size_t size, void (*release)(void *user), void *user) {
-  ol_buffer *b = ol_xcalloc(1, sizeof *b);
+  ol_buffer *b = recycled_calloc(&buffer_bin, sizeof *b);
   if (!b) return NULL;
   b->data = data;
   b->size = size;
@@ -59,7 +88,7 @@ void ol_buffer_release(ol_buffer *b) {
     ol_dealloc(b->allocator, b->data);
   else if (b->release)
     b->release(b->user);
-  free(b);
+  recycle(&buffer_bin, b);
 }
 
 /* ------------------------------------------------------------ shapes */
@@ -84,7 +113,7 @@ bool ol_shape_valid(int rank, const int64_t *dims) {
 }
 
 static ol_value *value_alloc(ol_value_kind kind) {
-  ol_value *v = ol_xcalloc(1, sizeof *v);
+  ol_value *v = recycled_calloc(&value_bin, sizeof *v);
   if (v) {
     v->refcount = 1;
     v->kind = kind;
@@ -287,7 +316,7 @@ void ol_value_release(ol_value *v) {
   if (v->encoded && v->encoded_free) v->encoded_free(v->encoded);
   if (v->encoded_resource && v->encoded_resource_release)
     v->encoded_resource_release(v->encoded_resource);
-  free(v);
+  recycle(&value_bin, v);
 }
 
 ol_value_kind ol_value_get_kind(const ol_value *v) { return v->kind; }
