@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "float_bits.h"
 #include "harness.h"
 #include "kernel_util.h"
 #include "simd/math.h"
@@ -527,16 +528,6 @@ static void test_pow(void) {
   CHECK_STATUS(run_status("Pow", 15, NULL, 0, in4, 2), OL_INVALID_ARGUMENT); /* 0^-1 */
 }
 
-static uint32_t f32_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-static float bits_f32(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
 
 /* Pow(x, 2) with a scalar exponent takes a float shortcut (1.0: the general path):
  * same bits as the general path (ol_powf) on special values, subnormals,
@@ -553,7 +544,7 @@ static void test_pow_scalar_exponent_shortcuts(void) {
   uint64_t state = 0x9E3779B97F4A7C15ull;
   for (int i = 0; i < N; i++) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
-    x[i] = i < (int)ns ? bits_f32(special[i]) : bits_f32((uint32_t)(state >> 32));
+    x[i] = i < (int)ns ? bitsf(special[i]) : bitsf((uint32_t)(state >> 32));
   }
   /* squares that fall exactly halfway between two floats: 1 + k 2^-12 */
   for (int k = 0; k < 256; k++) x[ns + (size_t)k] = 1.0f + (float)(2 * k + 1) * 0x1p-12f;
@@ -566,8 +557,8 @@ static void test_pow_scalar_exponent_shortcuts(void) {
     if (y) {
       const float *o = data(y);
       for (int i = 0; i < N; i++) {
-        int bad = f32_bits(o[i]) != f32_bits(ol_powf(x[i], exps[e]));
-        if (bad && wrong < 5) fprintf(stderr, "pow %08x ^ %g: %08x vs %08x\n", f32_bits(x[i]), exps[e], f32_bits(o[i]), f32_bits(ol_powf(x[i], exps[e])));
+        int bad = fbits(o[i]) != fbits(ol_powf(x[i], exps[e]));
+        if (bad && wrong < 5) fprintf(stderr, "pow %08x ^ %g: %08x vs %08x\n", fbits(x[i]), exps[e], fbits(o[i]), fbits(ol_powf(x[i], exps[e])));
         wrong += bad;
       }
     }
@@ -578,11 +569,11 @@ static void test_pow_scalar_exponent_shortcuts(void) {
   int64_t d1[1] = {1};
   ol_value *in[2] = {tk_f32(1, dn, x), tk_f32(1, d1, (float[]){2.0f})};
   ol_value *y = run_ok("Pow", 15, NULL, 0, in, 2);
-  CHECK(y && f32_bits(((const float *)data(y))[ns]) == f32_bits(x[ns] * x[ns]));
+  CHECK(y && fbits(((const float *)data(y))[ns]) == fbits(x[ns] * x[ns]));
   ol_value_release(y);
   ol_value *in3[2] = {tk_f32(1, dn, x), tk_f32(0, NULL, (float[]){3.0f})};
   y = run_ok("Pow", 15, NULL, 0, in3, 2);
-  CHECK(y && f32_bits(((const float *)data(y))[1000]) == f32_bits(ol_powf(x[1000], 3.0f)));
+  CHECK(y && fbits(((const float *)data(y))[1000]) == fbits(ol_powf(x[1000], 3.0f)));
   ol_value_release(y);
   free(x);
 }
@@ -601,7 +592,7 @@ static void test_vector_exp_users_match_scalar(void) {
   ol_value *in1[1] = {tk_f32(1, dn, x)};
   ol_value *y = run_ok("Exp", 13, NULL, 0, in1, 1);
   if (y)
-    for (int i = 0; i < N; i++) bad += f32_bits(((const float *)data(y))[i]) != f32_bits(ol_expf(x[i]));
+    for (int i = 0; i < N; i++) bad += fbits(((const float *)data(y))[i]) != fbits(ol_expf(x[i]));
   CHECK(y && bad == 0);
   ol_value_release(y);
   ol_value *in2[1] = {tk_f32(1, dn, x)};
@@ -610,7 +601,7 @@ static void test_vector_exp_users_match_scalar(void) {
   if (y)
     for (int i = 0; i < N; i++) {
       double e = ol_expf(-fabsf(x[i])), r = 1.0 / (1.0 + e);
-      bad += f32_bits(((const float *)data(y))[i]) != f32_bits((float)(x[i] >= 0 ? r : e * r));
+      bad += fbits(((const float *)data(y))[i]) != fbits((float)(x[i] >= 0 ? r : e * r));
     }
   CHECK(y && bad == 0);
   ol_value_release(y);
@@ -629,7 +620,7 @@ static void test_vector_exp_users_match_scalar(void) {
       double ls = ol_log(sum);
       for (int i = 0; i < 131; i++) {
         float want = lg ? (float)((double)(row[i] - m) - ls) : (float)(ol_expf(row[i] - m) / sum);
-        bad += f32_bits(((const float *)data(y))[131 * r + i]) != f32_bits(want);
+        bad += fbits(((const float *)data(y))[131 * r + i]) != fbits(want);
       }
     }
     CHECK(y && bad == 0);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "float_bits.h"
 #include "harness.h"
 #include "simd/math.h"
 
@@ -434,16 +435,6 @@ static void test_exact_values(void) {
 /* ol_expf_n (four lanes at a time) gives ol_expf's bits on every input:
  * special values, the cut-offs, a stride through all bit patterns and a
  * denser one through the finite range, odd lengths, in place. */
-static uint32_t fbits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-static float bitsf(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
 static int expf_n_mismatches(const float *x, int64_t n) {
   float y[1027];
   int bad = 0;

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "float_bits.h"
+
 #ifndef TEST_RANDOM_SEED
 #define TEST_RANDOM_SEED 2463534242u
 #endif
@@ -25,11 +27,6 @@ static inline float rnd(void) {
   float m = (float)(next_u32() & 0xFFFFFF) / 16777216.0f - 0.5f;
   int e = (int)(next_u32() % TEST_RANDOM_EXPONENTS) - TEST_RANDOM_EXPONENTS / 2;
   return ldexpf(m, e);
-}
-static inline uint32_t fbits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
 }
 
 #endif

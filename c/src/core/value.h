@@ -149,6 +149,9 @@ void ol_tiles_to_dense(int64_t K, int64_t N, int rows, const float *tiles, float
 
 /* Deep copy of a tensor's payload into a new value (strings duplicated). */
 ol_status ol_tensor_clone(ol_allocator *allocator, const ol_tensor *src, ol_value **out);
+/* Copies n bytes front to back (fast in wasm too): for disjoint ranges, or
+ * when moving data to a lower address (dst < src). */
+void ol_copy_forward(void *dst, const void *src, size_t n);
 /* Copies n elements src[si..] to dst[di..] for any dtype (strings duplicated,
  * sub-byte types element by element). */
 ol_status ol_elements_copy(ol_dtype dtype, void *dst, int64_t di, const void *src, int64_t si,

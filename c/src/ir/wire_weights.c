@@ -7,9 +7,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#if defined(__wasm_simd128__)
-#include <wasm_simd128.h>
-#endif
+
+#include "core/value.h"
 
 #define GRAPH_FIELD 7
 #define INITIALIZER_FIELD 5
@@ -205,25 +204,6 @@ static bool strip_model(splitter *s, size_t n, obuf *out) {
   return true;
 }
 
-/* Copies n bytes to a lower address (dst < src). In wasm memmove is a plain
- * loop without bulk memory; 16-byte vectors copy the model's weights about
- * four times faster. Copying forward is safe when moving down: every chunk
- * is read before a write can reach it. */
-static void move_down(uint8_t *dst, const uint8_t *src, size_t n) {
-#if defined(__wasm_simd128__)
-  size_t i = 0;
-  for (; i + 64 <= n; i += 64) {
-    v128_t a = wasm_v128_load(src + i), b = wasm_v128_load(src + i + 16);
-    v128_t c = wasm_v128_load(src + i + 32), d = wasm_v128_load(src + i + 48);
-    wasm_v128_store(dst + i, a), wasm_v128_store(dst + i + 16, b);
-    wasm_v128_store(dst + i + 32, c), wasm_v128_store(dst + i + 48, d);
-  }
-  for (; i + 16 <= n; i += 16) wasm_v128_store(dst + i, wasm_v128_load(src + i));
-  for (; i < n; i++) dst[i] = src[i];
-#else
-  memmove(dst, src, n);
-#endif
-}
 
 /* Moves payloads (ascending offsets) down to aligned homes; a payload whose
  * aligned home would start after it gets its own copy instead. The metadata
@@ -235,7 +215,7 @@ static bool relocate(uint8_t *wire, ol_wire_view *views, size_t count) {
     uintptr_t at = (uintptr_t)(wire + cursor);
     size_t dest = cursor + (size_t)((VIEW_ALIGNMENT - at % VIEW_ALIGNMENT) % VIEW_ALIGNMENT);
     if (dest <= v->offset) {
-      if (dest < v->offset) move_down(wire + dest, wire + v->offset, v->length);
+      if (dest < v->offset) ol_copy_forward(wire + dest, wire + v->offset, v->length); /* moves down */
       v->offset = dest;
       cursor = dest + v->length;
     } else {
