@@ -4,7 +4,7 @@
 // Also a tiny reader of GraphProto.persistent_bindings straight from the bytes
 // (no protobuf library needed), so the JS layer knows a model's bindings.
 import { invalidArgument } from './errors.js';
-import { readBytes } from './runtime.js';
+import { readBytes, readIntoWasm } from './runtime.js';
 
 /** True for a ModelProto message object of 'onnx-light/proto'. */
 export function isModelProto(model) {
@@ -86,6 +86,38 @@ export function serializeModelHandle(runtime, handle) {
       runtime.m._olw_serial_pieces_free(pieces);
     }
   });
+}
+
+/**
+ * Loads any accepted model input into an ol_model handle (the caller destroys
+ * it) with its persistent bindings. A local file goes straight into wasm
+ * memory, so the process holds the model once instead of twice while loading.
+ * @returns {Promise<{handle: number, bindings: {input: string, output: string}[]}>}
+ */
+export async function loadModelInput(runtime, model, what) {
+  const inPlace = typeof model === 'string' || model instanceof URL ? await readIntoWasm(runtime, model) : null;
+  if (!inPlace) {
+    const bytes = await modelBytes(model, what);
+    return { handle: loadModelHandle(runtime, bytes), bindings: persistentBindingsOf(bytes) };
+  }
+  const { ptr, size } = inPlace;
+  // the bindings before loading rearranges the bytes; on malformed bytes the
+  // loader's error (the one bytes get) is the one reported
+  let bindings, scanError;
+  try {
+    bindings = persistentBindingsOf(runtime.heap.subarray(ptr, ptr + size));
+  } catch (error) {
+    scanError = error;
+  }
+  const handle = runtime.scratch(4, (out) => {
+    runtime.check(runtime.m._olw_model_load_owned(ptr, size, out)); // frees ptr on failure
+    return runtime.u32(out);
+  });
+  if (scanError) {
+    runtime.m._olw_model_destroy(handle);
+    throw scanError;
+  }
+  return { handle, bindings };
 }
 
 /** Runs use(handle) on a model handle loaded from bytes, destroyed afterwards. */

@@ -42,6 +42,11 @@ export async function readBytes(source) {
   return new Uint8Array(await response.arrayBuffer());
 }
 
+/** Browsers fetch models as whole responses (readBytes): nothing to read in place. */
+export async function readInto() {
+  return null;
+}
+
 export async function compile(source) {
   if (ArrayBuffer.isView(source) || source instanceof ArrayBuffer) return WebAssembly.compile(source);
   const response = await fetch(source);

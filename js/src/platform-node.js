@@ -1,7 +1,7 @@
 // Node.js side of module loading and model reading: files are read with fs
 // (Emscripten's own loader would call fetch() with a file path, which fails in
 // Node); http(s) URLs, when the caller names one, are fetched.
-import { readFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 
@@ -51,6 +51,37 @@ export async function readBytes(source) {
   }
   const data = await readFile(url ?? source);
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+}
+
+/**
+ * Reads a local file (path or file: URL) straight into wasm memory through
+ * one small chunk buffer, so the process never holds a second whole copy.
+ * memory: { alloc(size) -> ptr, free(ptr), heap() -> current Uint8Array view }.
+ * Returns { ptr, size } (the caller owns ptr), or null for sources that are
+ * not local files.
+ */
+export async function readInto(source, memory) {
+  const url = source instanceof URL ? source : /^(https?|file|data):/i.test(source) ? new URL(source) : null;
+  if (url && url.protocol !== 'file:') return null;
+  const file = await open(url ?? source, 'r');
+  let ptr = 0;
+  try {
+    const { size } = await file.stat();
+    ptr = memory.alloc(size);
+    const chunk = Buffer.allocUnsafe(Math.min(size, 8 << 20));
+    for (let at = 0; at < size; ) {
+      const { bytesRead } = await file.read(chunk, 0, Math.min(chunk.length, size - at), at);
+      if (bytesRead === 0) throw new Error(`${source}: the file ended after ${at} of ${size} bytes`);
+      memory.heap().set(chunk.subarray(0, bytesRead), ptr + at); // a fresh view: memory may have grown meanwhile
+      at += bytesRead;
+    }
+    const result = { ptr, size };
+    ptr = 0;
+    return result;
+  } finally {
+    if (ptr) memory.free(ptr);
+    await file.close();
+  }
 }
 
 export async function compile(source) {

@@ -10,7 +10,7 @@ import { OnnxLightError } from './errors.js';
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** @type {{loadFactory(threaded: boolean): Promise<Function>, defaultWasmUrl(threaded: boolean): URL, readBytes(source: any): Promise<Uint8Array>, startWorker(): Promise<any>, compile(source: any): Promise<WebAssembly.Module>, threadsSupported(): boolean, cores(): number, moduleOptions(threaded: boolean): object, releaseWorkers(module: any): void}} */
+/** @type {{loadFactory(threaded: boolean): Promise<Function>, defaultWasmUrl(threaded: boolean): URL, readBytes(source: any): Promise<Uint8Array>, readInto(source: any, memory: object): Promise<{ptr: number, size: number} | null>, startWorker(): Promise<any>, compile(source: any): Promise<WebAssembly.Module>, threadsSupported(): boolean, cores(): number, moduleOptions(threaded: boolean): object, releaseWorkers(module: any): void}} */
 let platform = null;
 let loading = null;
 let current = null;
@@ -47,6 +47,18 @@ export function init(options = {}) {
 /** Bytes of a path or URL the caller named (fs in Node, fetch in browsers). */
 export function readBytes(source) {
   return platform.readBytes(source);
+}
+
+/**
+ * A local model file read straight into wasm memory ({ ptr, size }, owned by
+ * the caller), or null when the source is not a local file (then readBytes).
+ */
+export function readIntoWasm(runtime, source) {
+  return platform.readInto(source, {
+    alloc: (size) => runtime.alloc(size),
+    free: (ptr) => runtime.free(ptr),
+    heap: () => runtime.heap,
+  });
 }
 
 /** A worker running the generator loop (generator-worker.js / browser-worker.js). */

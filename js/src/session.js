@@ -5,7 +5,7 @@ import { threadCount } from './env.js';
 import { OnnxLightError, invalidArgument } from './errors.js';
 import { dtypeOfCode } from './dtypes.js';
 import { generateSteps, generateTokens } from './generate.js';
-import { loadModelHandle, modelBytes, persistentBindingsOf } from './model.js';
+import { loadModelInput } from './model.js';
 import { init } from './runtime.js';
 import { runWith } from './values.js';
 
@@ -28,15 +28,14 @@ export class InferenceSession {
   static async create(model, options = {}) {
     const threads = threadCount(options?.intraOpNumThreads, 'intraOpNumThreads');
     const runtime = await init(options);
-    const bytes = await modelBytes(model, 'InferenceSession.create');
+    const { handle: modelHandle, bindings } = await loadModelInput(runtime, model, 'InferenceSession.create');
     const m = runtime.m;
-    const modelHandle = loadModelHandle(runtime, bytes);
     try {
       const handle = runtime.scratch(4, (out) => {
         runtime.check(m._olw_session_create(modelHandle, threads, out));
         return runtime.u32(out);
       });
-      const session = new InferenceSession(CREATE, runtime, handle, modelHandle, persistentBindingsOf(bytes));
+      const session = new InferenceSession(CREATE, runtime, handle, modelHandle, bindings);
       session.#threads = threads;
       return session;
     } catch (error) {

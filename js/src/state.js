@@ -6,7 +6,7 @@
 // and every run gets a fresh ol_completion tied to the run's AbortSignal.
 import { threadCount } from './env.js';
 import { OnnxLightError, invalidArgument } from './errors.js';
-import { loadModelHandle, modelBytes, persistentBindingsOf } from './model.js';
+import { loadModelInput } from './model.js';
 import { init } from './runtime.js';
 import { marshalInputs, runWith, wrapOutput } from './values.js';
 
@@ -33,10 +33,9 @@ export class PersistentValueState {
     }
     checkMap(initial, 'PersistentValueState.create: initial');
     const runtime = await init(options);
-    const bytes = await modelBytes(model, 'PersistentValueState.create');
-    const modelHandle = loadModelHandle(runtime, bytes);
+    const { handle: modelHandle, bindings } = await loadModelInput(runtime, model, 'PersistentValueState.create');
     try {
-      return createStateFromHandle(runtime, modelHandle, persistentBindingsOf(bytes), initial, { persistentTensorInitialCapacity, events: !!events, intraOpNumThreads });
+      return createStateFromHandle(runtime, modelHandle, bindings, initial, { persistentTensorInitialCapacity, events: !!events, intraOpNumThreads });
     } finally {
       runtime.m._olw_model_destroy(modelHandle); // the state's session keeps its own reference
     }
