@@ -234,6 +234,39 @@ static void test_session_threads(void) {
   tk_release_all(in, 2);
   ol_model_destroy(m);
   free(x), free(w);
+  /* attention scores Q x K^T (the fused Transpose) split by head */
+  m = NULL;
+  CHECK_OK(ol_model_parse_text("<ir_version: 10, opset_import: [\"\" : 18]>\n"
+                               "g (float[1, 8, 1, 64] q, float[1, 8, 300, 64] k) => (float[1, 8, 1, 300] s) {\n"
+                               "  kt = Transpose <perm = [0, 1, 3, 2]> (k)\n  s = MatMul(q, kt)\n}",
+                               &m));
+  float *q = malloc(sizeof(float) * 8 * 64), *k = malloc(sizeof(float) * 8 * 300 * 64);
+  for (int i = 0; i < 8 * 64; i++) q[i] = rnd();
+  for (int i = 0; i < 8 * 300 * 64; i++) k[i] = rnd();
+  int64_t dq[4] = {1, 8, 1, 64}, dk[4] = {1, 8, 300, 64};
+  ol_value *qk[2] = {tk_f32(4, dq, q), tk_f32(4, dk, k)};
+  const char *qk_names[2] = {"q", "k"};
+  for (int threads = 1; threads <= 3; threads++) {
+    o.intra_op_num_threads = threads;
+    CHECK_OK(ol_session_create(m, &o, &s));
+    if (s) CHECK_OK(ol_session_run(s, qk_names, qk, 2, NULL, &y[threads - 1], 1, NULL));
+    ol_session_destroy(s);
+  }
+  if (y[0]) {
+    bool right = true; /* head 5, key 123: the fused kernel's dot product order */
+    const float *qh = q + 5 * 64, *kh = k + (5 * 300 + 123) * 64;
+    float l[4] = {0, 0, 0, 0};
+    for (int e = 0; e < 64; e += 4)
+      for (int c = 0; c < 4; c++) l[c] = l[c] + qh[e + c] * kh[e + c];
+    right = ((const float *)ol_tdata(&y[0]->tensor))[5 * 300 + 123] == (l[0] + l[1]) + (l[2] + l[3]);
+    CHECK(right);
+  }
+  for (int t = 1; t < 3; t++)
+    if (y[0] && y[t]) CHECK(same_bits(ol_tdata(&y[0]->tensor), ol_tdata(&y[t]->tensor), 8 * 300));
+  tk_release_all(y, 3);
+  tk_release_all(qk, 2);
+  ol_model_destroy(m);
+  free(q), free(k);
 }
 
 OL_TEST_MAIN(TEST(test_every_task_once), TEST(test_nested), TEST(test_concurrent_callers),

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/pool.h"
 #include "ops/matmul.h"
 #include "ops/registry.h"
 #include "simd/gemm_tb.h"
@@ -53,6 +54,31 @@ static ol_status tb_generic(ol_kernel_ctx *ctx, const ol_tensor *a, const ol_ten
   free(scratch);
   return s;
 }
+
+/* float32 products, one per batch (attention: one per head), spread over
+ * the thread pool when there is enough work; each is computed exactly as on
+ * one thread. */
+typedef struct tb_job {
+  const ol_mm_plan *p;
+  const float *A, *B;
+  float *C;
+  int64_t M, pitch, mat;
+} tb_job;
+
+static void tb_batch(const tb_job *j, int64_t t) {
+  const ol_mm_plan *p = j->p;
+  int64_t ao = 0, bo = 0;
+  if (!p->fold_a) ol_mm_offsets(p, t, &ao, &bo);
+  if (j->pitch && j->mat) bo = bo / j->mat * j->pitch * p->K;
+  ol_f32_gemm_tb(j->M, p->N, p->K, j->A + ao, p->K, j->B + bo, p->K, j->C + t * j->M * p->N, p->N);
+}
+
+static void tb_task(void *arg, int64_t t, int slot) {
+  (void)slot;
+  tb_batch(arg, t);
+}
+
+#define TB_PAR_MIN_MACS (1 << 17) /* less is not worth waking a thread for */
 
 static ol_status tb_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   tb_kernel *k = (tb_kernel *)kernel;
@@ -105,18 +131,12 @@ static ol_status tb_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
         M *= batches;
         batches = 1;
       }
-      const float *A = ol_tdata(a), *B = ol_tdata(bt);
-      float *C = ol_tdata(y);
-      for (int64_t t = 0; t < batches; t++) {
-        if (ctx->cancelled && *ctx->cancelled) {
-          s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
-          break;
-        }
-        int64_t ao = 0, bo = 0;
-        if (!p.fold_a) ol_mm_offsets(&p, t, &ao, &bo);
-        if (pitch && mat) bo = bo / mat * pitch * p.K;
-        ol_f32_gemm_tb(M, p.N, p.K, A + ao, p.K, B + bo, p.K, C + t * M * p.N, p.N);
-      }
+      tb_job job = {&p, ol_tdata(a), ol_tdata(bt), ol_tdata(y), M, pitch, mat};
+      int threads = batches > 1 && batches * M * p.N * p.K >= TB_PAR_MIN_MACS ? ol_pool_threads() : 1;
+      if (ctx->cancelled && *ctx->cancelled) s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
+      else if (threads > 1) ol_parallel_for(batches, threads, tb_task, &job);
+      else
+        for (int64_t t = 0; t < batches; t++) tb_batch(&job, t);
     }
   }
   ol_value_release(dense);
