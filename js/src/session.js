@@ -32,7 +32,7 @@ export class InferenceSession {
     const m = runtime.m;
     try {
       const handle = runtime.scratch(4, (out) => {
-        runtime.check(m._olw_session_create(modelHandle, threads, out));
+        runtime.check(m._olw_session_create(modelHandle, threads, 1, out)); // caches grow in place (1)
         return runtime.u32(out);
       });
       const session = new InferenceSession(CREATE, runtime, handle, modelHandle, bindings);

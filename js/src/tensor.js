@@ -111,6 +111,7 @@ export class Tensor {
   /** Byte offset of the payload in wasm memory ('wasm' tensors), else undefined. */
   get wasmByteOffset() {
     this.#checkAlive();
+    if (this.#runtime) this.#makeDense();
     return this.#runtime ? this.#ptr : undefined;
   }
 
@@ -118,6 +119,7 @@ export class Tensor {
   get data() {
     this.#checkAlive();
     if (!this.#runtime) return this.#cpuData;
+    this.#makeDense();
     const buffer = this.#runtime.buffer;
     if (this.#view === null || this.#view.buffer !== buffer) {
       const d = dtypeOf(this.#type);
@@ -153,6 +155,25 @@ export class Tensor {
     this.#handle = handle;
     this.#ptr = ptr;
     finalizer.register(this, { runtime, handle }, this);
+  }
+
+  /* A KV cache a session let grow in place (present.* with spare rows, fed
+   * back as past.* without copying the prefix) has no dense view: the first
+   * look at its elements swaps in a dense copy. */
+  #makeDense() {
+    if (this.#ptr !== -1) return;
+    const runtime = this.#runtime;
+    const m = runtime.m;
+    const dense = runtime.scratch(4, (out) => {
+      runtime.check(m._olw_value_densify(this.#handle, out));
+      return runtime.u32(out);
+    });
+    finalizer.unregister(this);
+    m._olw_value_release(this.#handle);
+    this.#handle = dense;
+    this.#ptr = m._olw_tensor_data(dense);
+    this.#view = null;
+    finalizer.register(this, { runtime, handle: dense }, this);
   }
 
   #checkAlive() {
@@ -193,7 +214,7 @@ export class Tensor {
       }
       let size = 1;
       for (let i = 0; i < dims.length; i++) size *= dims[i];
-      if (d.bits === 0 || ptr % d.array.BYTES_PER_ELEMENT !== 0) {
+      if (d.bits === 0 || (ptr !== -1 && ptr % d.array.BYTES_PER_ELEMENT !== 0)) {
         const data = d.bits === 0 ? readStrings(runtime, handle, size) : copyOut(runtime, d, ptr, size);
         m._olw_value_release(handle);
         return new Tensor(type, data, dims);

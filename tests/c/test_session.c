@@ -4,8 +4,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/value.h"
 #include "harness.h"
 #include "onnxlight.h"
+#include "runtime/session.h"
 
 static ol_session *make_session(const char *text, ol_model **model_out) {
   ol_model *m = NULL;
@@ -362,7 +364,72 @@ static void model_local_functions_run_per_call_site(void) {
   CHECK(m == NULL);
 }
 
-OL_TEST_MAIN(TEST(runs_the_seed_example), TEST(feed_errors_leave_the_session_usable),
+/* Sessions that let caches grow (ol_session_grow_outputs, the JS package):
+ * present = Concat(past, x) leaves with spare rows; fed back, the next run
+ * appends into them (same buffer, prefix untouched); a second run from the
+ * same past copies, so both branches keep their own rows. */
+static float cache_at(const ol_value *v, int64_t h, int64_t r) {
+  const ol_tensor *t = &v->tensor;
+  int64_t pitch = t->pitch > 0 ? t->pitch : t->dims[1];
+  return ((const float *)ol_tdata(t))[(h * pitch + r) * 2];
+}
+
+static void caches_grow_in_place_and_branch(void) {
+  ol_model *m = NULL;
+  CHECK_OK(ol_model_parse_text("<ir_version: 10, opset_import: [\"\" : 18]>\n"
+                               "g (float[2, L, 2] past, float[2, 1, 2] x) => (float[2, N, 2] present) {\n"
+                               "  present = Concat <axis = 1> (past, x)\n}",
+                               &m));
+  ol_session *s = NULL;
+  CHECK_OK(ol_session_create(m, NULL, &s));
+  ol_model_destroy(m);
+  if (!s) return;
+  ol_session_grow_outputs(s, true);
+  const char *names[2] = {"past", "x"};
+  int64_t d0[3] = {2, 0, 2}, dx[3] = {2, 1, 2};
+  ol_value *past = NULL, *x = NULL;
+  CHECK_OK(ol_tensor_create(NULL, OL_DTYPE_FLOAT, d0, 3, &past));
+  CHECK_OK(ol_tensor_create(NULL, OL_DTYPE_FLOAT, dx, 3, &x));
+  if (!past || !x) return;
+  float *xd = ol_tensor_data(x);
+  const ol_buffer *storage = NULL;
+  for (int step = 0; step < 5; step++) {
+    for (int i = 0; i < 4; i++) xd[i] = (float)(10 * step + i);
+    ol_value *in[2] = {past, x}, *present = NULL;
+    CHECK_OK(ol_session_run(s, names, in, 2, NULL, &present, 1, NULL));
+    if (!present) break;
+    const ol_tensor *t = &present->tensor;
+    CHECK(t->dims[1] == step + 1 && t->pitch > t->dims[1] && t->buffer->append_end == step + 1);
+    if (step == 0) storage = t->buffer;
+    CHECK(t->buffer == storage); /* appended in place after the first run */
+    for (int r = 0; r <= step; r++) CHECK(cache_at(present, 1, r) == (float)(10 * r + 2));
+    ol_value_release(past);
+    past = present;
+  }
+  /* branch: two runs from the same past of 5 rows */
+  ol_value *in[2] = {past, x}, *a = NULL, *b = NULL;
+  xd[0] = 100;
+  CHECK_OK(ol_session_run(s, names, in, 2, NULL, &a, 1, NULL));
+  xd[0] = 200;
+  CHECK_OK(ol_session_run(s, names, in, 2, NULL, &b, 1, NULL));
+  if (a && b) {
+    CHECK(a->tensor.buffer == past->tensor.buffer && b->tensor.buffer != past->tensor.buffer);
+    CHECK(cache_at(a, 0, 5) == 100 && cache_at(b, 0, 5) == 200 && cache_at(b, 0, 4) == 40);
+    CHECK(past->tensor.dims[1] == 5 && cache_at(past, 1, 4) == 42);
+  }
+  ol_value_release(a), ol_value_release(b), ol_value_release(past), ol_value_release(x);
+  /* without growth (the C API default) outputs are dense */
+  ol_session_grow_outputs(s, false);
+  CHECK_OK(ol_tensor_create(NULL, OL_DTYPE_FLOAT, d0, 3, &past));
+  CHECK_OK(ol_tensor_create(NULL, OL_DTYPE_FLOAT, dx, 3, &x));
+  ol_value *in2[2] = {past, x}, *dense = NULL;
+  CHECK_OK(ol_session_run(s, names, in2, 2, NULL, &dense, 1, NULL));
+  CHECK(dense && dense->tensor.pitch == 0);
+  ol_value_release(dense), ol_value_release(past), ol_value_release(x);
+  ol_session_destroy(s);
+}
+
+OL_TEST_MAIN(TEST(runs_the_seed_example), TEST(caches_grow_in_place_and_branch), TEST(feed_errors_leave_the_session_usable),
              TEST(unsupported_operator_fails_at_creation), TEST(malformed_graphs_are_rejected),
              TEST(intermediates_are_released_after_last_use), TEST(cancelled_before_running),
              TEST(cancelled_from_another_thread), TEST(if_reads_outer_scope), TEST(scan_accumulates),

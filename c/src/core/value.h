@@ -28,6 +28,10 @@ typedef struct ol_buffer {
   void (*release)(void *user);  /* caller-supplied release for wrapped memory */
   void *user;
   size_t string_count;          /* > 0: data is ol_string[string_count] */
+  /* Rows in use along the pitched axis of a cache that grows in place from
+   * run to run (ops/tensor.c, session caches): later rows are spare. Changed
+   * only by compare-and-swap, so one appender wins and the others copy. */
+  int64_t append_end;
 } ol_buffer;
 
 ol_buffer *ol_buffer_new(ol_allocator *allocator, size_t size); /* zeroed */

@@ -180,6 +180,65 @@ static ol_status concat_append(ol_kernel_ctx *ctx, int axis, const int64_t *dims
   return OL_OK;
 }
 
+/* Session caches (ctx->grow_output): the present = Concat(past, new) of a
+ * torch export, run after run with each present fed back as the next past.
+ * Output 0 gets spare rows along the axis (a pitched view with the rows in
+ * use in buffer->append_end); when input 0 is such a view holding every row
+ * in use, the new rows go into the spare ones and the prefix is not copied
+ * again. Views taken earlier keep seeing their own rows only, and the
+ * compare-and-swap on append_end lets one run append: another run from the
+ * same past (a branch) copies. Sets *done when output 0 is set. */
+static ol_status concat_grow(ol_kernel_ctx *ctx, int axis, const int64_t *dims, bool *done) {
+  const ol_tensor *first = ol_ctx_input(ctx, 0);
+  *done = false;
+  size_t es = ol_dtype_size(first->dtype);
+  if (!es || first->dtype == OL_DTYPE_STRING || ol_dtype_storage_bytes(first->dtype, 8) != 8 * es ||
+      ol_tensor_is_tiled(first) || (ol_tensor_is_strided(first) && first->pitch_axis != axis))
+    return OL_OK;
+  const int rank = first->rank;
+  const int64_t outer = ol_shape_count(axis, dims), inner = ol_shape_count(rank - axis - 1, dims + axis + 1);
+  const int64_t L0 = first->dims[axis], total = dims[axis];
+  if (outer == 0 || inner == 0 || total == L0) return OL_OK;
+  for (size_t i = 1; i < ctx->num_inputs; i++) {
+    const ol_tensor *t = ol_ctx_input(ctx, i);
+    if (ol_tensor_is_strided(t) || ol_tensor_is_tiled(t) || (t->buffer && t->buffer == first->buffer)) return OL_OK;
+  }
+  const int64_t pitch = first->pitch > 0 && first->pitch_axis == axis ? first->pitch : L0; /* rows per block */
+  ol_buffer *b = first->buffer;
+  int64_t expected = L0;
+  bool in_place = b && first->offset == 0 && first->pitch_axis == axis && pitch >= total &&
+                  __atomic_compare_exchange_n(&b->append_end, &expected, total, false, __ATOMIC_ACQ_REL,
+                                              __ATOMIC_ACQUIRE);
+  int64_t cap = pitch;
+  if (!in_place) {
+    /* half again as many rows (at least 64 more): a prefix is copied about log(n) times over n appends */
+    cap = total + (total / 2 > 64 ? total / 2 : 64);
+    b = ol_buffer_new_uninit(ctx->allocator, (size_t)(outer * cap * inner) * es);
+    if (!b) return ol_kernel_error(ctx->node, OL_OUT_OF_MEMORY, "out of memory growing the output");
+    b->append_end = total;
+  }
+  char *base = b->data;
+  size_t row = (size_t)inner * es;
+  for (int64_t o = 0; o < outer; o++) {
+    char *dst = base + (size_t)(o * cap) * row;
+    if (!in_place) memcpy(dst, (const char *)ol_tdata(first) + (size_t)(o * pitch) * row, (size_t)L0 * row);
+    dst += (size_t)L0 * row;
+    for (size_t i = 1; i < ctx->num_inputs; i++) {
+      const ol_tensor *t = ol_ctx_input(ctx, i);
+      size_t chunk = (size_t)t->dims[axis] * row;
+      if (chunk) memcpy(dst, (const char *)ol_tdata(t) + (size_t)o * chunk, chunk);
+      dst += chunk;
+    }
+  }
+  ol_value *y = NULL;
+  ol_status s = ol_value_new_pitched_view(b, 0, first->dtype, rank, dims, axis, cap, &y);
+  if (!in_place) ol_buffer_release(b);
+  if (s != OL_OK) return s;
+  OL_TRY(ol_ctx_set_output(ctx, 0, y));
+  *done = true;
+  return OL_OK;
+}
+
 static ol_status concat_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_axis_kernel *k = (ol_axis_kernel *)kernel;
   const ol_node *node = ctx->node;
@@ -214,6 +273,11 @@ static ol_status concat_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   if (ctx->reserve_append && ctx->num_inputs >= 2) {
     bool done;
     OL_TRY(concat_append(ctx, axis, dims, &done, &bound));
+    if (done) return OL_OK;
+  }
+  if (ctx->grow_output && ctx->num_inputs >= 2) {
+    bool done;
+    OL_TRY(concat_grow(ctx, axis, dims, &done));
     if (done) return OL_OK;
   }
   ol_value *dense = NULL; /* input 0 pitched along another axis */

@@ -518,6 +518,7 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
   run_scope scope = {&frame, env, NULL, NULL, step_in, step_out, 0};
   bool events = env->context && env->context->events_enabled;
   bool appends = !parent && env->append;
+  bool grow = !parent && !appends && env->grow_outputs;
 
   for (size_t i = 0; s == OL_OK && i < p->num_consts; i++)
     slots[p->const_slots[i]] = ol_value_retain(p->const_values[i]);
@@ -562,7 +563,8 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
     ol_kernel_ctx ctx = {n, step_in, n->num_inputs, step_out, n->num_outputs, env->allocator,
                          env->cancelled, &scope, run_subgraph,
                          appends ? scope_reserve : NULL, appends ? scope_commit : NULL,
-                         events ? scope_record : NULL};
+                         events ? scope_record : NULL,
+                         grow && n->num_outputs && step->out_slots[0] >= 0 && p->keep[step->out_slots[0]]};
     if (s == OL_OK) s = step->kernel->compute(step->kernel, &ctx);
     for (size_t j = 0; densified && j < n->num_inputs; j++) {
       ol_value_release(dense[j]);

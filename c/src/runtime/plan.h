@@ -68,6 +68,9 @@ typedef struct ol_run_env {
   ol_context *context;          /* events; may be NULL */
   const ol_append_host *append; /* root graph only; NULL outside persistent state */
   int threads;                  /* intra-op threads of the run; 0: the process default */
+  /* Session caches: Concat nodes whose output is a graph output give it
+   * spare capacity and append in place to such an input (ctx->grow_output). */
+  bool grow_outputs;
 } ol_run_env;
 
 /* Builds the plan for graph (and, recursively, its subgraphs). parent_names

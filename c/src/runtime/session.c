@@ -46,6 +46,8 @@ ol_status ol_session_create(ol_model *model, const ol_session_options *options, 
   return OL_OK;
 }
 
+void ol_session_grow_outputs(ol_session *s, bool on) { s->grow_outputs = on; }
+
 void ol_session_destroy(ol_session *s) {
   if (!s) return;
   ol_plan_destroy(s->plan);
@@ -499,14 +501,16 @@ ol_status ol_session_run_with(ol_session *s, ol_context *context, const char *co
   if (st == OL_OK) st = ol_session_match_outputs(s, output_names, n_outputs, pick);
   if (st == OL_OK) {
     ol_allocator *allocator = context && context->allocator ? context->allocator : s->allocator;
-    ol_run_env env = {allocator, completion ? &completion->cancelled : NULL, context, NULL, s->threads};
+    ol_run_env env = {allocator, completion ? &completion->cancelled : NULL, context, NULL, s->threads,
+                      s->grow_outputs};
     st = ol_plan_run(s->plan, NULL, &env, feeds, g->num_inputs, all, g->num_outputs);
     if (st == OL_CANCELLED && completion && completion->reason[0]) ol_error_wrap(st, "%s", completion->reason);
   }
-  /* outputs escape as dense tensors (a pitched value is copied) */
+  /* outputs escape as dense tensors (a pitched value is copied), unless the
+   * caller takes growing caches as they are */
   for (size_t i = 0; st == OL_OK && i < n_outputs; i++) {
     outputs[i] = ol_value_retain(all[pick[i]]);
-    st = ol_value_densify(s->allocator, &outputs[i]);
+    if (!s->grow_outputs || ol_tensor_is_tiled(&outputs[i]->tensor)) st = ol_value_densify(s->allocator, &outputs[i]);
   }
   if (st != OL_OK)
     for (size_t i = 0; i < n_outputs; i++) {

@@ -11,7 +11,15 @@ struct ol_session {
   size_t num_inputs;        /* graph inputs without an initializer default */
   size_t *input_index;      /* -> graph input position */
   size_t num_optional;      /* inputs with an initializer default (overridable) */
+  bool grow_outputs;        /* see ol_session_grow_outputs */
 };
+
+/* Lets Concat outputs that are graph outputs (a torch export's present.*)
+ * keep spare capacity and a pitched layout when they leave a run, so that
+ * feeding them back as past appends in place (ops/tensor.c). The caller then
+ * receives pitched tensors: the JS package, which densifies one before
+ * showing its data. C API sessions keep dense outputs. */
+void ol_session_grow_outputs(ol_session *s, bool on);
 
 /* Matches named feeds to graph inputs (feeds[k] borrowed, per graph input).
  * bound (may be NULL) marks inputs supplied by a persistent state: naming

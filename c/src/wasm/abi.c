@@ -13,7 +13,9 @@
 
 #include "onnxlight.h"
 #include "runtime/generate.h"
+#include "runtime/session.h"
 #include "core/status.h"
+#include "core/value.h"
 #include "ir/serial_pieces.h"
 #include "quant/catalogue.h"
 #include "quant/codec.h"
@@ -99,11 +101,16 @@ OLW const char *olw_model_io_name(const ol_model *model, int is_output, size_t i
 /* ------------------------------------------------------------ sessions */
 
 /* intra_op_num_threads: 0 for the module's default */
-OLW int olw_session_create(ol_model *model, int intra_op_num_threads, ol_session **out) {
+/* grow_outputs: present = Concat(past, new) outputs keep spare capacity and
+ * a pitched layout (see ol_session_grow_outputs); olw_value_describe reports
+ * such tensors with no data pointer and olw_value_densify copies them. */
+OLW int olw_session_create(ol_model *model, int intra_op_num_threads, int grow_outputs, ol_session **out) {
   ol_session_options options;
   ol_session_options_init(&options);
   options.intra_op_num_threads = intra_op_num_threads;
-  return ol_session_create(model, &options, out);
+  ol_status s = ol_session_create(model, &options, out);
+  if (s == OL_OK) ol_session_grow_outputs(*out, grow_outputs != 0);
+  return s;
 }
 OLW void olw_session_destroy(ol_session *session) { ol_session_destroy(session); }
 OLW size_t olw_session_input_count(const ol_session *s) { return ol_session_input_count(s); }
@@ -188,7 +195,8 @@ OLW int olw_value_describe(const ol_value *v, double *out, size_t max_rank) {
   size_t rank = ol_tensor_rank(v);
   out[0] = (double)ol_tensor_dtype(v);
   out[1] = rank <= max_rank ? (double)rank : -1;
-  out[2] = (double)(uintptr_t)ol_tensor_data(v);
+  /* -1: no dense view (a pitched cache: olw_value_densify first) */
+  out[2] = ol_tensor_is_strided(&v->tensor) ? -1 : (double)(uintptr_t)ol_tensor_data(v);
   const int64_t *dims = ol_tensor_dims(v);
   for (size_t i = 0; rank <= max_rank && i < rank; i++) out[3 + i] = (double)dims[i];
   return (int)kind;
@@ -203,6 +211,16 @@ OLW void olw_values_describe(ol_value *const *values, size_t n, double *out, siz
 }
 
 OLW int olw_value_kind(const ol_value *v) { return (int)ol_value_get_kind(v); }
+/* A dense tensor with v's elements: v itself (retained) when it is dense. */
+OLW int olw_value_densify(ol_value *v, ol_value **out) {
+  *out = ol_value_retain(v);
+  ol_status s = ol_value_densify(NULL, out);
+  if (s != OL_OK) {
+    ol_value_release(*out);
+    *out = NULL;
+  }
+  return s;
+}
 OLW ol_value *olw_value_retain(ol_value *v) { return ol_value_retain(v); }
 OLW void olw_value_release(ol_value *v) { ol_value_release(v); }
 OLW size_t olw_sequence_length(const ol_value *v) { return ol_sequence_length(v); }
