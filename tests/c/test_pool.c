@@ -202,6 +202,19 @@ static void test_batched_matmul_thread_independent(void) {
   free(a), free(b);
 }
 
+/* y[t - 1]: the single output of m run with intra_op_num_threads t = 1..3 */
+static void run_on_1_to_3_threads(ol_model *m, const char *const *names, ol_value *const *in, size_t n, ol_value **y) {
+  ol_session_options o;
+  ol_session_options_init(&o);
+  for (int threads = 1; threads <= 3; threads++) {
+    ol_session *s = NULL;
+    o.intra_op_num_threads = threads;
+    CHECK_OK(ol_session_create(m, &o, &s));
+    if (s) CHECK_OK(ol_session_run(s, names, in, n, NULL, &y[threads - 1], 1, NULL));
+    ol_session_destroy(s);
+  }
+}
+
 /* A session with intra_op_num_threads: rejected below 0, same bits at 1..3 */
 static void test_session_threads(void) {
   ol_model *m = NULL;
@@ -222,12 +235,7 @@ static void test_session_threads(void) {
   ol_value *in[2] = {tk_f32(2, dx, x), tk_f32(2, dw, w)};
   const char *names[2] = {"x", "w"};
   ol_value *y[3] = {0};
-  for (int threads = 1; threads <= 3; threads++) {
-    o.intra_op_num_threads = threads;
-    CHECK_OK(ol_session_create(m, &o, &s));
-    if (s) CHECK_OK(ol_session_run(s, names, in, 2, NULL, &y[threads - 1], 1, NULL));
-    ol_session_destroy(s);
-  }
+  run_on_1_to_3_threads(m, names, in, 2, y);
   for (int t = 1; t < 3; t++)
     if (y[0] && y[t]) CHECK(same_bits(ol_tdata(&y[0]->tensor), ol_tdata(&y[t]->tensor), 4 * 700));
   tk_release_all(y, 3);
@@ -246,12 +254,7 @@ static void test_session_threads(void) {
   int64_t dq[4] = {1, 8, 1, 64}, dk[4] = {1, 8, 300, 64};
   ol_value *qk[2] = {tk_f32(4, dq, q), tk_f32(4, dk, k)};
   const char *qk_names[2] = {"q", "k"};
-  for (int threads = 1; threads <= 3; threads++) {
-    o.intra_op_num_threads = threads;
-    CHECK_OK(ol_session_create(m, &o, &s));
-    if (s) CHECK_OK(ol_session_run(s, qk_names, qk, 2, NULL, &y[threads - 1], 1, NULL));
-    ol_session_destroy(s);
-  }
+  run_on_1_to_3_threads(m, qk_names, qk, 2, y);
   if (y[0]) {
     bool right = true; /* head 5, key 123: the fused kernel's dot product order */
     const float *qh = q + 5 * 64, *kh = k + (5 * 300 + 123) * 64;
