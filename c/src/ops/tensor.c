@@ -211,8 +211,10 @@ static ol_status concat_grow(ol_kernel_ctx *ctx, int axis, const int64_t *dims, 
                                               __ATOMIC_ACQUIRE);
   int64_t cap = pitch;
   if (!in_place) {
-    /* half again as many rows (at least 64 more): a prefix is copied about log(n) times over n appends */
-    cap = total + (total / 2 > 64 ? total / 2 : 64);
+    /* spare rows: half as many again, at least 64 and at most 256 (long
+     * contexts copy their prefix every 256 tokens, at most 256 rows idle) */
+    int64_t spare = total / 2 < 64 ? 64 : total / 2 > 256 ? 256 : total / 2;
+    cap = total + spare;
     b = ol_buffer_new_uninit(ctx->allocator, (size_t)(outer * cap * inner) * es);
     if (!b) return ol_kernel_error(ctx->node, OL_OUT_OF_MEMORY, "out of memory growing the output");
     b->append_end = total;
