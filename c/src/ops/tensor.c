@@ -206,7 +206,8 @@ static ol_status concat_grow(ol_kernel_ctx *ctx, int axis, const int64_t *dims, 
   const int64_t pitch = first->pitch > 0 && first->pitch_axis == axis ? first->pitch : L0; /* rows per block */
   ol_buffer *b = first->buffer;
   int64_t expected = L0;
-  bool in_place = b && first->offset == 0 && first->pitch_axis == axis && pitch >= total &&
+  /* L0 > 0: only buffers this path grew record rows in use (others read 0) */
+  bool in_place = b && L0 > 0 && first->offset == 0 && first->pitch_axis == axis && pitch >= total &&
                   __atomic_compare_exchange_n(&b->append_end, &expected, total, false, __ATOMIC_ACQ_REL,
                                               __ATOMIC_ACQUIRE);
   int64_t cap = pitch;
