@@ -12,7 +12,8 @@
 /* Tiles the root graph's 2-D float initializers that only MatMul nodes of
  * the root graph read as B (not graph inputs or outputs, not named by
  * quantization annotations, not referenced from subgraphs), when their
- * payload is a view into d->owner's wire buffer. */
+ * payload is a view into d->owner's wire buffer. Best effort: without memory
+ * for the scratch block the remaining weights stay row-major (OL_OK). */
 ol_status ol_model_tile_weights(ol_model_data *d);
 
 /* The tiled payload starting at data, looked up in owner and the owners it

@@ -288,11 +288,14 @@ ol_status ol_f32_gemm_tiled_simd128(int64_t M, int64_t N, int64_t K, const float
 
 /* Threads split output elements, never a sum (see gemm.h), so the bits do
  * not depend on the split:
- *  - GEMV: contiguous column ranges of at least PAR_MIN_COLS columns, each
- *    computed with the wide kernel (eight B rows interleaved). The narrow
- *    kernel needs whole B rows: its one sequential stream breaks on part
- *    rows (measured natively, a 512 x 1376 product as two column halves
- *    took 2.5x as long as whole rows), the wide one only 1.1x as long;
+ *  - GEMV on a tiled B (weights prepared at load): whole panels per task,
+ *    each thread reading its contiguous part of every block;
+ *  - GEMV on a row-major B: contiguous column ranges of at least
+ *    PAR_MIN_COLS columns, each computed with the wide kernel (eight B rows
+ *    interleaved). The narrow kernel needs whole B rows: its one sequential
+ *    stream breaks on part rows (measured natively, a 512 x 1376 product as
+ *    two column halves took 2.5x as long as whole rows), the wide one only
+ *    1.1x as long;
  *  - GEMM: ranges of rows (multiples of MR), each task packing B itself
  *    (B is reused by every row, packing it twice costs little).
  * Products under PAR_MIN_MACS multiply-adds are not worth waking a thread. */
