@@ -104,6 +104,8 @@ export class Tensor<T extends Tensor.Type = Tensor.Type> {
   /**
    * The elements. For 'wasm' tensors a view re-derived from the current wasm
    * memory on every access: read it again after a run (memory may have grown).
+   * A KV cache a session returned with spare rows (present.*, growing in place
+   * when fed back) is first replaced by a dense copy of its elements.
    */
   readonly data: Tensor.DataTypeMap[T];
   /** Byte offset of the payload in wasm memory ('wasm' tensors), else undefined. */
