@@ -35,18 +35,24 @@ export async function bindPersistent(model, bindings, options) {
   return sameKind(model, withModelHandle(runtime, bytes, (source) => bindHandle(runtime, source, entries)));
 }
 
-/** Serialized bytes of the model handle `source` with the bindings [[input, output]] added. */
-function bindHandle(runtime, source, entries, io = interfaceOf(runtime, source)) {
-  const m = runtime.m;
-  // names are exact graph names; unknown and duplicate names are rejected
-  const outputs = new Set();
-  for (const [input, output] of entries) {
-    if (!io.inputs.includes(input)) throw invalidArgument(`bindPersistent: '${input}' is not a graph input (names are exact, literal graph names)`);
-    if (!io.outputs.includes(output)) throw invalidArgument(`bindPersistent: '${output}' (bound to '${input}') is not a graph output`);
-    if (outputs.has(output)) throw invalidArgument(`bindPersistent: output '${output}' is bound twice`);
-    outputs.add(output);
-  }
-  if (entries.length === 0) throw invalidArgument('bindPersistent: no bindings given');
+/**
+ * A new model handle: `source` with the cache bindings added (the caller
+ * destroys both). The bound model shares the source's weights in wasm memory.
+ * @returns {{handle: number, bindings: {input: string, output: string}[]}}
+ */
+export function bindCacheHandle(runtime, source) {
+  const entries = Object.entries(cacheBindings(interfaceOf(runtime, source)));
+  const handle = bindEntries(runtime, source, entries);
+  return { handle, bindings: entries.map(([input, output]) => ({ input, output })) };
+}
+
+/** Whether the model handle has past_key_values.* inputs (what bindCache binds). */
+export function hasCacheInputs(runtime, model) {
+  return interfaceOf(runtime, model).inputs.some((name) => CACHE_INPUT.test(name));
+}
+
+/** A new model handle: source with the bindings [[input, output]] added (in wasm). */
+function bindEntries(runtime, source, entries) {
   const owned = [];
   try {
     const n = entries.length;
@@ -60,13 +66,36 @@ function bindHandle(runtime, source, entries, io = interfaceOf(runtime, source))
       runtime.view().setUint32(table + 4 * (n + i), b, true);
     });
     const out = table + 8 * n;
-    runtime.check(m._olw_model_bind_persistent(source, table, table + 4 * n, n, out));
-    const bound = runtime.u32(out);
-    owned.push(() => m._olw_model_destroy(bound));
-    return serializeModelHandle(runtime, bound);
+    runtime.check(runtime.m._olw_model_bind_persistent(source, table, table + 4 * n, n, out));
+    return runtime.u32(out);
   } finally {
     for (const release of owned.reverse()) release();
   }
+}
+
+/** Serialized bytes of the model handle `source` with the bindings [[input, output]] added. */
+function bindHandle(runtime, source, entries, io = interfaceOf(runtime, source)) {
+  // names are exact graph names; unknown and duplicate names are rejected
+  const outputs = new Set();
+  for (const [input, output] of entries) {
+    if (!io.inputs.includes(input)) throw invalidArgument(`bindPersistent: '${input}' is not a graph input (names are exact, literal graph names)`);
+    if (!io.outputs.includes(output)) throw invalidArgument(`bindPersistent: '${output}' (bound to '${input}') is not a graph output`);
+    if (outputs.has(output)) throw invalidArgument(`bindPersistent: output '${output}' is bound twice`);
+    outputs.add(output);
+  }
+  if (entries.length === 0) throw invalidArgument('bindPersistent: no bindings given');
+  const bound = bindEntries(runtime, source, entries);
+  try {
+    return serializeModelHandle(runtime, bound);
+  } finally {
+    runtime.m._olw_model_destroy(bound);
+  }
+}
+
+/** An InferenceSession (duck-typed: bind.js sits below session.js). */
+function isSession(x) {
+  return x !== null && typeof x === 'object' && typeof x.run === 'function' && Array.isArray(x.inputMetadata) &&
+    Array.isArray(x.persistentBindings);
 }
 
 /** Graph input (those without an initializer) and output names of a model handle. */
@@ -121,14 +150,19 @@ export async function cacheBindingsOf(model, options) {
  * past_key_values.* input) a tensor of the declared type with dims
  * [batch, heads, 0, headSize]: the first dim is the batch, the
  * second-to-last (the sequence) is 0, the others come from the declared shape.
+ * model: the model (bytes, path, URL, ModelProto) or an InferenceSession.
  * @returns {Promise<Record<string, Tensor>>}
  */
 export async function emptyCaches(model, { batch = 1, ...options } = {}) {
   if (!Number.isSafeInteger(batch) || batch < 1) throw invalidArgument(`emptyCaches: batch must be a positive integer, got ${batch}`);
   await init(options);
-  const bytes = await modelBytes(model, 'emptyCaches');
-  const inputs = graphInputsOf(bytes);
-  const bound = persistentBindingsOf(bytes).map((b) => b.input);
+  // a session: its declared inputs (no model bytes needed)
+  const session = isSession(model);
+  const bytes = session ? null : await modelBytes(model, 'emptyCaches');
+  const inputs = session
+    ? model.inputMetadata.map((meta) => ({ name: meta.name, kind: meta.isTensor ? 0 : -1, type: meta.type, shape: meta.shape ?? [] }))
+    : graphInputsOf(bytes);
+  const bound = (session ? model.persistentBindings : persistentBindingsOf(bytes)).map((b) => b.input);
   const names = bound.length ? bound : inputs.map((x) => x.name).filter((name) => CACHE_INPUT.test(name));
   if (names.length === 0) throw invalidArgument('emptyCaches: the model has neither persistent bindings nor past_key_values.* inputs');
   const result = {};

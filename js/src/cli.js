@@ -6,7 +6,8 @@
 //   onnx-light quantize --model IN.onnx --out OUT.onnx
 //                       [--format ort_matmulnbits_int4] [--block-size 32]
 // Streams the continuation to stdout and the speed to stderr. Models with
-// past_key_values.* inputs are bound with bindCache and decoded with a
+// past_key_values.* inputs are bound as bindCache does (inside wasm memory:
+// InferenceSession.create's bindCache option) and decoded with a
 // persistent state (the KV cache stays in wasm memory: prompt once, then one
 // token per step); other models re-run the growing prefix. Without
 // --tokenizer a token is a byte of UTF-8 text (byte-vocabulary models).
@@ -14,7 +15,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { InferenceSession, OnnxLightError, Tensor, bindCache, emptyCaches, env, memoryStats, numThreads, parseQuantizationFormat } from './node.js';
+import { InferenceSession, OnnxLightError, Tensor, emptyCaches, env, memoryStats, numThreads, parseQuantizationFormat } from './node.js';
 import { quantizeModel } from './quantize-model.js';
 
 const USAGE = `usage: onnx-light generate --model PATH --prompt TEXT [options]
@@ -131,15 +132,10 @@ async function generate(argv) {
   if (promptIds.length === 0) throw new UsageError('--prompt must not be empty');
 
   const createStart = performance.now();
-  let model = await readFile(values.model);
-  const probe = await InferenceSession.create(model);
-  const hasCache = probe.inputNames.some((name) => name.startsWith('past_key_values.'));
-  const alreadyBound = probe.persistentBindings.length > 0;
-  await probe.release();
-  if (hasCache && !alreadyBound) model = await bindCache(model);
-  const session = await InferenceSession.create(model);
+  // the file read straight into wasm memory, its KV cache bound there (one copy of the model)
+  const session = await InferenceSession.create(values.model, { bindCache: true });
   const feeds = { input_ids: new Tensor('int64', BigInt64Array.from(promptIds, BigInt), [1, promptIds.length]) };
-  if (hasCache || alreadyBound) Object.assign(feeds, await emptyCaches(model));
+  if (session.persistentBindings.length) Object.assign(feeds, await emptyCaches(session));
   const createMs = performance.now() - createStart;
   const mode = session.persistentBindings.length ? 'persistent KV cache' : 'full prefix every step';
 

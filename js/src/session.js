@@ -5,6 +5,7 @@ import { threadCount } from './env.js';
 import { OnnxLightError, invalidArgument } from './errors.js';
 import { dtypeOfCode } from './dtypes.js';
 import { generateSteps, generateTokens } from './generate.js';
+import { bindCacheHandle, hasCacheInputs } from './bind.js';
 import { loadModelInput } from './model.js';
 import { init } from './runtime.js';
 import { runWith } from './values.js';
@@ -23,13 +24,28 @@ export class InferenceSession {
    * @param {Uint8Array | ArrayBuffer | string | URL} model
    * options.intraOpNumThreads: threads of this session's runs (0 or absent:
    * env.wasm.numThreads; at most the threads the module was loaded with).
-   * @param {{wasmUrl?: string | URL, wasmBinary?: ArrayBuffer | ArrayBufferView, intraOpNumThreads?: number}} [options]
+   * options.bindCache: bind past_key_values.{i}.key|value <- present.{i}.key|value
+   * (as bindCache() does) inside wasm memory, without a second copy of the
+   * model, when the model has such inputs and no persistent bindings yet
+   * (see persistentBindings for the outcome); emptyCaches(session) then gives
+   * the initial caches for generate().
+   * @param {{wasmUrl?: string | URL, wasmBinary?: ArrayBuffer | ArrayBufferView, intraOpNumThreads?: number, bindCache?: boolean}} [options]
    */
   static async create(model, options = {}) {
     const threads = threadCount(options?.intraOpNumThreads, 'intraOpNumThreads');
     const runtime = await init(options);
-    const { handle: modelHandle, bindings } = await loadModelInput(runtime, model, 'InferenceSession.create');
+    let { handle: modelHandle, bindings } = await loadModelInput(runtime, model, 'InferenceSession.create');
     const m = runtime.m;
+    if (options?.bindCache && bindings.length === 0 && hasCacheInputs(runtime, modelHandle)) {
+      try {
+        const bound = bindCacheHandle(runtime, modelHandle); // shares the weights
+        m._olw_model_destroy(modelHandle);
+        ({ handle: modelHandle, bindings } = bound);
+      } catch (error) {
+        m._olw_model_destroy(modelHandle);
+        throw error;
+      }
+    }
     try {
       const handle = runtime.scratch(4, (out) => {
         runtime.check(m._olw_session_create(modelHandle, threads, 1, out)); // caches grow in place (1)

@@ -133,6 +133,12 @@ export declare namespace InferenceSession {
   interface SessionOptions extends LoadOptions {
     /** Threads of this session's runs: 0 or absent for the module's count, at most the threads it loaded with. */
     intraOpNumThreads?: number;
+    /**
+     * Binds past_key_values.{i}.key|value <- present.{i}.key|value (as bindCache does) inside
+     * wasm memory, without a second copy of the model, when the model has such inputs and no
+     * persistent bindings yet; see persistentBindings. emptyCaches(session) gives the initial caches.
+     */
+    bindCache?: boolean;
   }
 
   interface RunOptions {
@@ -327,7 +333,7 @@ export function bindPersistent<M extends ModelSource>(model: M, bindings: { read
 /** bindPersistent with past_key_values.{i}.key|value <- present.{i}.key|value. */
 export function bindCache<M extends ModelSource>(model: M, options?: LoadOptions): Promise<BoundModel<M>>;
 /** Empty initial caches (dims [batch, heads, 0, headSize] from the declared shapes) for the bound (or past_key_values.*) inputs. */
-export function emptyCaches(model: ModelSource, options?: LoadOptions & { batch?: number }): Promise<Record<string, Tensor>>;
+export function emptyCaches(model: ModelSource | InferenceSession, options?: LoadOptions & { batch?: number }): Promise<Record<string, Tensor>>;
 
 /** The token loop of InferenceSession.generate, in a worker (default) or in this thread. */
 export interface TokenGenerator {
