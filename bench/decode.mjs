@@ -33,8 +33,9 @@
 // onnx-light / ORT-web of each median. Another onnx-light build joins the
 // interleaving as a runtime `ol=path/to/dist` (e.g. --runtimes ol,ort,ol=/tmp/old/dist
 // for before/after); OL_DIST=path/to/dist replaces `ol` itself. `olstate` (or
-// `olstate=path/to/dist`) runs onnx-light the way generation does: caches bound with
-// bindCache and kept in a PersistentValueState (growing in place), each step
+// `olstate=path/to/dist`) runs onnx-light the way generation does: caches bound as
+// bindCache does, inside wasm (PersistentValueState.create's bindCache option: builds
+// from before 2026-11-30 lack it), kept in the state (growing in place), each step
 // fetching only the logits. Models are cached in
 // bench/.models/ (git-ignored).
 import { spawnSync } from 'node:child_process';

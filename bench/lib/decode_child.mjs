@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
 async function loadRuntime(runtime, threads) {
-  // 'olstate[=dist]': onnx-light with the caches bound (bindCache) in a PersistentValueState
+  // 'olstate[=dist]': onnx-light with the caches bound (bindCache option) in a PersistentValueState
   if (runtime.startsWith('olstate')) return loadRuntime(`ol${runtime.slice('olstate'.length)}`, threads);
   // 'ol=path/to/dist' (or OL_DIST): another build of onnx-light, for before/after comparisons
   const olDist = runtime.startsWith('ol=') ? runtime.slice(3) : runtime === 'ol' ? process.env.OL_DIST : null;
@@ -41,12 +41,11 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
   const importMs = now() - t;
   t = now();
   const options = runtime === 'ort' ? { executionProviders: ['wasm'], intraOpNumThreads: threads, graphOptimizationLevel: 'all' } : { intraOpNumThreads: threads };
-  // olstate: the KV cache stays in a PersistentValueState (bound with
-  // bindCache, created with empty caches); each step fetches only the logits
+  // olstate: the KV cache stays in a PersistentValueState (bound inside wasm
+  // as bindCache does, created with empty caches); each step fetches only the logits
   const stateful = runtime.startsWith('olstate');
-  const boundModel = stateful ? await rt.bindCache(bytes) : null;
   const session = stateful
-    ? await rt.PersistentValueState.create(boundModel, await rt.emptyCaches(boundModel, { batch: 1 }), { intraOpNumThreads: threads })
+    ? await rt.PersistentValueState.create(bytes, await rt.emptyCaches(bytes, { batch: 1 }), { intraOpNumThreads: threads, bindCache: true })
     : await rt.InferenceSession.create(bytes, options);
   const createMs = now() - t;
   const rssAfterCreateMB = process.memoryUsage().rss / 2 ** 20;
@@ -58,7 +57,7 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
   };
   const shapeOf = (name) => meta(name) ?? null;
   // heads and head size from the metadata, falling back to the file name's shape
-  const empty = stateful ? await rt.emptyCaches(boundModel, { batch: 1 }) : null;
+  const empty = stateful ? await rt.emptyCaches(bytes, { batch: 1 }) : null;
   const kvShape = stateful ? empty[pastNames[0]].dims : shapeOf(pastNames[0]);
   const H = Number(kvShape?.[1]), D = Number(kvShape?.[3]);
   let state = (seed * 2654435761) >>> 0;

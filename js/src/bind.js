@@ -10,7 +10,7 @@
 import { invalidArgument } from './errors.js';
 import { dtypeOf } from './dtypes.js';
 import { graphInputsOf } from './graph_inputs.js';
-import { modelBytes, persistentBindingsOf, sameKind, serializeModelHandle, withModelHandle } from './model.js';
+import { loadModelInput, modelBytes, persistentBindingsOf, sameKind, serializeModelHandle, withModelHandle } from './model.js';
 import { init } from './runtime.js';
 import { Tensor } from './tensor.js';
 
@@ -40,15 +40,30 @@ export async function bindPersistent(model, bindings, options) {
  * destroys both). The bound model shares the source's weights in wasm memory.
  * @returns {{handle: number, bindings: {input: string, output: string}[]}}
  */
-export function bindCacheHandle(runtime, source) {
+function bindCacheHandle(runtime, source) {
   const entries = Object.entries(cacheBindings(interfaceOf(runtime, source)));
   const handle = bindEntries(runtime, source, entries);
   return { handle, bindings: entries.map(([input, output]) => ({ input, output })) };
 }
 
 /** Whether the model handle has past_key_values.* inputs (what bindCache binds). */
-export function hasCacheInputs(runtime, model) {
+function hasCacheInputs(runtime, model) {
   return interfaceOf(runtime, model).inputs.some((name) => CACHE_INPUT.test(name));
+}
+
+/**
+ * loadModelInput, then with bindCache the cache bindings added inside wasm
+ * memory when the model has past_key_values.* inputs and no bindings yet.
+ * @returns {Promise<{handle: number, bindings: {input: string, output: string}[]}>}
+ */
+export async function loadModelMaybeBound(runtime, model, what, bindCache) {
+  const loaded = await loadModelInput(runtime, model, what);
+  if (!bindCache || loaded.bindings.length || !hasCacheInputs(runtime, loaded.handle)) return loaded;
+  try {
+    return bindCacheHandle(runtime, loaded.handle); // shares the weights
+  } finally {
+    runtime.m._olw_model_destroy(loaded.handle);
+  }
 }
 
 /** A new model handle: source with the bindings [[input, output]] added (in wasm). */

@@ -5,8 +5,7 @@ import { threadCount } from './env.js';
 import { OnnxLightError, invalidArgument } from './errors.js';
 import { dtypeOfCode } from './dtypes.js';
 import { generateSteps, generateTokens } from './generate.js';
-import { bindCacheHandle, hasCacheInputs } from './bind.js';
-import { loadModelInput } from './model.js';
+import { loadModelMaybeBound } from './bind.js';
 import { init } from './runtime.js';
 import { runWith } from './values.js';
 
@@ -34,18 +33,8 @@ export class InferenceSession {
   static async create(model, options = {}) {
     const threads = threadCount(options?.intraOpNumThreads, 'intraOpNumThreads');
     const runtime = await init(options);
-    let { handle: modelHandle, bindings } = await loadModelInput(runtime, model, 'InferenceSession.create');
+    const { handle: modelHandle, bindings } = await loadModelMaybeBound(runtime, model, 'InferenceSession.create', options?.bindCache);
     const m = runtime.m;
-    if (options?.bindCache && bindings.length === 0 && hasCacheInputs(runtime, modelHandle)) {
-      try {
-        const bound = bindCacheHandle(runtime, modelHandle); // shares the weights
-        m._olw_model_destroy(modelHandle);
-        ({ handle: modelHandle, bindings } = bound);
-      } catch (error) {
-        m._olw_model_destroy(modelHandle);
-        throw error;
-      }
-    }
     try {
       const handle = runtime.scratch(4, (out) => {
         runtime.check(m._olw_session_create(modelHandle, threads, 1, out)); // caches grow in place (1)

@@ -6,7 +6,7 @@
 // and every run gets a fresh ol_completion tied to the run's AbortSignal.
 import { threadCount } from './env.js';
 import { OnnxLightError, invalidArgument } from './errors.js';
-import { loadModelInput } from './model.js';
+import { loadModelMaybeBound } from './bind.js';
 import { init } from './runtime.js';
 import { marshalInputs, runWith, wrapOutput } from './values.js';
 
@@ -23,7 +23,9 @@ export class PersistentValueState {
   /**
    * @param {any} model bytes, path/URL or ModelProto with persistent_bindings
    * @param {Record<string, any>} initial one value per bound input (Tensor or { data, dims })
-   * @param {{persistentTensorInitialCapacity?: number, events?: boolean, wasmUrl?: any, wasmBinary?: any}} [options]
+   * options.bindCache: bind the KV cache inside wasm memory first, as
+   * InferenceSession.create's option does (initial: emptyCaches(model)).
+   * @param {{persistentTensorInitialCapacity?: number, events?: boolean, bindCache?: boolean, wasmUrl?: any, wasmBinary?: any}} [options]
    */
   static async create(model, initial, options = {}) {
     const { persistentTensorInitialCapacity = 32, events = false } = options;
@@ -33,7 +35,7 @@ export class PersistentValueState {
     }
     checkMap(initial, 'PersistentValueState.create: initial');
     const runtime = await init(options);
-    const { handle: modelHandle, bindings } = await loadModelInput(runtime, model, 'PersistentValueState.create');
+    const { handle: modelHandle, bindings } = await loadModelMaybeBound(runtime, model, 'PersistentValueState.create', options.bindCache);
     try {
       return createStateFromHandle(runtime, modelHandle, bindings, initial, { persistentTensorInitialCapacity, events: !!events, intraOpNumThreads });
     } finally {

@@ -262,6 +262,8 @@ export declare namespace PersistentValueState {
     events?: boolean;
     /** Threads of this state's runs, as InferenceSession's option. */
     intraOpNumThreads?: number;
+    /** Bind the KV cache inside wasm memory first, as InferenceSession's option (initial: emptyCaches(model)). */
+    bindCache?: boolean;
   }
   interface RunOptions {
     /** An aborted signal rejects with OL_CANCELLED and leaves the state unchanged. */

@@ -39,6 +39,29 @@ describe('InferenceSession.create with bindCache', () => {
     await viaBytes.release();
   });
 
+  test('PersistentValueState.create with bindCache runs like a state of the bound bytes', async () => {
+    const bytes = plain();
+    const bound = await bindCache(bytes);
+    const a = await ol.PersistentValueState.create(bytes, await emptyCaches(bytes), { bindCache: true });
+    const b = await ol.PersistentValueState.create(bound, await emptyCaches(bound));
+    assert.deepEqual(a.bindings.map((x) => ({ ...x })), b.bindings.map((x) => ({ ...x })));
+    let length = 0;
+    for (const step of [[72, 105, 33], [32], [119]]) {
+      const position = step.map((_, i) => length + i);
+      length += step.length;
+      const feeds = () => ({
+        input_ids: ids([step]),
+        attention_mask: ids([new Array(length).fill(1)]),
+        position_ids: ids([position]),
+      });
+      const x = await a.run(feeds(), ['logits']);
+      const y = await b.run(feeds(), ['logits']);
+      assert.deepEqual([...x.logits.data], [...y.logits.data]);
+    }
+    await a.close();
+    await b.close();
+  });
+
   test('models without cache inputs, or already bound, are left as they are', async () => {
     const noCache = await ol.parseModel(
       '<ir_version: 10, opset_import: ["" : 18]> g (float[2] x) => (float[2] y) { y = Neg(x) }',
