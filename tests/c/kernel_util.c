@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "harness.h"
+
 ol_value *tk_tensor(ol_dtype dtype, int rank, const int64_t *dims, const void *data) {
   ol_value *v = NULL;
   if (ol_value_new_tensor(NULL, dtype, rank, dims, &v) != OL_OK) return NULL;
@@ -115,4 +117,16 @@ void tk_release_all(ol_value **v, int n) {
     ol_value_release(v[i]);
     v[i] = NULL;
   }
+}
+
+ol_model *tk_model_on_wire(const char *text) {
+  ol_model *parsed = NULL, *m = NULL;
+  CHECK_OK(ol_model_parse_text(text, &parsed));
+  if (!parsed) return NULL;
+  void *bytes = NULL;
+  size_t size = 0;
+  CHECK_OK(ol_model_serialize(parsed, &bytes, &size));
+  ol_model_destroy(parsed);
+  if (bytes) CHECK_OK(ol_model_load_owned(bytes, size, NULL, &m));
+  return m;
 }

@@ -24,6 +24,10 @@ ol_attr tk_attr_float(const char *name, float v);
 ol_attr tk_attr_ints(const char *name, int64_t *v, size_t n);
 ol_attr tk_attr_string(const char *name, char *s);
 
+/* The model of `text`, reloaded from its serialized bytes so that its weights
+ * view a wire buffer the way a loaded file's do (NULL after a failed check). */
+ol_model *tk_model_on_wire(const char *text);
+
 /* Checks used by the kernel tests. */
 bool tk_shape_is(const ol_value *v, int rank, const int64_t *dims);
 /* |got - want| <= tol * (1 + |want|) elementwise (prints the first miss). */

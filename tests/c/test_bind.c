@@ -7,6 +7,7 @@
 
 #include "harness.h"
 #include "ir/model.h"
+#include "kernel_util.h"
 #include "onnxlight.h"
 
 #define WEIGHTS 128
@@ -27,15 +28,7 @@ static ol_model *source_model(void) {
            "  t = ReduceSum<keepdims = 1>(w)\n"
            "}\n",
            WEIGHTS, values);
-  ol_model *parsed = NULL, *m = NULL;
-  CHECK_OK(ol_model_parse_text(text, &parsed));
-  if (!parsed) return NULL;
-  void *bytes = NULL;
-  size_t size = 0;
-  CHECK_OK(ol_model_serialize(parsed, &bytes, &size));
-  ol_model_destroy(parsed);
-  if (bytes) CHECK_OK(ol_model_load_owned(bytes, size, NULL, &m)); /* weights view the wire bytes */
-  return m;
+  return tk_model_on_wire(text); /* weights view the wire bytes */
 }
 
 static ol_model *bind_past(const ol_model *m) {

@@ -6,6 +6,7 @@
 
 #include "harness.h"
 #include "ir/model.h"
+#include "kernel_util.h"
 #include "ir/serial_pieces.h"
 #include "onnxlight.h"
 
@@ -24,15 +25,7 @@ static ol_model *weighted_model(void) {
            "  t = ReduceSum<keepdims = 1>(u)\n"
            "}\n",
            WEIGHTS, values);
-  ol_model *parsed = NULL, *m = NULL;
-  CHECK_OK(ol_model_parse_text(text, &parsed));
-  if (!parsed) return NULL;
-  void *bytes = NULL;
-  size_t size = 0;
-  CHECK_OK(ol_model_serialize(parsed, &bytes, &size));
-  ol_model_destroy(parsed);
-  if (bytes) CHECK_OK(ol_model_load_owned(bytes, size, NULL, &m));
-  return m;
+  return tk_model_on_wire(text); /* weights view the wire bytes */
 }
 
 /* The pieces of m equal its serialization; returns how many view `payload`. */
