@@ -17,6 +17,7 @@ export class InferenceSession {
   #handle;
   #model; // the ol_model (kept for persistent state and generation)
   #threads; // intraOpNumThreads (0: the module's count), also for generation
+  #growAxes; // input name -> Concat axis of the caches that grow in place
 
   /**
    * Loads a model (bytes, a file path in Node, a URL) and plans it.
@@ -64,6 +65,11 @@ export class InferenceSession {
     /** @type {readonly string[]} */
     this.outputNames = names(m._olw_session_output_count(handle), m._olw_session_output_name);
     this.inputMetadata = Object.freeze(this.inputNames.map((name, i) => this.#metadata(name, 0, i)));
+    // caches a Concat appends to (present = Concat(past, new)): fed from JS data, they get spare rows
+    this.#growAxes = new Map();
+    runtime.scratch(4, (out) => this.inputNames.forEach((name, i) => {
+      if (m._olw_session_input_grow_axis(handle, i, out)) this.#growAxes.set(name, runtime.view().getInt32(out, true));
+    }));
     this.outputMetadata = Object.freeze(this.outputNames.map((name, i) => this.#metadata(name, 1, i)));
   }
 
@@ -81,7 +87,7 @@ export class InferenceSession {
     const runtime = this.#alive();
     if (feeds === null || typeof feeds !== 'object') throw invalidArgument('run: feeds must be an object { inputName: Tensor }');
     const outputNames = fetches === undefined ? [...this.outputNames] : Array.isArray(fetches) ? fetches : Object.keys(fetches);
-    return runWith(runtime, this.#handle, 0, feeds, outputNames, options.signal, 'run');
+    return runWith(runtime, this.#handle, 0, feeds, outputNames, options.signal, 'run', 0, this.#growAxes);
   }
 
   /**

@@ -231,9 +231,11 @@ export class Tensor {
       return tensor.#handle;
     };
 
-    copyToValue = (tensor, runtime) => {
+    copyToValue = (tensor, runtime, growAxis) => {
       tensor.#checkAlive();
       const d = dtypeOf(tensor.#type);
+      const grown = growAxis === undefined ? null : copyToGrownValue(runtime, d, tensor.#dims, tensor.#cpuData, growAxis);
+      if (grown) return grown;
       const created = createValue(runtime, d, tensor.#dims);
       const handle = runtime.u32(created);
       const payload = runtime.u32(created + 4);
@@ -298,6 +300,36 @@ function createValue(runtime, d, dims) {
   }
   runtime.check(runtime.m._olw_tensor_new(d.code, out + 8, dims.length, out));
   return out;
+}
+
+/**
+ * A cache fed to a session whose Concat appends to it (session.js): the copy
+ * gets spare rows along `axis` (a pitched value, olw_tensor_new_grown), so the
+ * first run appends in place instead of copying the imported cache again.
+ * Returns the handle, or null when the tensor does not qualify.
+ */
+function copyToGrownValue(runtime, d, dims, data, axis) {
+  const rank = dims.length;
+  if (axis < 0) axis += rank;
+  if (d.bits < 8 || axis < 0 || axis >= rank || dims[axis] === 0 || dims.includes(0)) return null;
+  const out = runtime.area(0, 16 + 8 * rank);
+  const view = runtime.view();
+  for (let i = 0; i < rank; i++) {
+    view.setUint32(out + 16 + 8 * i, dims[i] % 2 ** 32, true);
+    view.setUint32(out + 20 + 8 * i, Math.floor(dims[i] / 2 ** 32), true);
+  }
+  runtime.check(runtime.m._olw_tensor_new_grown(d.code, out + 16, rank, axis, out));
+  const handle = runtime.u32(out);
+  const payload = runtime.u32(out + 4);
+  const capacity = runtime.u32(out + 8);
+  // rows of the same outer index stay together, `capacity` rows apart
+  let outer = 1;
+  for (let i = 0; i < axis; i++) outer *= dims[i];
+  const block = storageBytes(d, data.length / outer);
+  const stride = (block / dims[axis]) * capacity;
+  const bytes = new Uint8Array(data.buffer, data.byteOffset, block * outer);
+  for (let o = 0; o < outer; o++) runtime.heap.set(bytes.subarray(o * block, (o + 1) * block), payload + o * stride);
+  return handle;
 }
 
 function copyOut(runtime, d, ptr, size) {

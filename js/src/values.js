@@ -92,8 +92,10 @@ function nameOf(runtime, name, owned) {
  * Returns { names, values, count, release() } (pointers into wasm memory).
  * bind(handle) -> status (optional) resolves a compact EncodedValue's
  * parameter_ref against the receiving session's or state's model.
+ * growAxes (optional, Map name -> axis): cpu Tensors fed under these names are
+ * copied in with spare rows along the axis (a session's caches, see session.js).
  */
-export function marshalInputs(runtime, entries, what, bind = null) {
+export function marshalInputs(runtime, entries, what, bind = null, growAxes = null) {
   const owned = [];
   const release = () => {
     for (let i = owned.length - 1; i >= 0; i--) owned[i]();
@@ -107,7 +109,10 @@ export function marshalInputs(runtime, entries, what, bind = null) {
     for (let i = 0; i < count; i++) {
       const name = entries[i][0];
       const input = entries[i][1];
-      const value = inputValue(runtime, input, name, what, owned, 0, bind);
+      const axis = growAxes?.get(name);
+      const value = axis !== undefined && input instanceof Tensor
+        ? tensorValue(runtime, input, owned, axis)
+        : inputValue(runtime, input, name, what, owned, 0, bind);
       const str = nameOf(runtime, name, owned);
       const view = runtime.view();
       view.setUint32(names + 4 * i, str, true);
@@ -176,11 +181,14 @@ function inputValue(runtime, input, name, what, owned, depth, bind) {
   );
 }
 
-/** A Tensor's handle: its own (wasm tensors) or a copy released by `owned` (cpu tensors). */
-function tensorValue(runtime, tensor, owned) {
+/**
+ * A Tensor's handle: its own (wasm tensors) or a copy released by `owned`
+ * (cpu tensors; with spare rows along growAxis when given, see copyToValue).
+ */
+function tensorValue(runtime, tensor, owned, growAxis) {
   const value = valueOfTensor(tensor, runtime);
   if (value) return value;
-  const copy = copyToValue(tensor, runtime);
+  const copy = copyToValue(tensor, runtime, growAxis);
   owned.push(() => runtime.m._olw_value_release(copy));
   return copy;
 }
@@ -339,11 +347,11 @@ export function createCompletion(runtime, signal) {
  * by handle), a fresh completion for the signal, outputs wrapped as Tensors.
  * `state`: an ol_state handle (then `handle` is ignored) or 0.
  */
-export function runWith(runtime, handle, context, feeds, outputNames, signal, what, state = 0) {
+export function runWith(runtime, handle, context, feeds, outputNames, signal, what, state = 0, growAxes = null) {
   const m = runtime.m;
   if (signal?.aborted) throw cancelledError(signal, what);
   const bind = state ? (v) => m._olw_encoded_bind_state(v, state) : handle ? (v) => m._olw_encoded_bind_session(v, handle) : null;
-  const inputs = marshalInputs(runtime, Object.entries(feeds), what, bind);
+  const inputs = marshalInputs(runtime, Object.entries(feeds), what, bind, growAxes);
   let outputs;
   let completion = 0;
   try {

@@ -429,7 +429,48 @@ static void caches_grow_in_place_and_branch(void) {
   ol_session_destroy(s);
 }
 
-OL_TEST_MAIN(TEST(runs_the_seed_example), TEST(caches_grow_in_place_and_branch), TEST(feed_errors_leave_the_session_usable),
+/* A past copied in with spare rows (ol_value_new_grown, what the JS package
+ * does for an imported cache) is appended to in place by the first run. */
+static void imported_caches_copied_in_with_spare_rows(void) {
+  ol_model *m = NULL;
+  CHECK_OK(ol_model_parse_text("<ir_version: 10, opset_import: [\"\" : 18]>\n"
+                               "g (float[2, L, 2] past, float[2, 1, 2] x) => (float[2, N, 2] present, float[2, L, 2] other) {\n"
+                               "  present = Concat <axis = -2> (past, x)\n  other = Neg (past)\n}",
+                               &m));
+  ol_session *s = NULL;
+  CHECK_OK(ol_session_create(m, NULL, &s));
+  ol_model_destroy(m);
+  if (!s) return;
+  int64_t axis = 99;
+  CHECK(!ol_session_input_grows(s, 0, &axis)); /* growth off: C API default */
+  ol_session_grow_outputs(s, true);
+  CHECK(ol_session_input_grows(s, 0, &axis) && axis == -2);
+  CHECK(!ol_session_input_grows(s, 1, &axis) && !ol_session_input_grows(s, 2, &axis));
+  int64_t dp[3] = {2, 3, 2}, dx[3] = {2, 1, 2};
+  ol_value *past = NULL, *x = NULL, *out[2] = {NULL, NULL};
+  CHECK_OK(ol_value_new_grown(NULL, OL_DTYPE_FLOAT, 3, dp, 1, &past));
+  CHECK_OK(ol_tensor_create(NULL, OL_DTYPE_FLOAT, dx, 3, &x));
+  if (!past || !x) return;
+  const ol_tensor *p = &past->tensor;
+  CHECK(p->pitch == ol_grow_capacity(3) && p->pitch_axis == 1 && p->buffer->append_end == 3);
+  for (int o = 0; o < 2; o++)
+    for (int r = 0; r < 3; r++)
+      for (int i = 0; i < 2; i++) ((float *)ol_tensor_data(past))[(o * p->pitch + r) * 2 + i] = (float)(100 * o + 10 * r + i);
+  for (int i = 0; i < 4; i++) ((float *)ol_tensor_data(x))[i] = (float)(-1 - i);
+  const char *names[2] = {"past", "x"}, *fetch[2] = {"present", "other"};
+  ol_value *in[2] = {past, x};
+  CHECK_OK(ol_session_run(s, names, in, 2, fetch, out, 2, NULL));
+  if (out[0] && out[1]) {
+    CHECK(out[0]->tensor.buffer == p->buffer && out[0]->tensor.dims[1] == 4); /* appended in place */
+    CHECK(cache_at(out[0], 1, 2) == 120 && cache_at(out[0], 0, 3) == -1 && cache_at(out[0], 1, 3) == -3);
+    CHECK(cache_at(out[1], 1, 2) == -120 && cache_at(out[1], 0, 1) == -10); /* other readers see the rows too */
+  }
+  ol_value_release(out[0]), ol_value_release(out[1]), ol_value_release(past), ol_value_release(x);
+  ol_session_destroy(s);
+}
+
+OL_TEST_MAIN(TEST(runs_the_seed_example), TEST(caches_grow_in_place_and_branch),
+             TEST(imported_caches_copied_in_with_spare_rows), TEST(feed_errors_leave_the_session_usable),
              TEST(unsupported_operator_fails_at_creation), TEST(malformed_graphs_are_rejected),
              TEST(intermediates_are_released_after_last_use), TEST(cancelled_before_running),
              TEST(cancelled_from_another_thread), TEST(if_reads_outer_scope), TEST(scan_accumulates),

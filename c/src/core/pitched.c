@@ -39,6 +39,21 @@ ol_status ol_value_new_pitched_view(ol_buffer *buffer, size_t offset, ol_dtype d
   return OL_OK;
 }
 
+ol_status ol_value_new_grown(ol_allocator *allocator, ol_dtype dtype, int rank, const int64_t *dims, int axis,
+                             ol_value **out) {
+  *out = NULL;
+  if (axis < 0 || axis >= rank) return ol_error(OL_INVALID_ARGUMENT, "grown tensor: axis %d out of range", axis);
+  int64_t cap = ol_grow_capacity(dims[axis]);
+  int64_t outer = ol_shape_count(axis, dims), inner = ol_shape_count(rank - axis - 1, dims + axis + 1);
+  size_t es = ol_dtype_size(dtype);
+  ol_buffer *b = ol_buffer_new_uninit(allocator, (size_t)(outer * cap * inner) * es);
+  if (!b) return OL_OUT_OF_MEMORY;
+  b->append_end = dims[axis];
+  ol_status s = ol_value_new_pitched_view(b, 0, dtype, rank, dims, axis, cap, out);
+  ol_buffer_release(b);
+  return s;
+}
+
 ol_status ol_tensor_materialize(ol_allocator *allocator, const ol_tensor *t, ol_value **out) {
   OL_TRY(ol_value_new_tensor_uninit(allocator, t->dtype, t->rank, t->dims, out)); /* every row copied */
   if (ol_tcount(t) == 0) return OL_OK;

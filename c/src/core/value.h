@@ -129,6 +129,19 @@ ol_status ol_tensor_materialize(ol_allocator *allocator, const ol_tensor *t, ol_
 /* Replaces *v (an owned reference) by a dense copy when it is a strided or
  * tiled tensor; leaves every other value alone. */
 ol_status ol_value_densify(ol_allocator *allocator, ol_value **v);
+/* Storage rows for a cache of `rows` rows that grows in place from run to
+ * run: half as many again spare, at least 64 and at most 256 (a long context
+ * copies its prefix every 256 tokens, at most 256 rows idle). */
+static inline int64_t ol_grow_capacity(int64_t rows) {
+  int64_t spare = rows / 2 < 64 ? 64 : rows / 2 > 256 ? 256 : rows / 2;
+  return rows + spare;
+}
+/* A new uninitialized tensor of dims, pitched along axis with
+ * ol_grow_capacity(dims[axis]) rows, every row in use (buffer->append_end):
+ * a Concat that grows its output appends to it in place. Whole-byte
+ * element types only. */
+ol_status ol_value_new_grown(ol_allocator *allocator, ol_dtype dtype, int rank, const int64_t *dims, int axis,
+                             ol_value **out);
 
 /* ---- tiled layouts (tiled.c) */
 

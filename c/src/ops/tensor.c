@@ -210,15 +210,13 @@ static ol_status concat_grow(ol_kernel_ctx *ctx, int axis, const int64_t *dims, 
   bool in_place = b && L0 > 0 && first->offset == 0 && first->pitch_axis == axis && pitch >= total &&
                   __atomic_compare_exchange_n(&b->append_end, &expected, total, false, __ATOMIC_ACQ_REL,
                                               __ATOMIC_ACQUIRE);
+  ol_value *y = NULL;
   int64_t cap = pitch;
   if (!in_place) {
-    /* spare rows: half as many again, at least 64 and at most 256 (long
-     * contexts copy their prefix every 256 tokens, at most 256 rows idle) */
-    int64_t spare = total / 2 < 64 ? 64 : total / 2 > 256 ? 256 : total / 2;
-    cap = total + spare;
-    b = ol_buffer_new_uninit(ctx->allocator, (size_t)(outer * cap * inner) * es);
-    if (!b) return ol_kernel_error(ctx->node, OL_OUT_OF_MEMORY, "out of memory growing the output");
-    b->append_end = total;
+    if (ol_value_new_grown(ctx->allocator, first->dtype, rank, dims, axis, &y) != OL_OK)
+      return ol_kernel_error(ctx->node, OL_OUT_OF_MEMORY, "out of memory growing the output");
+    b = y->tensor.buffer;
+    cap = y->tensor.pitch;
   }
   char *base = b->data;
   size_t row = (size_t)inner * es;
@@ -233,10 +231,7 @@ static ol_status concat_grow(ol_kernel_ctx *ctx, int axis, const int64_t *dims, 
       dst += chunk;
     }
   }
-  ol_value *y = NULL;
-  ol_status s = ol_value_new_pitched_view(b, 0, first->dtype, rank, dims, axis, cap, &y);
-  if (!in_place) ol_buffer_release(b);
-  if (s != OL_OK) return s;
+  if (in_place) OL_TRY(ol_value_new_pitched_view(b, 0, first->dtype, rank, dims, axis, cap, &y));
   OL_TRY(ol_ctx_set_output(ctx, 0, y));
   *done = true;
   return OL_OK;

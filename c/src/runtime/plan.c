@@ -389,6 +389,24 @@ ol_status ol_plan_create(const ol_graph *graph, const ol_plan *parent, ol_plan *
   return OL_OK;
 }
 
+bool ol_plan_input_concat_axis(const ol_plan *p, size_t graph_input, int64_t *axis) {
+  for (size_t k = 0; k < p->num_steps; k++) {
+    const ol_plan_step *step = &p->steps[k];
+    const ol_node *n = step->node;
+    if (step->skipped || !step->in_graph_input || strcmp(n->op_type, "Concat") != 0 ||
+        (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) || n->num_inputs < 2 || n->num_outputs < 1)
+      continue;
+    if (step->in_graph_input[0] != (int32_t)graph_input || step->out_slots[0] < 0 || !p->keep[step->out_slots[0]])
+      continue;
+    bool again = false; /* Concat(past, past): not an append */
+    for (size_t j = 1; j < n->num_inputs; j++) again |= step->in_graph_input[j] == (int32_t)graph_input;
+    if (again) continue;
+    *axis = ol_attr_int(n, "axis", 0);
+    return true;
+  }
+  return false;
+}
+
 void ol_plan_destroy(ol_plan *p) {
   if (!p) return;
   for (size_t k = 0; k < p->num_steps; k++) {

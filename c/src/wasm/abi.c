@@ -115,6 +115,14 @@ OLW int olw_session_create(ol_model *model, int intra_op_num_threads, int grow_o
 OLW void olw_session_destroy(ol_session *session) { ol_session_destroy(session); }
 OLW size_t olw_session_input_count(const ol_session *s) { return ol_session_input_count(s); }
 OLW size_t olw_session_output_count(const ol_session *s) { return ol_session_output_count(s); }
+/* 1 and *axis (the Concat's attribute, not normalized) when a feed of input
+ * i is best copied in with spare rows (ol_session_input_grows); else 0. */
+OLW int olw_session_input_grow_axis(const ol_session *s, size_t i, int32_t *axis) {
+  int64_t a = 0;
+  if (!ol_session_input_grows(s, i, &a) || a < -OL_MAX_RANK || a >= OL_MAX_RANK) return 0;
+  *axis = (int32_t)a;
+  return 1;
+}
 OLW const char *olw_session_input_name(const ol_session *s, size_t i) {
   return ol_session_input_name(s, i);
 }
@@ -184,6 +192,18 @@ OLW int olw_tensor_new(int dtype, const int64_t *dims, size_t rank, int32_t *out
   ol_status s = ol_tensor_create(NULL, (ol_dtype)dtype, dims, rank, &v);
   out[0] = (int32_t)(uintptr_t)v;
   out[1] = s == OL_OK ? (int32_t)(uintptr_t)ol_tensor_data(v) : 0;
+  return s;
+}
+/* olw_tensor_new with spare rows along axis (ol_value_new_grown: pitched,
+ * out[2] = storage rows per block): the copy of a cache fed to a session
+ * whose Concat appends to it (olw_session_input_grow_axis). */
+OLW int olw_tensor_new_grown(int dtype, const int64_t *dims, size_t rank, int axis, int32_t *out) {
+  ol_value *v = NULL;
+  ol_status s = rank > OL_MAX_RANK ? ol_error(OL_INVALID_ARGUMENT, "rank %zu is too large", rank)
+                                   : ol_value_new_grown(NULL, (ol_dtype)dtype, (int)rank, dims, axis, &v);
+  out[0] = (int32_t)(uintptr_t)v;
+  out[1] = s == OL_OK ? (int32_t)(uintptr_t)ol_tensor_data(v) : 0;
+  out[2] = s == OL_OK ? (int32_t)v->tensor.pitch : 0;
   return s;
 }
 /* Kind of v; for a tensor of rank <= max_rank also out[0] dtype, out[1] rank,
