@@ -449,7 +449,9 @@ static ol_status reserve_append(void *user, const ol_node *node, size_t graph_in
      * capacity exactly would otherwise move at the very next token */
     while (capacity <= need) capacity *= 2;
     size_t bytes = (size_t)outer * (size_t)capacity * row;
-    buf = ol_buffer_new(st->session->allocator, bytes);
+    /* uninitialized: only rows in use are ever read, and spare rows of
+     * fresh memory stay out of the resident set until appended to */
+    buf = ol_buffer_new_uninit(st->session->allocator, bytes);
     if (!buf) return ol_kernel_error(node, OL_OUT_OF_MEMORY, "cannot allocate %zu bytes of append capacity", bytes);
     /* the prefix moves once, row by row from the previous layout */
     size_t prefix = (size_t)old * row, from = (size_t)pitch * row;
