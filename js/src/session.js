@@ -65,7 +65,7 @@ export class InferenceSession {
     /** @type {readonly string[]} */
     this.outputNames = names(m._olw_session_output_count(handle), m._olw_session_output_name);
     this.inputMetadata = Object.freeze(this.inputNames.map((name, i) => this.#metadata(name, 0, i)));
-    // caches a Concat appends to (present = Concat(past, new)): fed from JS data, they get spare rows
+    // caches a node continues into an output (Concat, Attention, GroupQueryAttention): fed from JS data, they get spare rows
     this.#growAxes = new Map();
     runtime.scratch(4, (out) => this.inputNames.forEach((name, i) => {
       if (m._olw_session_input_grow_axis(handle, i, out)) this.#growAxes.set(name, runtime.view().getInt32(out, true));

@@ -14,6 +14,7 @@
 #include "core/value.h"
 #include "ir/model.h"
 #include "onnxlight.h"
+#include "runtime/session.h"
 #include "simd/gemm_tb.h"
 
 static uint32_t seed = 12345u;
@@ -325,6 +326,85 @@ static void attention_cache_grows_in_place(void) {
   ol_model_destroy(m);
 }
 
+/* Sessions (no state) that let caches grow (ol_session_grow_outputs, what
+ * the JS package turns on): GroupQueryAttention and Attention give their
+ * presents spare rows, and a present fed back as past is appended to in
+ * place (the same buffer run after run); every output equals a dense
+ * session's fed dense presents, bit for bit. */
+static void session_attention_caches_grow_in_place(const char *text, bool gqa) {
+  ol_model *m = NULL;
+  CHECK_OK(ol_model_parse_text(text, &m));
+  if (!m) return;
+  ol_session *grown = NULL, *dense = NULL;
+  CHECK_OK(ol_session_create(m, NULL, &grown));
+  CHECK_OK(ol_session_create(m, NULL, &dense));
+  ol_model_destroy(m);
+  if (!grown || !dense) return;
+  ol_session_grow_outputs(grown, true);
+  const size_t past_k = 3; /* session input numbering: past_k follows q, k, v */
+  int64_t axis = -1;
+  CHECK(ol_session_input_grows(grown, past_k, &axis) && axis == 2);
+  CHECK(!ol_session_input_grows(grown, 0, &axis) && !ol_session_input_grows(dense, past_k, &axis));
+  const char *gnames[7] = {"q", "k", "v", "past_k", "past_v", "seqlens_k", "total"};
+  ol_value *gpast[2] = {rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 0, 8), rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 0, 8)};
+  ol_value *dpast[2] = {ol_value_retain(gpast[0]), ol_value_retain(gpast[1])};
+  const ol_buffer *storage[2] = {NULL, NULL};
+  for (int step = 0; step < 10; step++) {
+    ol_value *feeds[7] = {0};
+    if (gqa) {
+      int64_t one = 1, d32[3] = {1, 1, 32}, d16[3] = {1, 1, 16};
+      ol_tensor_create(NULL, OL_DTYPE_FLOAT, d32, 3, &feeds[0]);
+      ol_tensor_create(NULL, OL_DTYPE_FLOAT, d16, 3, &feeds[1]);
+      ol_tensor_create(NULL, OL_DTYPE_FLOAT, d16, 3, &feeds[2]);
+      for (int i = 0; i < 3; i++)
+        for (int64_t j = 0; feeds[i] && j < ol_tcount(&feeds[i]->tensor); j++) ((float *)ol_tensor_data(feeds[i]))[j] = rnd();
+      ol_tensor_create(NULL, OL_DTYPE_INT32, &one, 1, &feeds[5]);
+      ol_tensor_create(NULL, OL_DTYPE_INT32, NULL, 0, &feeds[6]);
+      if (feeds[5] && feeds[6]) {
+        ((int32_t *)ol_tensor_data(feeds[5]))[0] = step;
+        ((int32_t *)ol_tensor_data(feeds[6]))[0] = step + 1;
+      }
+    } else {
+      feeds[0] = rnd_tensor(OL_DTYPE_FLOAT, 1, 4, 1, 8);
+      feeds[1] = rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 1, 8);
+      feeds[2] = rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 1, 8);
+    }
+    size_t n = gqa ? 7 : 5;
+    ol_value *o[3] = {0}, *d[3] = {0};
+    feeds[3] = gpast[0], feeds[4] = gpast[1];
+    CHECK_OK(ol_session_run(grown, gnames, feeds, n, NULL, o, 3, NULL));
+    feeds[3] = dpast[0], feeds[4] = dpast[1];
+    CHECK_OK(ol_session_run(dense, gnames, feeds, n, NULL, d, 3, NULL));
+    feeds[3] = feeds[4] = NULL;
+    for (int i = 0; i < 3; i++) {
+      if (!o[i] || !d[i]) continue;
+      if (i) {
+        const ol_tensor *t = &o[i]->tensor;
+        CHECK(t->pitch_axis == 2 && t->pitch > t->dims[2] && t->buffer->append_end == step + 1);
+        if (step == 0) storage[i - 1] = t->buffer;
+        CHECK(t->buffer == storage[i - 1]); /* appended in place after the first run */
+      }
+      ol_value *view = ol_value_retain(o[i]);
+      CHECK_OK(ol_value_densify(NULL, &view));
+      CHECK(same_tensor(view, d[i]));
+      ol_value_release(view);
+    }
+    release_all(gpast, 2);
+    release_all(dpast, 2);
+    gpast[0] = o[1], gpast[1] = o[2], dpast[0] = d[1], dpast[1] = d[2];
+    o[1] = o[2] = d[1] = d[2] = NULL;
+    release_all(feeds, 7);
+    release_all(o, 3);
+    release_all(d, 3);
+  }
+  release_all(gpast, 2);
+  release_all(dpast, 2);
+  ol_session_destroy(grown);
+  ol_session_destroy(dense);
+}
+static void session_gqa_caches_grow_in_place(void) { session_attention_caches_grow_in_place(GQA, true); }
+static void session_attention23_caches_grow_in_place(void) { session_attention_caches_grow_in_place(ATTN, false); }
+
 /* float16 caches take the same path; the half-type kernels read the
  * pitched caches through their offsets or get dense copies. */
 static const char *HALF =
@@ -533,5 +613,6 @@ static void gemm_tb_matches_reference(void) {
 OL_TEST_MAIN(TEST(multi_head_cache_grows_in_place), TEST(kept_multi_head_outputs_do_not_block_reuse),
              TEST(kept_single_head_output_forces_a_fresh_buffer), TEST(ineligible_patterns_fall_back),
              TEST(gqa_cache_grows_in_place), TEST(attention_cache_grows_in_place),
-             TEST(half_cache_grows_in_place),
+             TEST(half_cache_grows_in_place), TEST(session_gqa_caches_grow_in_place),
+             TEST(session_attention23_caches_grow_in_place),
              TEST(fused_transposed_matmul_matches), TEST(gemm_tb_matches_reference))

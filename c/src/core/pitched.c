@@ -54,6 +54,33 @@ ol_status ol_value_new_grown(ol_allocator *allocator, ol_dtype dtype, int rank, 
   return s;
 }
 
+ol_status ol_value_grow_from(ol_allocator *allocator, const ol_tensor *past, int rank, const int64_t *dims, int axis,
+                             ol_value **out) {
+  *out = NULL;
+  size_t es = ol_dtype_size(past->dtype);
+  if (!es || past->dtype == OL_DTYPE_STRING || ol_dtype_storage_bytes(past->dtype, 8) != 8 * es ||
+      ol_tensor_is_tiled(past) || past->rank != rank || axis < 0 || axis >= rank ||
+      (ol_tensor_is_strided(past) && past->pitch_axis != axis))
+    return OL_OK;
+  const int64_t outer = ol_shape_count(axis, dims), inner = ol_shape_count(rank - axis - 1, dims + axis + 1);
+  const int64_t L0 = past->dims[axis], total = dims[axis];
+  if (outer == 0 || inner == 0 || total <= L0) return OL_OK;
+  const int64_t pitch = past->pitch > 0 && past->pitch_axis == axis ? past->pitch : L0; /* rows per block */
+  ol_buffer *b = past->buffer;
+  int64_t expected = L0;
+  /* L0 > 0: only buffers grown here record rows in use (others read 0) */
+  if (b && L0 > 0 && past->offset == 0 && past->pitch_axis == axis && pitch >= total &&
+      __atomic_compare_exchange_n(&b->append_end, &expected, total, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    return ol_value_new_pitched_view(b, 0, past->dtype, rank, dims, axis, pitch, out);
+  OL_TRY(ol_value_new_grown(allocator, past->dtype, rank, dims, axis, out));
+  const ol_tensor *y = &(*out)->tensor;
+  size_t row = (size_t)inner * es;
+  for (int64_t o = 0; o < outer && L0 > 0; o++)
+    memcpy((char *)ol_tdata(y) + (size_t)(o * y->pitch) * row, (const char *)ol_tdata(past) + (size_t)(o * pitch) * row,
+           (size_t)L0 * row);
+  return OL_OK;
+}
+
 ol_status ol_tensor_materialize(ol_allocator *allocator, const ol_tensor *t, ol_value **out) {
   OL_TRY(ol_value_new_tensor_uninit(allocator, t->dtype, t->rank, t->dims, out)); /* every row copied */
   if (ol_tcount(t) == 0) return OL_OK;

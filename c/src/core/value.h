@@ -142,6 +142,17 @@ static inline int64_t ol_grow_capacity(int64_t rows) {
  * element types only. */
 ol_status ol_value_new_grown(ol_allocator *allocator, ol_dtype dtype, int rank, const int64_t *dims, int axis,
                              ol_value **out);
+/* A session cache growing from run to run (Concat, Attention,
+ * GroupQueryAttention with ol_kernel_ctx.grow_outputs): storage for dims
+ * (past's dims, more rows along axis) whose first rows hold past's. In place
+ * when past is a grown view of every row in use with room left (one run
+ * claims the rows by compare-and-swap on buffer->append_end; another run from
+ * the same past copies), else a new ol_value_new_grown tensor with past's rows
+ * copied. The caller writes the new rows: those of outer index o at element
+ * (o * pitch + past->dims[axis]) * inner. *out NULL (OL_OK): past does not
+ * qualify (element type, layout, or no new rows); use the ordinary path. */
+ol_status ol_value_grow_from(ol_allocator *allocator, const ol_tensor *past, int rank, const int64_t *dims, int axis,
+                             ol_value **out);
 
 /* ---- tiled layouts (tiled.c) */
 

@@ -273,6 +273,25 @@ static ol_status make_present(ol_kernel_ctx *ctx, const attn_shape *sh, size_t i
       return OL_OK;
     }
   }
+  if (!ctx->reserve_append && past && past->dtype == sh->dtype && ((ctx->grow_outputs >> out) & 1u)) {
+    /* a session cache: spare rows, and a grown past is appended to in place */
+    ol_value *g = NULL;
+    if (ol_value_grow_from(ctx->allocator, past, 4, dims, 2, &g) != OL_OK)
+      return ol_kernel_error(node, OL_OUT_OF_MEMORY, "out of memory growing present output %zu", out);
+    if (g) {
+      int64_t C = g->tensor.pitch;
+      bool moved = g->tensor.buffer != past->buffer;
+      copy_rows(ol_tdata(&g->tensor), C, sh->P, ol_tdata(cur), csb, csh, cst, sh->B, sh->Hkv, sh->L, D, sh->es);
+      src->data = ol_tdata(&g->tensor);
+      src->sb = sh->Hkv * C * D;
+      src->sh = C * D;
+      counts->allocations += moved;
+      counts->allocated_bytes += moved ? g->tensor.buffer->size : 0;
+      counts->prefix_copied_bytes += moved ? past_bytes : 0;
+      counts->append_copied_bytes += new_bytes;
+      return ol_ctx_set_output(ctx, out, g);
+    }
+  }
   ol_tensor *t;
   OL_TRY(ol_ctx_output(ctx, out, sh->dtype, 4, dims, &t));
   char *d = ol_tdata(t);

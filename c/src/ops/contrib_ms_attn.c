@@ -459,18 +459,28 @@ static ol_status gqa_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   /* A plain append (float32, every batch's new rows right after its past)
    * on bound caches writes the new rows into their capacity (see
    * gqa_reserve); otherwise present K/V are built whole. */
-  bool plain = q->dtype == OL_DTYPE_FLOAT && pk && T == P + S && ctx->reserve_append;
+  bool plain = q->dtype == OL_DTYPE_FLOAT && pk && T == P + S;
   for (int64_t b = 0; plain && b < B; b++) plain = (first ? 0 : (int64_t)sl[b] + 1 - S) == P;
   ol_append_reservation res[2];
   memset(res, 0, sizeof res);
+  ol_value *grown[2] = {NULL, NULL}; /* session caches growing in place (ctx->grow_outputs) */
   ol_status s = OL_OK;
-  for (int c = 0; plain && c < 2 && s == OL_OK; c++)
-    if (ol_ctx_wants_output(ctx, 1 + (size_t)c)) s = gqa_reserve(ctx, 3 + (size_t)c, 1 + (size_t)c, pd, S, &res[c]);
-  if (s == OL_OK && !res[0].result && ol_ctx_wants_output(ctx, 1)) s = ol_ctx_output(ctx, 1, q->dtype, 4, pd, &yk);
-  if (s == OL_OK && !res[1].result && ol_ctx_wants_output(ctx, 2)) s = ol_ctx_output(ctx, 2, q->dtype, 4, pd, &yv);
+  for (int c = 0; plain && c < 2 && s == OL_OK; c++) {
+    size_t o = 1 + (size_t)c;
+    const ol_tensor *past = c ? pv : pk;
+    if (!ol_ctx_wants_output(ctx, o)) continue;
+    if (ctx->reserve_append) s = gqa_reserve(ctx, 3 + (size_t)c, o, pd, S, &res[c]);
+    else if ((ctx->grow_outputs >> o) & 1u && past && past->dtype == OL_DTYPE_FLOAT &&
+             ol_value_grow_from(ctx->allocator, past, 4, pd, 2, &grown[c]) != OL_OK)
+      s = ol_kernel_error(node, OL_OUT_OF_MEMORY, "out of memory growing present output %zu", o);
+  }
+  if (s == OL_OK && !res[0].result && !grown[0] && ol_ctx_wants_output(ctx, 1)) s = ol_ctx_output(ctx, 1, q->dtype, 4, pd, &yk);
+  if (s == OL_OK && !res[1].result && !grown[1] && ol_ctx_wants_output(ctx, 2)) s = ol_ctx_output(ctx, 2, q->dtype, 4, pd, &yv);
   if (s != OL_OK) {
     ol_value_release(res[0].result);
     ol_value_release(res[1].result);
+    ol_value_release(grown[0]);
+    ol_value_release(grown[1]);
     return s;
   }
   fviews v = {0};
@@ -480,12 +490,21 @@ static ol_status gqa_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   static const float zero_sink = 0.0f;
   size_t kvn = (size_t)(B * KN * T * H);
   /* K/V rows: (b, h) blocks kst/vst elements apart — the reserved caches
-   * (first block at writable - P rows, see gqa_reserve) or whole scratch */
-  bool kres = res[0].result != NULL, vres = res[1].result != NULL; /* the commit clears result */
-  float *Kb = res[0].result ? (float *)res[0].writable - P * H : ol_xcalloc(kvn + 1, sizeof(float));
-  float *Vb = res[1].result ? (float *)res[1].writable - P * H : ol_xcalloc(kvn + 1, sizeof(float));
-  int64_t kst = res[0].result ? (int64_t)(res[0].row_stride / sizeof(float)) : T * H;
-  int64_t vst = res[1].result ? (int64_t)(res[1].row_stride / sizeof(float)) : T * H;
+   * (first block at writable - P rows, see gqa_reserve), the grown session
+   * caches (past rows already in place) or whole scratch */
+  bool kres = res[0].result || grown[0], vres = res[1].result || grown[1]; /* the commit clears result */
+  float *Kb = res[0].result ? (float *)res[0].writable - P * H
+              : grown[0]    ? ol_tdata(&grown[0]->tensor)
+                            : ol_xcalloc(kvn + 1, sizeof(float));
+  float *Vb = res[1].result ? (float *)res[1].writable - P * H
+              : grown[1]    ? ol_tdata(&grown[1]->tensor)
+                            : ol_xcalloc(kvn + 1, sizeof(float));
+  int64_t kst = res[0].result ? (int64_t)(res[0].row_stride / sizeof(float))
+                : grown[0]    ? grown[0]->tensor.pitch * H
+                              : T * H;
+  int64_t vst = res[1].result ? (int64_t)(res[1].row_stride / sizeof(float))
+                : grown[1]    ? grown[1]->tensor.pitch * H
+                              : T * H;
   int64_t pks = pk ? past_stride(pk) * H : 0, pvs = pv ? past_stride(pv) * H : 0;
   float *Qb = ol_xmalloc(sizeof(float) * (size_t)(B * S * N * H + 1));
   float *p = ol_xmalloc(sizeof(float) * (size_t)(T + 1));
@@ -552,12 +571,19 @@ static ol_status gqa_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   if (yk) ol_nn23_store(yk, 0, Kb, (int64_t)kvn);
   if (yv) ol_nn23_store(yv, 0, Vb, (int64_t)kvn);
   s = gqa_commit(ctx, res, B * KN * S * H, B * KN * P * H, (int64_t)kvn);
+  for (int c = 0; c < 2 && s == OL_OK; c++)
+    if (grown[c]) {
+      s = ol_ctx_set_output(ctx, 1 + (size_t)c, grown[c]);
+      grown[c] = NULL;
+    }
 done:
   fv_free(&v);
   if (!kres) free(Kb);
   if (!vres) free(Vb);
   ol_value_release(res[0].result); /* left only when failing before the commit */
   ol_value_release(res[1].result);
+  ol_value_release(grown[0]);
+  ol_value_release(grown[1]);
   free(Qb);
   free(p);
   free(out);

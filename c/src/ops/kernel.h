@@ -84,10 +84,11 @@ struct ol_kernel_ctx {
   ol_status (*commit_append)(void *runtime, size_t output, ol_append_reservation *res);
   /* Records a storage event; NULL when events are off (record nothing). */
   ol_status (*record_storage)(void *runtime, const ol_storage_counts *counts);
-  /* Output 0 is a graph output of a session that lets caches grow in place
-   * (ol_run_env.grow_outputs): it may get spare capacity (a pitched layout,
-   * buffer->append_end rows in use) and be appended to by a later run. */
-  bool grow_output;
+  /* Bit j: output j is a graph output of a session that lets caches grow in
+   * place (ol_run_env.grow_outputs): a cache there may get spare capacity (a
+   * pitched layout, buffer->append_end rows in use, see ol_value_grow_from)
+   * and be appended to by a later run. */
+  uint32_t grow_outputs;
 };
 
 typedef ol_status (*ol_kernel_create_fn)(const ol_node *node, ol_kernel **out);

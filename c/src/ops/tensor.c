@@ -180,50 +180,29 @@ static ol_status concat_append(ol_kernel_ctx *ctx, int axis, const int64_t *dims
   return OL_OK;
 }
 
-/* Session caches (ctx->grow_output): the present = Concat(past, new) of a
+/* Session caches (ctx->grow_outputs): the present = Concat(past, new) of a
  * torch export, run after run with each present fed back as the next past.
- * Output 0 gets spare rows along the axis (a pitched view with the rows in
- * use in buffer->append_end); when input 0 is such a view holding every row
- * in use, the new rows go into the spare ones and the prefix is not copied
- * again. Views taken earlier keep seeing their own rows only, and the
- * compare-and-swap on append_end lets one run append: another run from the
- * same past (a branch) copies. Sets *done when output 0 is set. */
+ * Output 0 gets spare rows along the axis and, when input 0 is such a view
+ * holding every row in use, the new rows go into the spare ones without
+ * copying the prefix again (ol_value_grow_from: views taken earlier keep
+ * seeing their own rows, a second run from the same past copies). Sets
+ * *done when output 0 is set. */
 static ol_status concat_grow(ol_kernel_ctx *ctx, int axis, const int64_t *dims, bool *done) {
   const ol_tensor *first = ol_ctx_input(ctx, 0);
   *done = false;
-  size_t es = ol_dtype_size(first->dtype);
-  if (!es || first->dtype == OL_DTYPE_STRING || ol_dtype_storage_bytes(first->dtype, 8) != 8 * es ||
-      ol_tensor_is_tiled(first) || (ol_tensor_is_strided(first) && first->pitch_axis != axis))
-    return OL_OK;
-  const int rank = first->rank;
-  const int64_t outer = ol_shape_count(axis, dims), inner = ol_shape_count(rank - axis - 1, dims + axis + 1);
-  const int64_t L0 = first->dims[axis], total = dims[axis];
-  if (outer == 0 || inner == 0 || total == L0) return OL_OK;
   for (size_t i = 1; i < ctx->num_inputs; i++) {
     const ol_tensor *t = ol_ctx_input(ctx, i);
     if (ol_tensor_is_strided(t) || ol_tensor_is_tiled(t) || (t->buffer && t->buffer == first->buffer)) return OL_OK;
   }
-  const int64_t pitch = first->pitch > 0 && first->pitch_axis == axis ? first->pitch : L0; /* rows per block */
-  ol_buffer *b = first->buffer;
-  int64_t expected = L0;
-  /* L0 > 0: only buffers this path grew record rows in use (others read 0) */
-  bool in_place = b && L0 > 0 && first->offset == 0 && first->pitch_axis == axis && pitch >= total &&
-                  __atomic_compare_exchange_n(&b->append_end, &expected, total, false, __ATOMIC_ACQ_REL,
-                                              __ATOMIC_ACQUIRE);
   ol_value *y = NULL;
-  int64_t cap = pitch;
-  if (!in_place) {
-    if (ol_value_new_grown(ctx->allocator, first->dtype, rank, dims, axis, &y) != OL_OK)
-      return ol_kernel_error(ctx->node, OL_OUT_OF_MEMORY, "out of memory growing the output");
-    b = y->tensor.buffer;
-    cap = y->tensor.pitch;
-  }
-  char *base = b->data;
-  size_t row = (size_t)inner * es;
+  if (ol_value_grow_from(ctx->allocator, first, first->rank, dims, axis, &y) != OL_OK)
+    return ol_kernel_error(ctx->node, OL_OUT_OF_MEMORY, "out of memory growing the output");
+  if (!y) return OL_OK;
+  const int rank = first->rank;
+  const int64_t outer = ol_shape_count(axis, dims), inner = ol_shape_count(rank - axis - 1, dims + axis + 1);
+  const size_t row = (size_t)inner * ol_dtype_size(first->dtype);
   for (int64_t o = 0; o < outer; o++) {
-    char *dst = base + (size_t)(o * cap) * row;
-    if (!in_place) memcpy(dst, (const char *)ol_tdata(first) + (size_t)(o * pitch) * row, (size_t)L0 * row);
-    dst += (size_t)L0 * row;
+    char *dst = (char *)ol_tdata(&y->tensor) + (size_t)(o * y->tensor.pitch + first->dims[axis]) * row;
     for (size_t i = 1; i < ctx->num_inputs; i++) {
       const ol_tensor *t = ol_ctx_input(ctx, i);
       size_t chunk = (size_t)t->dims[axis] * row;
@@ -231,7 +210,6 @@ static ol_status concat_grow(ol_kernel_ctx *ctx, int axis, const int64_t *dims, 
       dst += chunk;
     }
   }
-  if (in_place) OL_TRY(ol_value_new_pitched_view(b, 0, first->dtype, rank, dims, axis, cap, &y));
   OL_TRY(ol_ctx_set_output(ctx, 0, y));
   *done = true;
   return OL_OK;
@@ -273,7 +251,7 @@ static ol_status concat_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     OL_TRY(concat_append(ctx, axis, dims, &done, &bound));
     if (done) return OL_OK;
   }
-  if (ctx->grow_output && ctx->num_inputs >= 2) {
+  if ((ctx->grow_outputs & 1u) && ctx->num_inputs >= 2) {
     bool done;
     OL_TRY(concat_grow(ctx, axis, dims, &done));
     if (done) return OL_OK;

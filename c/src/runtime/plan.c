@@ -389,20 +389,47 @@ ol_status ol_plan_create(const ol_graph *graph, const ol_plan *parent, ol_plan *
   return OL_OK;
 }
 
-bool ol_plan_input_concat_axis(const ol_plan *p, size_t graph_input, int64_t *axis) {
+/* Bit j: output j of the step is a graph output (kept past the run). */
+static uint32_t kept_outputs(const ol_plan *p, const ol_plan_step *step) {
+  uint32_t mask = 0;
+  for (size_t j = 0; j < step->node->num_outputs && j < 32; j++)
+    if (step->out_slots[j] >= 0 && p->keep[step->out_slots[j]]) mask |= 1u << j;
+  return mask;
+}
+
+/* The cache inputs of a node whose outputs can grow in place, with the
+ * output each one continues and the sequence axis: Concat's first input
+ * (its node attribute), past_key/past_value of Attention and
+ * GroupQueryAttention ([B, H, T, D]: axis 2). */
+static bool grow_pair(const ol_node *n, size_t input, size_t *output, int64_t *axis) {
+  bool onnx = !n->domain[0] || strcmp(n->domain, "ai.onnx") == 0;
+  if (onnx && strcmp(n->op_type, "Concat") == 0 && input == 0 && n->num_inputs >= 2) {
+    *output = 0;
+    *axis = ol_attr_int(n, "axis", 0);
+    return true;
+  }
+  size_t first = onnx && strcmp(n->op_type, "Attention") == 0 ? 4
+                 : strcmp(n->domain, "com.microsoft") == 0 && strcmp(n->op_type, "GroupQueryAttention") == 0 ? 3
+                                                                                                              : 0;
+  if (!first || input < first || input > first + 1) return false;
+  *output = 1 + input - first;
+  *axis = 2;
+  return true;
+}
+
+bool ol_plan_input_grow_axis(const ol_plan *p, size_t graph_input, int64_t *axis) {
   for (size_t k = 0; k < p->num_steps; k++) {
     const ol_plan_step *step = &p->steps[k];
     const ol_node *n = step->node;
-    if (step->skipped || !step->in_graph_input || strcmp(n->op_type, "Concat") != 0 ||
-        (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) || n->num_inputs < 2 || n->num_outputs < 1)
-      continue;
-    if (step->in_graph_input[0] != (int32_t)graph_input || step->out_slots[0] < 0 || !p->keep[step->out_slots[0]])
-      continue;
-    bool again = false; /* Concat(past, past): not an append */
-    for (size_t j = 1; j < n->num_inputs; j++) again |= step->in_graph_input[j] == (int32_t)graph_input;
-    if (again) continue;
-    *axis = ol_attr_int(n, "axis", 0);
-    return true;
+    if (step->skipped || !step->in_graph_input) continue;
+    for (size_t j = 0; j < n->num_inputs; j++) {
+      size_t out;
+      if (step->in_graph_input[j] != (int32_t)graph_input || !grow_pair(n, j, &out, axis)) continue;
+      if (out >= n->num_outputs || step->out_slots[out] < 0 || !p->keep[step->out_slots[out]]) continue;
+      bool again = false; /* read twice by the node (Concat(past, past)): not an append */
+      for (size_t i = 0; i < n->num_inputs; i++) again |= i != j && step->in_graph_input[i] == (int32_t)graph_input;
+      if (!again) return true;
+    }
   }
   return false;
 }
@@ -582,7 +609,7 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
                          env->cancelled, &scope, run_subgraph,
                          appends ? scope_reserve : NULL, appends ? scope_commit : NULL,
                          events ? scope_record : NULL,
-                         grow && n->num_outputs && step->out_slots[0] >= 0 && p->keep[step->out_slots[0]]};
+                         grow ? kept_outputs(p, step) : 0};
     if (s == OL_OK) s = step->kernel->compute(step->kernel, &ctx);
     for (size_t j = 0; densified && j < n->num_inputs; j++) {
       ol_value_release(dense[j]);

@@ -69,7 +69,7 @@ typedef struct ol_run_env {
   const ol_append_host *append; /* root graph only; NULL outside persistent state */
   int threads;                  /* intra-op threads of the run; 0: the process default */
   /* Session caches: Concat nodes whose output is a graph output give it
-   * spare capacity and append in place to such an input (ctx->grow_output). */
+   * spare capacity and append in place to such an input (ctx->grow_outputs). */
   bool grow_outputs;
 } ol_run_env;
 
@@ -77,10 +77,11 @@ typedef struct ol_run_env {
  * resolves outer-scope names for subgraphs (NULL for the root graph). */
 ol_status ol_plan_create(const ol_graph *graph, const ol_plan *parent, ol_plan **out);
 void ol_plan_destroy(ol_plan *plan);
-/* Root plans: true when graph input graph_input is the first input of a
- * Concat whose output is a graph output (a torch export's present =
- * Concat(past, new)), with that node's axis attribute (not normalized). */
-bool ol_plan_input_concat_axis(const ol_plan *p, size_t graph_input, int64_t *axis);
+/* Root plans: true when graph input graph_input is a cache that a node
+ * continues into a graph output (a torch export's present = Concat(past,
+ * new), or Attention / GroupQueryAttention's past_* -> present_*), with the
+ * axis it grows along (Concat: its attribute, not normalized). */
+bool ol_plan_input_grow_axis(const ol_plan *p, size_t graph_input, int64_t *axis);
 
 /* Runs a plan. inputs[i] feeds graph input i (NULL: use its initializer).
  * outputs[i] receive owned references to graph output i. */

@@ -49,7 +49,7 @@ ol_status ol_session_create(ol_model *model, const ol_session_options *options, 
 void ol_session_grow_outputs(ol_session *s, bool on) { s->grow_outputs = on; }
 
 bool ol_session_input_grows(const ol_session *s, size_t i, int64_t *axis) {
-  return s->grow_outputs && i < s->num_inputs && ol_plan_input_concat_axis(s->plan, s->input_index[i], axis);
+  return s->grow_outputs && i < s->num_inputs && ol_plan_input_grow_axis(s->plan, s->input_index[i], axis);
 }
 
 void ol_session_destroy(ol_session *s) {

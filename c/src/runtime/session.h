@@ -21,7 +21,7 @@ struct ol_session {
  * showing its data. C API sessions keep dense outputs. */
 void ol_session_grow_outputs(ol_session *s, bool on);
 /* With growing outputs: true when input i (session numbering) is the past
- * of such a Concat, with the node's axis attribute. A caller that copies a
+ * of such a cache (ol_plan_input_grow_axis), with the axis it grows along. A caller that copies a
  * feed in gives it spare rows along that axis (ol_value_new_grown), so the
  * first run appends in place too (an imported cache is not copied again). */
 bool ol_session_input_grows(const ol_session *s, size_t i, int64_t *axis);

@@ -115,7 +115,7 @@ OLW int olw_session_create(ol_model *model, int intra_op_num_threads, int grow_o
 OLW void olw_session_destroy(ol_session *session) { ol_session_destroy(session); }
 OLW size_t olw_session_input_count(const ol_session *s) { return ol_session_input_count(s); }
 OLW size_t olw_session_output_count(const ol_session *s) { return ol_session_output_count(s); }
-/* 1 and *axis (the Concat's attribute, not normalized) when a feed of input
+/* 1 and *axis (Concat: its attribute, not normalized) when a feed of input
  * i is best copied in with spare rows (ol_session_input_grows); else 0. */
 OLW int olw_session_input_grow_axis(const ol_session *s, size_t i, int32_t *axis) {
   int64_t a = 0;
