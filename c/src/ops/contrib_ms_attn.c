@@ -31,6 +31,8 @@
 #include <string.h>
 
 #include "ops/registry.h"
+#include "simd/gemm.h"
+#include "simd/gemm_tb.h"
 #include "simd/math.h"
 
 float *ol_nn23_load(const ol_tensor *t, bool *owned);
@@ -74,9 +76,12 @@ static void attend_row(const float *q, const float *K, int64_t ks, const float *
                        float *out) {
   for (int64_t d = 0; d < Hv; d++) out[d] = 0.0f;
   if (hi <= lo) return;
+  /* the dot products q.k_j in ol_cms_dot's lane order (ol_f32_gemm_tb sums
+   * the same way), then the scalar steps per score */
+  ol_f32_gemm_tb(1, hi - lo, H, q, H, K + lo * ks, ks, p + lo, hi - lo);
   float m = -INFINITY;
   for (int64_t j = lo; j < hi; j++) {
-    float sc = scale * ol_cms_dot(q, K + j * ks, H);
+    float sc = scale * p[j];
     if (softcap > 0.0f) sc = softcap * ol_tanhf(sc / softcap);
     if (add1) sc = sc + add1[j];
     if (add2) sc = sc + add2[j];
@@ -88,17 +93,13 @@ static void attend_row(const float *q, const float *K, int64_t ks, const float *
     if (*sink > m) m = *sink;
     sum += ol_expf(*sink - m);
   }
-  for (int64_t j = lo; j < hi; j++) {
-    float e = ol_expf(p[j] - m);
-    p[j] = e;
-    sum += e;
-  }
+  for (int64_t j = lo; j < hi; j++) p[j] = p[j] - m;
+  ol_expf_n(p + lo, p + lo, hi - lo);
+  for (int64_t j = lo; j < hi; j++) sum += p[j];
   float inv = (float)(1.0 / sum);
-  for (int64_t j = lo; j < hi; j++) {
-    float w = p[j] * inv;
-    const float *vr = V + j * vs;
-    for (int64_t d = 0; d < Hv; d++) out[d] = out[d] + w * vr[d];
-  }
+  for (int64_t j = lo; j < hi; j++) p[j] = p[j] * inv;
+  /* out[d] = out[d] + w_j * v_j[d] for j in order: one GEMV row */
+  ol_f32_gemv_simd128(1, Hv, hi - lo, p + lo, hi - lo, V + lo * vs, vs, out, Hv);
 }
 
 /* ------------------------------------------------------------ MultiHeadAttention */
