@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "ops/registry.h"
+#include "simd/gemm.h"
 #include "simd/math.h"
 
 #define OL_ATTN_MAX_INPUTS 8 /* Q K V attn_mask past_key past_value nonpad_kv_seqlen */
@@ -401,11 +402,9 @@ static void softmax_row(float *x, int64_t n) {
     return;
   }
   double sum = 0.0;
-  for (int64_t j = 0; j < n; j++) {
-    float e = ol_expf(x[j] - m);
-    x[j] = e;
-    sum += e;
-  }
+  for (int64_t j = 0; j < n; j++) x[j] = x[j] - m;
+  ol_expf_n(x, x, n); /* the bits of ol_expf, four at a time */
+  for (int64_t j = 0; j < n; j++) sum += x[j];
   for (int64_t j = 0; j < n; j++) x[j] = (float)(x[j] / sum);
 }
 
@@ -558,12 +557,9 @@ static ol_status attention_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
         softmax_row(row, sh.T);
         if (qkd && k->qk_mode == 3)
           for (int64_t j = 0; j < sh.T; j++) store_elem(qkd, sh.dtype, qk_off + j, row[j]);
-        for (int64_t d = 0; d < sh.Dv; d++) acc[d] = 0.0f;
-        for (int64_t j = 0; j < sh.T; j++) {
-          const float *vr = vbase + j * vs.st;
-          float p = row[j];
-          for (int64_t d = 0; d < sh.Dv; d++) acc[d] += p * vr[d];
-        }
+        /* acc[d] = sum over j in order of row[j] * v_j[d]: one GEMV row */
+        if (sh.T > 0) ol_f32_gemv_simd128(1, sh.Dv, sh.T, row, sh.T, vbase, vs.st, acc, sh.Dv);
+        else memset(acc, 0, sizeof(float) * (size_t)sh.Dv);
         int64_t yo = sh.rank3 ? (b * sh.S + i) * sh.Hq * sh.Dv + h * sh.Dv
                               : ((b * sh.Hq + h) * sh.S + i) * sh.Dv;
         for (int64_t d = 0; d < sh.Dv; d++) store_elem(yd, sh.dtype, yo + d, acc[d]);
