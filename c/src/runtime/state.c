@@ -493,6 +493,8 @@ static ol_status commit_append(void *user, const ol_node *node, size_t output, o
 
 /* ------------------------------------------------------------ run */
 
+ol_payload_pool *ol_state_payload_pool(const ol_state *st) { return st ? st->session->pool : NULL; }
+
 static ol_allocator *allocator_of(const ol_state *st, const ol_context *context) {
   return context && context->allocator ? context->allocator : st->session->allocator;
 }
@@ -519,6 +521,7 @@ static ol_status state_run(ol_state *st, ol_context *context, const char *const 
   bool *attempted = ol_xcalloc(st->num_bindings, sizeof *attempted);
   ol_value **candidate = ol_xcalloc(st->num_bindings, sizeof *candidate);
   ol_status s = (!feeds || !all || !pick || !attempted || !candidate) ? OL_OUT_OF_MEMORY : OL_OK;
+  ol_payload_pool_scope reuse = ol_payload_pool_enter(session->pool, allocator_of(st, context));
   if (s == OL_OK) s = ol_session_match_feeds(session, input_names, inputs, n_inputs, st->bound, feeds);
   if (s == OL_OK) s = ol_session_match_outputs(session, output_names, n_outputs, pick);
   if (s == OL_OK) {
@@ -568,6 +571,7 @@ static ol_status state_run(ol_state *st, ol_context *context, const char *const 
     }
   if (all)
     for (size_t k = 0; k < g->num_outputs; k++) ol_value_release(all[k]);
+  ol_payload_pool_leave(reuse);
   free(feeds);
   free(all);
   free(pick);
