@@ -7,12 +7,19 @@
 /* Size classes: eight per power of two (2^o + i * 2^(o-3), i = 0..7), so
  * that rounding a request up to its class wastes at most 12.5%. A held block
  * sits in the bin of the largest class not above its capacity; a request
- * looks in the bin of the smallest class not below it, so every block there
- * fits, with at most about a quarter to spare. Blocks under 16 bytes are
- * never held (a held block stores its list link in itself). */
+ * looks in the bin of the smallest class not below it and up to SLACK
+ * classes above, so every block found fits, with at most about 60% to
+ * spare (typically under 40%). Blocks under 16 bytes are never held (a held
+ * block stores its list link in itself). */
 #define MIN_BLOCK 16
 #define CLASS_STEPS 8
 #define NUM_CLASSES (64 * CLASS_STEPS)
+#define SLACK 3
+/* Decode steps grow attention scores, masks and positions by one position
+ * per token: a request that outgrew the block an earlier run gave back (one
+ * is held a class or two below) gets SLACK classes of headroom, so the next
+ * few steps reuse it instead of allocating at every class boundary. */
+#define GROWTH_CLASSES 2
 
 typedef struct held_block {
   struct held_block *next;
@@ -176,9 +183,12 @@ void *ol_payload_pool_take(ol_allocator *a, size_t size) {
   if (!p || size > SIZE_MAX / 2) return NULL;
   unsigned c = class_above(size);
   lock(p);
-  held_block *b = p->bins[c];
+  held_block *b = NULL;
+  for (unsigned k = 0; !b && k <= SLACK && c + k < NUM_CLASSES; k++) {
+    b = p->bins[c + k];
+    if (b) p->bins[c + k] = b->next;
+  }
   if (b) {
-    p->bins[c] = b->next;
     size_t capacity = ol_alloc_capacity(b);
     p->held_bytes -= capacity;
     p->held_blocks--;
@@ -189,9 +199,23 @@ void *ol_payload_pool_take(ol_allocator *a, size_t size) {
   return b;
 }
 
+/* Whether a block of an earlier run sits just below class c (the request
+ * likely comes from a tensor that grew since); the caller holds the lock. */
+static bool outgrown(const ol_payload_pool *p, unsigned c) {
+  for (unsigned k = 1; k <= GROWTH_CLASSES && k <= c; k++)
+    for (const held_block *b = p->bins[c - k]; b; b = b->next)
+      if (b->epoch < p->epoch) return true;
+  return false;
+}
+
 size_t ol_payload_pool_capacity(ol_allocator *a, size_t size) {
-  if (!pool_for(a)) return size;
-  uint64_t rounded = class_size(class_above(size));
+  ol_payload_pool *p = pool_for(a);
+  if (!p) return size;
+  unsigned c = class_above(size);
+  lock(p);
+  if (outgrown(p, c)) c += SLACK;
+  unlock(p);
+  uint64_t rounded = class_size(c);
   /* (ol_alloc adds its header to what this returns) */
   return rounded <= SIZE_MAX / 2 ? (size_t)rounded : size;
 }
