@@ -2,7 +2,7 @@
 // memoryStats().totalAllocations: once shapes are stable a run (feeds copied
 // into wasm, intermediates, outputs) makes no allocator call; a decode step
 // of a KV-cache state whose shapes grow by one position allocates only now
-// and then; an output kept across later runs keeps its data.
+// and then (generate() too); an output kept across later runs keeps its data.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
@@ -90,5 +90,23 @@ describe('payload reuse across runs', () => {
     assert.ok(zero >= 0.75 * warm.length, `allocator calls per step: ${perStep}`);
     await state.close();
     assert.equal(memoryStats().pooledBytes, 0, 'the pool is freed with its state');
+  });
+
+  test('generate(): a few allocator calls per token, not a few hundred', async () => {
+    const session = await InferenceSession.create(FORTUNES, { bindCache: true });
+    const caches = await emptyCaches(session);
+    const prompt = [...new TextEncoder().encode('The ')];
+    const count = async (maxNewTokens) => {
+      const before = calls();
+      const out = await session.generate({ input_ids: i64(prompt, [1, prompt.length]), ...caches }, { maxNewTokens });
+      assert.equal(out.dims[1], prompt.length + maxNewTokens);
+      return calls() - before;
+    };
+    const short = await count(8);
+    const perToken = ((await count(72)) - short) / 64;
+    // each step's feeds, intermediates and logits reuse the previous step's
+    // blocks; growing ones allocate when they outgrow theirs
+    assert.ok(perToken <= 8, `allocator calls per generated token: ${perToken}`);
+    await session.release();
   });
 });
