@@ -4,6 +4,7 @@
  * across later runs keeps its bytes; the pool holds no more than one run
  * released and frees it with the session; injected allocation failures stay
  * clean. Each session gets its own counting allocator. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -193,6 +194,84 @@ static void injected_failures_stay_clean(void) {
   ol_allocator_destroy(a);
 }
 
+/* Two threads: one running the session, one releasing its outputs (which
+ * go back to the pool while runs take from it); and two threads running the
+ * same session at once on their own inputs (one of them without the pool).
+ * Results stay right, nothing is lost. */
+typedef struct thread_job {
+  ol_session *session;
+  ol_value *x, *want;
+  ol_value *outputs[64];
+  int count, bad;
+} thread_job;
+
+static void *release_outputs(void *arg) {
+  thread_job *job = arg;
+  for (int i = 0; i < job->count; i++) ol_value_release(job->outputs[i]);
+  return NULL;
+}
+
+static void *run_many(void *arg) {
+  thread_job *job = arg;
+  const char *names[1] = {"x"};
+  for (int i = 0; i < 40; i++) {
+    ol_value *o[2] = {0};
+    if (ol_session_run(job->session, names, &job->x, 1, NULL, o, 2, NULL) != OL_OK || !same_bytes(o[0], job->want))
+      job->bad++;
+    release_all(o, 2);
+  }
+  return NULL;
+}
+
+static void threads_share_a_pool_safely(void) {
+  ol_model *m = NULL;
+  CHECK_OK(ol_model_parse_text(STABLE, &m));
+  ol_allocator *a = NULL;
+  ol_allocator_create(NULL, NULL, NULL, &a);
+  ol_session *s = m ? session_on(m, a, true) : NULL;
+  int64_t dims[2] = {16, 16};
+  ol_value *x = rnd_tensor(2, dims), *want[2] = {0};
+  const char *names[1] = {"x"};
+  if (s) CHECK_OK(ol_session_run(s, names, &x, 1, NULL, want, 2, NULL));
+  /* thread b compares against its own copy of y */
+  ol_value_release(want[1]);
+  want[1] = NULL;
+  if (want[0]) ol_tensor_clone(NULL, &want[0]->tensor, &want[1]);
+  for (int round = 0; s && round < 4; round++) {
+    thread_job job = {s, x, want[0], {0}, 0, 0};
+    for (int i = 0; i < 32; i++) {
+      ol_value *o[2] = {0};
+      CHECK_OK(ol_session_run(s, names, &x, 1, NULL, o, 2, NULL));
+      CHECK(same_bytes(o[0], want[0]));
+      job.outputs[job.count++] = o[0];
+      job.outputs[job.count++] = o[1];
+    }
+    pthread_t releaser;
+    pthread_create(&releaser, NULL, release_outputs, &job);
+    thread_job meanwhile = {s, x, want[0], {0}, 0, 0};
+    run_many(&meanwhile);
+    pthread_join(releaser, NULL);
+    CHECK(meanwhile.bad == 0);
+    /* (each thread its own input: value refcounts are not atomic) */
+    ol_value *x2 = NULL;
+    ol_tensor_clone(NULL, &x->tensor, &x2);
+    thread_job a_job = {s, x, want[0], {0}, 0, 0}, b_job = {s, x2, want[1], {0}, 0, 0};
+    pthread_t t1, t2;
+    pthread_create(&t1, NULL, run_many, &a_job);
+    pthread_create(&t2, NULL, run_many, &b_job);
+    pthread_join(t1, NULL);
+    pthread_join(t2, NULL);
+    CHECK(a_job.bad == 0 && b_job.bad == 0);
+    ol_value_release(x2);
+  }
+  release_all(want, 2);
+  ol_session_destroy(s);
+  CHECK(stats_of(a).live_bytes == 0 && stats_of(a).pooled_bytes == 0 && stats_of(a).live_allocations == 0);
+  ol_value_release(x);
+  ol_model_destroy(m);
+  ol_allocator_destroy(a);
+}
+
 /* A state whose value keeps its shape (a running accumulator). */
 static const char *ACCUMULATE =
     "<ir_version: 10, opset_import: [\"\" : 18]>\n"
@@ -341,5 +420,6 @@ static void growing_state_allocates_rarely(void) {
 }
 
 OL_TEST_MAIN(TEST(stable_session_runs_allocate_nothing), TEST(pool_holds_at_most_one_run),
-             TEST(injected_failures_stay_clean), TEST(stable_state_runs_allocate_nothing),
+             TEST(injected_failures_stay_clean), TEST(threads_share_a_pool_safely),
+             TEST(stable_state_runs_allocate_nothing),
              TEST(growing_state_allocates_rarely))

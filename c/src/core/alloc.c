@@ -84,11 +84,15 @@ void *ol_alloc(ol_allocator *a, size_t size) {
   }
   if (a->fail_after > 0) a->fail_after--;
   memcpy(block, &size, sizeof size);
-  a->stats.live_bytes += size;
-  a->stats.live_allocations++;
-  a->stats.total_allocations++;
-  uint64_t held = a->stats.live_bytes + a->stats.pooled_bytes;
-  if (held > a->stats.peak_bytes) a->stats.peak_bytes = held;
+  ol_stat_add(&a->stats.live_bytes, size);
+  ol_stat_add(&a->stats.live_allocations, 1);
+  ol_stat_add(&a->stats.total_allocations, 1);
+  uint64_t held = __atomic_load_n(&a->stats.live_bytes, __ATOMIC_RELAXED) +
+                  __atomic_load_n(&a->stats.pooled_bytes, __ATOMIC_RELAXED);
+  uint64_t peak = __atomic_load_n(&a->stats.peak_bytes, __ATOMIC_RELAXED);
+  while (held > peak &&
+         !__atomic_compare_exchange_n(&a->stats.peak_bytes, &peak, held, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
   return block + OL_ALLOC_HEADER;
 }
 
@@ -111,8 +115,8 @@ void ol_dealloc(ol_allocator *a, void *ptr) {
 void ol_dealloc_direct(ol_allocator *a, void *ptr) {
   unsigned char *block = (unsigned char *)ptr - OL_ALLOC_HEADER;
   size_t size = ol_alloc_capacity(ptr);
-  a->stats.live_bytes -= size;
-  a->stats.live_allocations--;
+  ol_stat_sub(&a->stats.live_bytes, size);
+  ol_stat_sub(&a->stats.live_allocations, 1);
   a->free_fn(a->user, block);
 }
 

@@ -2,6 +2,7 @@
 #ifndef OL_CORE_ALLOC_H
 #define OL_CORE_ALLOC_H
 #include <stddef.h>
+#include <stdint.h>
 #include "onnxlight.h"
 
 struct ol_allocator {
@@ -11,6 +12,11 @@ struct ol_allocator {
   ol_allocator_stats stats;
   int64_t fail_after; /* < 0: never fail */
 };
+
+/* Statistics change from several threads at once (kernel workers, outputs
+ * released while a run goes on): counted atomically. */
+static inline void ol_stat_add(uint64_t *counter, uint64_t n) { __atomic_fetch_add(counter, n, __ATOMIC_RELAXED); }
+static inline void ol_stat_sub(uint64_t *counter, uint64_t n) { __atomic_fetch_sub(counter, n, __ATOMIC_RELAXED); }
 
 /* Returns 16-byte aligned memory or NULL (and sets OL_OUT_OF_MEMORY). */
 void *ol_alloc(ol_allocator *allocator, size_t size);

@@ -31,7 +31,6 @@ struct ol_payload_pool {
   held_block *bins[NUM_CLASSES];
   size_t held_bytes, held_blocks;
   uint64_t epoch;   /* the current (or last) run */
-  uint64_t reused, trimmed;
   atomic_int busy;  /* a run uses it */
   /* The owner's reference plus one per block handed out by a run and not yet
    * back: an output released after its session is gone still finds the
@@ -84,13 +83,13 @@ static ol_payload_pool *pool_for(const ol_allocator *a) {
 /* Moves a block's bytes between the allocator's live and pooled counts. */
 static void count_held(ol_allocator *a, size_t capacity, bool held) {
   if (held) {
-    a->stats.live_bytes -= capacity;
-    a->stats.live_allocations--;
-    a->stats.pooled_bytes += capacity;
+    ol_stat_sub(&a->stats.live_bytes, capacity);
+    ol_stat_sub(&a->stats.live_allocations, 1);
+    ol_stat_add(&a->stats.pooled_bytes, capacity);
   } else {
-    a->stats.pooled_bytes -= capacity;
-    a->stats.live_bytes += capacity;
-    a->stats.live_allocations++;
+    ol_stat_sub(&a->stats.pooled_bytes, capacity);
+    ol_stat_add(&a->stats.live_bytes, capacity);
+    ol_stat_add(&a->stats.live_allocations, 1);
   }
 }
 
@@ -127,7 +126,6 @@ static void trim(ol_payload_pool *p, uint64_t before) {
       size_t capacity = ol_alloc_capacity(b);
       p->held_bytes -= capacity;
       p->held_blocks--;
-      p->trimmed++;
       count_held(p->allocator, capacity, false);
       ol_dealloc_direct(p->allocator, b);
     }
@@ -141,17 +139,6 @@ void ol_payload_pool_destroy(ol_payload_pool *p) {
   trim(p, UINT64_MAX);
   unlock(p);
   unref(p);
-}
-
-void ol_payload_pool_get_stats(ol_payload_pool *p, ol_payload_pool_stats *out) {
-  memset(out, 0, sizeof *out);
-  if (!p) return;
-  lock(p);
-  out->held_bytes = p->held_bytes;
-  out->held_blocks = p->held_blocks;
-  out->reused = p->reused;
-  out->trimmed = p->trimmed;
-  unlock(p);
 }
 
 ol_payload_pool_scope ol_payload_pool_enter(ol_payload_pool *p, ol_allocator *allocator) {
@@ -192,7 +179,6 @@ void *ol_payload_pool_take(ol_allocator *a, size_t size) {
     size_t capacity = ol_alloc_capacity(b);
     p->held_bytes -= capacity;
     p->held_blocks--;
-    p->reused++;
     count_held(a, capacity, false);
   }
   unlock(p);

@@ -24,18 +24,10 @@
 
 typedef struct ol_payload_pool ol_payload_pool;
 
-typedef struct ol_payload_pool_stats {
-  size_t held_bytes;   /* block capacities the pool holds right now */
-  size_t held_blocks;
-  uint64_t reused;     /* requests served from the pool, all time */
-  uint64_t trimmed;    /* blocks freed because a run did not reuse them */
-} ol_payload_pool_stats;
-
 /* A pool for blocks of allocator (NULL on out of memory). */
 ol_payload_pool *ol_payload_pool_create(ol_allocator *allocator);
 /* Frees every held block; the pool must not be in use. */
 void ol_payload_pool_destroy(ol_payload_pool *pool);
-void ol_payload_pool_get_stats(ol_payload_pool *pool, ol_payload_pool_stats *out);
 
 /* One run's use of a pool (see ol_payload_pool_enter). */
 typedef struct ol_payload_pool_scope {
