@@ -94,10 +94,13 @@ int ol_dtype_bits(ol_dtype dtype);
 typedef struct ol_allocator ol_allocator;
 
 typedef struct ol_allocator_stats {
-  uint64_t live_bytes;
-  uint64_t peak_bytes;
-  uint64_t total_allocations;
+  uint64_t live_bytes;        /* bytes of blocks in use */
+  uint64_t peak_bytes;        /* highest live_bytes + pooled_bytes */
+  uint64_t total_allocations; /* calls that reached the allocator's function */
   uint64_t live_allocations;
+  /* Released blocks a session keeps to reuse in its next runs instead of
+   * allocating again (at most what one run released; freed with the session). */
+  uint64_t pooled_bytes;
 } ol_allocator_stats;
 
 /* Process-wide default allocator (malloc/free with statistics). */

@@ -35,7 +35,7 @@ export function memoryStats() {
   return currentRuntime().stats();
 }
 
-/** Starts a new peak: peakBytes becomes the current liveBytes. */
+/** Starts a new peak: peakBytes becomes the current liveBytes + pooledBytes. */
 export function resetPeakMemory() {
   currentRuntime().m._olw_allocator_reset_peak();
 }

@@ -315,7 +315,7 @@ export class Runtime {
 
   /** Default allocator statistics (bytes and allocation counts). */
   stats() {
-    return this.scratch(32, (ptr) => {
+    return this.scratch(40, (ptr) => {
       this.m._olw_allocator_stats(ptr);
       const view = this.view();
       const at = (i) => view.getFloat64(ptr + 8 * i, true);
@@ -324,6 +324,7 @@ export class Runtime {
         peakBytes: at(1),
         totalAllocations: at(2),
         liveAllocations: at(3),
+        pooledBytes: at(4),
         wasmMemoryBytes: this.buffer.byteLength,
       };
     });

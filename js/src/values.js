@@ -351,10 +351,13 @@ export function runWith(runtime, handle, context, feeds, outputNames, signal, wh
   const m = runtime.m;
   if (signal?.aborted) throw cancelledError(signal, what);
   const bind = state ? (v) => m._olw_encoded_bind_state(v, state) : handle ? (v) => m._olw_encoded_bind_session(v, handle) : null;
-  const inputs = marshalInputs(runtime, Object.entries(feeds), what, bind, growAxes);
+  // the feeds' wasm copies come from (and go back to) the run's reusable payloads
+  const reuse = m._olw_run_reuse_enter(state ? 0 : handle, state);
+  let inputs;
   let outputs;
   let completion = 0;
   try {
+    inputs = marshalInputs(runtime, Object.entries(feeds), what, bind, growAxes);
     outputs = marshalOutputs(runtime, outputNames);
     completion = signal ? createCompletion(runtime, signal) : 0;
     const status = state
@@ -364,8 +367,9 @@ export function runWith(runtime, handle, context, feeds, outputNames, signal, wh
         : m._olw_session_run(handle, inputs.names, inputs.values, inputs.count, outputs.names, outputs.values, outputs.count, completion);
     return collectOutputs(runtime, status, outputNames, outputs);
   } finally {
-    inputs.release();
+    inputs?.release();
     outputs?.release();
     if (completion) m._olw_completion_destroy(completion);
+    if (reuse) m._olw_run_reuse_leave();
   }
 }

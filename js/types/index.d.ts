@@ -353,10 +353,13 @@ export function injectAllocationFailure(count: number): void;
 export interface MemoryStats {
   /** Bytes currently allocated by the runtime's default allocator. */
   liveBytes: number;
-  /** Largest liveBytes since start or the last resetPeakMemory(). */
+  /** Largest liveBytes + pooledBytes since start or the last resetPeakMemory(). */
   peakBytes: number;
+  /** Calls that reached the allocator (a payload reused from an earlier run does not count). */
   totalAllocations: number;
   liveAllocations: number;
+  /** Released payloads sessions keep to reuse in their next runs (at most what one run released). */
+  pooledBytes: number;
   /** Current size of the wasm memory. */
   wasmMemoryBytes: number;
 }
@@ -367,7 +370,7 @@ export function init(options?: LoadOptions): Promise<void>;
 export function numThreads(): number;
 /** Allocation statistics; needs the module loaded. */
 export function memoryStats(): MemoryStats;
-/** Starts a new peak (peakBytes = liveBytes). */
+/** Starts a new peak (peakBytes = liveBytes + pooledBytes). */
 export function resetPeakMemory(): void;
 /** Serialized ModelProto bytes from the ONNX text syntax. */
 export function parseModel(text: string, options?: LoadOptions): Promise<Uint8Array>;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "payload_pool.h"
 #include "status.h"
 
 /* Each block starts with a header holding its size, so frees update stats. */
@@ -17,7 +18,7 @@ static void free_fn(void *user, void *ptr) {
   free(ptr);
 }
 
-static ol_allocator default_allocator = {malloc_fn, free_fn, NULL, {0, 0, 0, 0}, -1};
+static ol_allocator default_allocator = {malloc_fn, free_fn, NULL, {0, 0, 0, 0, 0}, -1};
 
 ol_allocator *ol_allocator_default(void) { return &default_allocator; }
 
@@ -50,7 +51,7 @@ void ol_allocator_get_stats(const ol_allocator *allocator, ol_allocator_stats *o
 
 void ol_allocator_reset_peak(ol_allocator *allocator) {
   if (!allocator) allocator = &default_allocator;
-  allocator->stats.peak_bytes = allocator->stats.live_bytes;
+  allocator->stats.peak_bytes = allocator->stats.live_bytes + allocator->stats.pooled_bytes;
 }
 
 void ol_allocator_fail_after(ol_allocator *allocator, int64_t count) {
@@ -64,10 +65,18 @@ void *ol_alloc(ol_allocator *a, size_t size) {
     ol_error(OL_OUT_OF_MEMORY, "allocation of %zu bytes refused (injected fault)", size);
     return NULL;
   }
-  if (size > SIZE_MAX - OL_ALLOC_HEADER) {
+  if (size > SIZE_MAX - OL_ALLOC_HEADER - OL_ALLOC_HEADER) {
     ol_error(OL_OUT_OF_MEMORY, "allocation of %zu bytes is too large", size);
     return NULL;
   }
+  /* a block a run released earlier counts as an allocation for fault
+   * injection, so the Nth-allocation failure lands where it always did */
+  unsigned char *reused = ol_payload_pool_take(a, size);
+  if (reused) {
+    if (a->fail_after > 0) a->fail_after--;
+    return reused;
+  }
+  size = ol_payload_pool_capacity(a, size);
   unsigned char *block = a->alloc_fn(a->user, size + OL_ALLOC_HEADER);
   if (!block) {
     ol_error(OL_OUT_OF_MEMORY, "out of memory allocating %zu bytes", size);
@@ -75,10 +84,15 @@ void *ol_alloc(ol_allocator *a, size_t size) {
   }
   if (a->fail_after > 0) a->fail_after--;
   memcpy(block, &size, sizeof size);
-  a->stats.live_bytes += size;
-  a->stats.live_allocations++;
-  a->stats.total_allocations++;
-  if (a->stats.live_bytes > a->stats.peak_bytes) a->stats.peak_bytes = a->stats.live_bytes;
+  ol_stat_add(&a->stats.live_bytes, size);
+  ol_stat_add(&a->stats.live_allocations, 1);
+  ol_stat_add(&a->stats.total_allocations, 1);
+  uint64_t held = __atomic_load_n(&a->stats.live_bytes, __ATOMIC_RELAXED) +
+                  __atomic_load_n(&a->stats.pooled_bytes, __ATOMIC_RELAXED);
+  uint64_t peak = __atomic_load_n(&a->stats.peak_bytes, __ATOMIC_RELAXED);
+  while (held > peak &&
+         !__atomic_compare_exchange_n(&a->stats.peak_bytes, &peak, held, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
   return block + OL_ALLOC_HEADER;
 }
 
@@ -95,12 +109,21 @@ void *ol_calloc(ol_allocator *a, size_t count, size_t size) {
 void ol_dealloc(ol_allocator *a, void *ptr) {
   if (!ptr) return;
   if (!a) a = &default_allocator;
+  if (!ol_payload_pool_give(a, ptr)) ol_dealloc_direct(a, ptr);
+}
+
+void ol_dealloc_direct(ol_allocator *a, void *ptr) {
   unsigned char *block = (unsigned char *)ptr - OL_ALLOC_HEADER;
-  size_t size;
-  memcpy(&size, block, sizeof size);
-  a->stats.live_bytes -= size;
-  a->stats.live_allocations--;
+  size_t size = ol_alloc_capacity(ptr);
+  ol_stat_sub(&a->stats.live_bytes, size);
+  ol_stat_sub(&a->stats.live_allocations, 1);
   a->free_fn(a->user, block);
+}
+
+size_t ol_alloc_capacity(const void *ptr) {
+  size_t size;
+  memcpy(&size, (const unsigned char *)ptr - OL_ALLOC_HEADER, sizeof size);
+  return size;
 }
 
 void *ol_xmalloc(size_t size) {

@@ -9,6 +9,7 @@
 #endif
 
 #include "dtype.h"
+#include "payload_pool.h"
 #include "status.h"
 
 /* ------------------------------------------------------------ recycled structs */
@@ -54,6 +55,7 @@ static ol_buffer *buffer_new(ol_allocator *allocator, size_t size, bool zeroed) 
   b->size = size;
   b->refcount = 1;
   b->allocator = allocator ? allocator : ol_allocator_default();
+  b->pool = ol_payload_pool_adopt(b->allocator);
   return b;
 }
 
@@ -84,7 +86,9 @@ void ol_buffer_release(ol_buffer *b) {
     ol_string *s = b->data;
     for (size_t i = 0; i < b->string_count; i++) free(s[i].data);
   }
-  if (b->allocator)
+  if (b->pool)
+    ol_payload_pool_return(b->pool, b->data);
+  else if (b->allocator)
     ol_dealloc(b->allocator, b->data);
   else if (b->release)
     b->release(b->user);

@@ -32,6 +32,9 @@ typedef struct ol_buffer {
    * run to run (ops/tensor.c, session caches): later rows are spare. Changed
    * only by compare-and-swap, so one appender wins and the others copy. */
   int64_t append_end;
+  /* The session pool the payload came from during a run: released, it goes
+   * back there (core/payload_pool.h). NULL: to allocator. */
+  struct ol_payload_pool *pool;
 } ol_buffer;
 
 ol_buffer *ol_buffer_new(ol_allocator *allocator, size_t size); /* zeroed */

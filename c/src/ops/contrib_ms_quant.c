@@ -237,8 +237,11 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   float *zf = zfloat ? ol_nn23_load(zp, &oz) : NULL, *bf = bias ? ol_nn23_load(bias, &ob) : NULL;
   int threads = ol_pool_threads();
   bool int8 = k->int8_activations && !zfloat;
-  float *w = M > NB_FUSED_M && !int8 ? ol_xmalloc(sizeof(float) * (size_t)(NB_ROWS * K + 1) * (size_t)threads) : NULL;
-  float *out = ol_xmalloc(sizeof(float) * (size_t)(M * N));
+  /* scratch from the run's allocator: a session's payload pool hands back
+   * the previous token's blocks, so decoding does not malloc per call */
+  ol_allocator *scratch = ctx->allocator;
+  float *w = M > NB_FUSED_M && !int8 ? ol_alloc(scratch, sizeof(float) * (size_t)(NB_ROWS * K + 1) * (size_t)threads) : NULL;
+  float *out = ol_alloc(scratch, sizeof(float) * (size_t)(M * N));
   ol_status s = OL_OK;
   if (!af || !sf || !out || (M > NB_FUSED_M && !int8 && !w) || (zfloat && !zf) || (bias && !bf)) s = OL_OUT_OF_MEMORY;
   const uint8_t *bq = ol_tdata(b), *zq = zp && !zfloat ? ol_tdata(zp) : NULL;
@@ -251,7 +254,7 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
      * result does not depend on how many rows the call has); up to 4 rows
      * share each weight block */
     size_t wb = ol_qgemv_i8_work_bytes(&qs);
-    char *work = ol_xmalloc(4 * wb);
+    char *work = ol_alloc(scratch, 4 * wb);
     if (!work) s = OL_OUT_OF_MEMORY;
     for (int64_t m = 0; m < M && s == OL_OK; m += 4) {
       job.rows = M - m < 4 ? (int)(M - m) : 4;
@@ -263,11 +266,11 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       ol_parallel_for((N + NB_FUSED_ROWS - 1) / NB_FUSED_ROWS, threads, int8_task, &job);
       if (atomic_load(&job.stopped)) s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
     }
-    free(work);
+    ol_dealloc(scratch, work);
   } else if (M <= NB_FUSED_M && s == OL_OK) {
     /* token generation: dequantized in register (simd/qgemv.c), B streamed
      * once per row of A */
-    float *work = ol_xmalloc(sizeof(float) * (size_t)ol_qgemv_work_floats(&qs));
+    float *work = ol_alloc(scratch, sizeof(float) * (size_t)ol_qgemv_work_floats(&qs));
     if (!work) s = OL_OUT_OF_MEMORY;
     job.work = work;
     for (int64_t m = 0; m < M && s == OL_OK; m++) {
@@ -276,7 +279,7 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       ol_parallel_for((N + NB_FUSED_ROWS - 1) / NB_FUSED_ROWS, threads, fused_task, &job);
       if (atomic_load(&job.stopped)) s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
     }
-    free(work);
+    ol_dealloc(scratch, work);
   } else if (s == OL_OK) {
     ol_parallel_for((N + NB_ROWS - 1) / NB_ROWS, threads, dequant_task, &job);
     if (atomic_load(&job.stopped)) s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
@@ -287,8 +290,8 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   if (os) free(sf);
   if (oz) free(zf);
   if (ob) free(bf);
-  free(w);
-  free(out);
+  ol_dealloc(scratch, w);
+  ol_dealloc(scratch, out);
   return s;
 }
 

@@ -130,8 +130,10 @@ static ol_status softmax_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   OL_TRY(ol_ctx_output_uninit(ctx, 0, x->dtype, x->rank, x->dims, &y));
   if (n == 0 || ol_tcount(x) == 0) return OL_OK;
   bool dbl = x->dtype == OL_DTYPE_DOUBLE;
-  void *row = ol_xmalloc((dbl ? sizeof(double) : sizeof(float)) * (size_t)n);
-  if (!row) return OL_OUT_OF_MEMORY;
+  /* float rows along the last axis (attention scores) work in place: no scratch */
+  bool in_place = x->dtype == OL_DTYPE_FLOAT && inner == 1;
+  void *row = in_place ? NULL : ol_xmalloc((dbl ? sizeof(double) : sizeof(float)) * (size_t)n);
+  if (!in_place && !row) return OL_OUT_OF_MEMORY;
   for (int64_t o = 0; o < outer; o++)
     for (int64_t i = 0; i < inner; i++) {
       int64_t base = o * n * inner + i;

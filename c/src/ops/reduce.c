@@ -266,23 +266,25 @@ static void geom_make(const ol_tensor *x, const bool *reduced, red_geom *g) {
     }                                                                     \
   } while (0)
 
-static ol_status reduce_double(red_op op, const ol_tensor *x, const red_geom *g, ol_tensor *y) {
+/* The scratch rows come from the run's allocator: inside a session run its
+ * payload pool hands back the previous run's blocks (no malloc per token). */
+static ol_status reduce_double(ol_allocator *a, red_op op, const ol_tensor *x, const red_geom *g, ol_tensor *y) {
   int64_t L = g->r ? g->d[g->r - 1] : 1;
   bool inner_red = g->r && g->red[g->r - 1];
-  double *acc = ol_xmalloc(sizeof(double) * (size_t)(g->out_count + 1));
-  double *row = ol_xmalloc(sizeof(double) * (size_t)(L + 1));
+  double *acc = ol_alloc(a, sizeof(double) * (size_t)(g->out_count + 1));
+  double *row = ol_alloc(a, sizeof(double) * (size_t)(L + 1));
   double *shift = NULL;
   if (!acc || !row) {
-    free(acc);
-    free(row);
+    ol_dealloc(a, acc);
+    ol_dealloc(a, row);
     return OL_OUT_OF_MEMORY;
   }
   const void *src = ol_tdata(x);
   if (op == R_LOGSUMEXP) {
-    shift = ol_xmalloc(sizeof(double) * (size_t)(g->out_count + 1));
+    shift = ol_alloc(a, sizeof(double) * (size_t)(g->out_count + 1));
     if (!shift) {
-      free(acc);
-      free(row);
+      ol_dealloc(a, acc);
+      ol_dealloc(a, row);
       return OL_OUT_OF_MEMORY;
     }
     for (int64_t i = 0; i < g->out_count; i++) shift[i] = -INFINITY;
@@ -313,21 +315,21 @@ static ol_status reduce_double(red_op op, const ol_tensor *x, const red_geom *g,
     }
     store_double(y->dtype, dst, i, v);
   }
-  free(acc);
-  free(row);
-  free(shift);
+  ol_dealloc(a, acc);
+  ol_dealloc(a, row);
+  ol_dealloc(a, shift);
   return OL_OK;
 }
 
-static ol_status reduce_int(red_op op, const ol_tensor *x, const red_geom *g, ol_tensor *y) {
+static ol_status reduce_int(ol_allocator *a, red_op op, const ol_tensor *x, const red_geom *g, ol_tensor *y) {
   int64_t L = g->r ? g->d[g->r - 1] : 1;
   bool inner_red = g->r && g->red[g->r - 1];
   bool uns = is_unsigned(x->dtype);
-  int64_t *acc = ol_xmalloc(sizeof(int64_t) * (size_t)(g->out_count + 1));
-  int64_t *row = ol_xmalloc(sizeof(int64_t) * (size_t)(L + 1));
+  int64_t *acc = ol_alloc(a, sizeof(int64_t) * (size_t)(g->out_count + 1));
+  int64_t *row = ol_alloc(a, sizeof(int64_t) * (size_t)(L + 1));
   if (!acc || !row) {
-    free(acc);
-    free(row);
+    ol_dealloc(a, acc);
+    ol_dealloc(a, row);
     return OL_OUT_OF_MEMORY;
   }
   int64_t init = i_init(op, uns);
@@ -352,8 +354,8 @@ static ol_status reduce_int(red_op op, const ol_tensor *x, const red_geom *g, ol
                 : v / g->per_out;
     store_int(y->dtype, dst, i, v);
   }
-  free(acc);
-  free(row);
+  ol_dealloc(a, acc);
+  ol_dealloc(a, row);
   return OL_OK;
 }
 
@@ -422,8 +424,8 @@ static ol_status reduce_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   red_op op = k->op;
   if (noop && (op == R_MEAN || op == R_MAX || op == R_MIN || op == R_PROD || op == R_LOGSUMEXP))
     op = R_SUM; /* single-element reductions that return the element */
-  if (is_int_path(op, x->dtype)) return reduce_int(op, x, &g, y);
-  return reduce_double(op, x, &g, y);
+  if (is_int_path(op, x->dtype)) return reduce_int(ctx->allocator, op, x, &g, y);
+  return reduce_double(ctx->allocator, op, x, &g, y);
 }
 
 static ol_status reduce_create(const ol_node *node, red_op op, ol_kernel **out) {

@@ -293,6 +293,10 @@ static ol_status check_declared_int64(const ol_session *s, size_t index, const c
   return OL_OK;
 }
 
+static ol_payload_pool *step_pool(const gen *g) {
+  return g->state ? ol_state_payload_pool(g->state) : g->session ? g->session->pool : NULL;
+}
+
 static ol_status run_step(gen *g, ol_context *context, const char *logits_name, size_t n_run,
                           ol_completion *completion, ol_value **logits) {
   const char *out_names[1] = {logits_name};
@@ -454,6 +458,8 @@ static ol_status generate(gen *g, ol_model *model, ol_context *context, const ch
     int64_t start = (g->state && generated > 0) ? g->len - 1 : 0;
     size_t n_run = n_fixed;
     ol_value *ids_v = NULL, *mask_v = NULL, *pos_v = NULL, *logits = NULL;
+    /* the step's feeds come from (and go back to) the run's reusable payloads */
+    ol_payload_pool_scope reuse = ol_payload_pool_enter(step_pool(g), g->allocator);
     st = gen_slice(g, g->tokens, start, g->len, &ids_v);
     if (st == OL_OK) {
       g->run_names[n_run] = ids_name;
@@ -476,6 +482,7 @@ static ol_status generate(gen *g, ol_model *model, ol_context *context, const ch
     ol_value_release(ids_v);
     ol_value_release(mask_v);
     ol_value_release(pos_v);
+    ol_payload_pool_leave(reuse);
     if (st != OL_OK) return st;
 
     /* ---- pick the next token of every row */

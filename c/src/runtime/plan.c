@@ -552,7 +552,8 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
   bool small = p->num_slots <= LOCAL_SLOTS, narrow = arity <= LOCAL_ARITY;
   if (small) memset(local_slots, 0, p->num_slots * sizeof *local_slots);
   if (narrow) memset(local_io, 0, sizeof local_io);
-  ol_value **slots = small ? local_slots : ol_xcalloc(p->num_slots, sizeof *slots);
+  /* larger ones take theirs from the run's allocator (a session's pool reuses it) */
+  ol_value **slots = small ? local_slots : ol_calloc(env->allocator, p->num_slots, sizeof *slots);
   ol_value **step_in = narrow ? local_io[0] : ol_xcalloc(arity, sizeof *step_in);
   ol_value **step_out = narrow ? local_io[1] : ol_xcalloc(arity, sizeof *step_out);
   ol_status s = (!slots || !step_in || !step_out) ? OL_OUT_OF_MEMORY : OL_OK;
@@ -645,7 +646,7 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
     }
   if (slots)
     for (size_t i = 0; i < p->num_slots; i++) ol_value_release(slots[i]);
-  if (!small) free(slots);
+  if (!small) ol_dealloc(env->allocator, slots);
   if (!narrow) {
     free(step_in);
     free(step_out);

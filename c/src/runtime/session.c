@@ -28,6 +28,7 @@ ol_status ol_session_create(ol_model *model, const ol_session_options *options, 
   if (s->threads > 1) ol_pool_reserve(s->threads);
   const ol_graph *g = s->model->graph;
   ol_status st = ol_plan_create(g, NULL, &s->plan);
+  if (st == OL_OK) st = ol_session_reuse_payloads(s, true);
   if (st == OL_OK) st = ol_model_check_element_types(s->model);
   if (st == OL_OK) {
     s->input_index = ol_xcalloc(g->num_inputs, sizeof(size_t));
@@ -52,8 +53,20 @@ bool ol_session_input_grows(const ol_session *s, size_t i, int64_t *axis) {
   return s->grow_outputs && i < s->num_inputs && ol_plan_input_grow_axis(s->plan, s->input_index[i], axis);
 }
 
+ol_status ol_session_reuse_payloads(ol_session *s, bool on) {
+  if (on == (s->pool != NULL)) return OL_OK;
+  if (!on) {
+    ol_payload_pool_destroy(s->pool);
+    s->pool = NULL;
+    return OL_OK;
+  }
+  s->pool = ol_payload_pool_create(s->allocator);
+  return s->pool ? OL_OK : ol_error(OL_OUT_OF_MEMORY, "out of memory creating a session");
+}
+
 void ol_session_destroy(ol_session *s) {
   if (!s) return;
+  ol_payload_pool_destroy(s->pool);
   ol_plan_destroy(s->plan);
   free(s->input_index);
   ol_model_data_release(s->model);
@@ -501,10 +514,11 @@ ol_status ol_session_run_with(ol_session *s, ol_context *context, const char *co
   ol_value **all = g->num_outputs <= LOCAL ? local_all : ol_xcalloc(g->num_outputs, sizeof *all);
   size_t *pick = n_outputs <= LOCAL ? local_pick : ol_xcalloc(n_outputs, sizeof *pick);
   ol_status st = (!feeds || !all || !pick) ? OL_OUT_OF_MEMORY : OL_OK;
+  ol_allocator *allocator = context && context->allocator ? context->allocator : s->allocator;
+  ol_payload_pool_scope reuse = ol_payload_pool_enter(s->pool, allocator);
   if (st == OL_OK) st = ol_session_match_feeds(s, input_names, inputs, n_inputs, NULL, feeds);
   if (st == OL_OK) st = ol_session_match_outputs(s, output_names, n_outputs, pick);
   if (st == OL_OK) {
-    ol_allocator *allocator = context && context->allocator ? context->allocator : s->allocator;
     ol_run_env env = {allocator, completion ? &completion->cancelled : NULL, context, NULL, s->threads,
                       s->grow_outputs};
     st = ol_plan_run(s->plan, NULL, &env, feeds, g->num_inputs, all, g->num_outputs);
@@ -523,6 +537,7 @@ ol_status ol_session_run_with(ol_session *s, ol_context *context, const char *co
     }
   if (all)
     for (size_t k = 0; k < g->num_outputs; k++) ol_value_release(all[k]);
+  ol_payload_pool_leave(reuse);
   if (feeds != local_feeds) free(feeds);
   if (all != local_all) free(all);
   if (pick != local_pick) free(pick);

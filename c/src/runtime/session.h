@@ -1,5 +1,6 @@
 #ifndef OL_RUNTIME_SESSION_H
 #define OL_RUNTIME_SESSION_H
+#include "core/payload_pool.h"
 #include "ir/model.h"
 #include "runtime/plan.h"
 
@@ -12,7 +13,16 @@ struct ol_session {
   size_t *input_index;      /* -> graph input position */
   size_t num_optional;      /* inputs with an initializer default (overridable) */
   bool grow_outputs;        /* see ol_session_grow_outputs */
+  /* Payloads released during runs, reused by the next (core/payload_pool.h);
+   * NULL: every run allocates afresh. */
+  ol_payload_pool *pool;
 };
+
+/* Turns payload reuse across runs on (the default) or off; off frees what
+ * the pool holds. Not during a run. */
+ol_status ol_session_reuse_payloads(ol_session *s, bool on);
+/* The payload pool of a state's session (NULL: none). */
+ol_payload_pool *ol_state_payload_pool(const ol_state *st);
 
 /* Lets Concat outputs that are graph outputs (a torch export's present.*)
  * keep spare capacity and a pitched layout when they leave a run, so that

@@ -495,6 +495,8 @@ static ol_status commit_append(void *user, const ol_node *node, size_t output, o
 
 /* ------------------------------------------------------------ run */
 
+ol_payload_pool *ol_state_payload_pool(const ol_state *st) { return st ? st->session->pool : NULL; }
+
 static ol_allocator *allocator_of(const ol_state *st, const ol_context *context) {
   return context && context->allocator ? context->allocator : st->session->allocator;
 }
@@ -515,12 +517,19 @@ static ol_status state_run(ol_state *st, ol_context *context, const char *const 
     return ol_error(OL_CANCELLED, "run cancelled before it started: %s", completion->reason);
   ol_session *session = st->session;
   const ol_graph *g = session->model->graph;
-  ol_value **feeds = ol_xcalloc(g->num_inputs + 1, sizeof *feeds);
-  ol_value **all = ol_xcalloc(g->num_outputs + 1, sizeof *all);
-  size_t *pick = ol_xcalloc(n_outputs + 1, sizeof *pick);
-  bool *attempted = ol_xcalloc(st->num_bindings, sizeof *attempted);
-  ol_value **candidate = ol_xcalloc(st->num_bindings, sizeof *candidate);
+  /* small graphs (the common case) keep the per-run tables on the stack */
+  enum { LOCAL = 64 };
+  ol_value *local_feeds[LOCAL] = {0}, *local_all[LOCAL] = {0}, *local_candidate[LOCAL] = {0};
+  size_t local_pick[LOCAL] = {0};
+  bool local_attempted[LOCAL] = {0};
+  ol_value **feeds = g->num_inputs < LOCAL ? local_feeds : ol_xcalloc(g->num_inputs + 1, sizeof *feeds);
+  ol_value **all = g->num_outputs < LOCAL ? local_all : ol_xcalloc(g->num_outputs + 1, sizeof *all);
+  size_t *pick = n_outputs < LOCAL ? local_pick : ol_xcalloc(n_outputs + 1, sizeof *pick);
+  bool small = st->num_bindings < LOCAL;
+  bool *attempted = small ? local_attempted : ol_xcalloc(st->num_bindings, sizeof *attempted);
+  ol_value **candidate = small ? local_candidate : ol_xcalloc(st->num_bindings, sizeof *candidate);
   ol_status s = (!feeds || !all || !pick || !attempted || !candidate) ? OL_OUT_OF_MEMORY : OL_OK;
+  ol_payload_pool_scope reuse = ol_payload_pool_enter(session->pool, allocator_of(st, context));
   if (s == OL_OK) s = ol_session_match_feeds(session, input_names, inputs, n_inputs, st->bound, feeds);
   if (s == OL_OK) s = ol_session_match_outputs(session, output_names, n_outputs, pick);
   if (s == OL_OK) {
@@ -570,11 +579,14 @@ static ol_status state_run(ol_state *st, ol_context *context, const char *const 
     }
   if (all)
     for (size_t k = 0; k < g->num_outputs; k++) ol_value_release(all[k]);
-  free(feeds);
-  free(all);
-  free(pick);
-  free(attempted);
-  free(candidate);
+  ol_payload_pool_leave(reuse);
+  if (feeds != local_feeds) free(feeds);
+  if (all != local_all) free(all);
+  if (pick != local_pick) free(pick);
+  if (!small) {
+    free(attempted);
+    free(candidate);
+  }
   return s;
 }
 

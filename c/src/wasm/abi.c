@@ -42,8 +42,8 @@ OLW int olw_dtype_bits(int dtype) { return ol_dtype_bits((ol_dtype)dtype); }
  * allocated for the caller (printed text, serialized bytes). */
 OLW void olw_ol_free(void *ptr) { ol_free(ptr); }
 
-/* Default allocator statistics into out[4]: live bytes, peak bytes, total and
- * live allocation counts (as doubles). */
+/* Default allocator statistics into out[5]: live bytes, peak bytes, total and
+ * live allocation counts, bytes sessions hold for reuse (as doubles). */
 OLW void olw_allocator_stats(double *out) {
   ol_allocator_stats s;
   ol_allocator_get_stats(NULL, &s);
@@ -51,6 +51,7 @@ OLW void olw_allocator_stats(double *out) {
   out[1] = (double)s.peak_bytes;
   out[2] = (double)s.total_allocations;
   out[3] = (double)s.live_allocations;
+  out[4] = (double)s.pooled_bytes;
 }
 OLW void olw_allocator_reset_peak(void) { ol_allocator_reset_peak(NULL); }
 
@@ -343,6 +344,27 @@ OLW int olw_state_create(ol_model *model, const char *const *names, ol_value *co
   options.intra_op_num_threads = intra_op_num_threads;
   return ol_state_create(model, names, initial, count, &options, out);
 }
+/* A run from JS copies its feeds into wasm values just before the run and
+ * releases them just after: inside the run's payload reuse scope, those
+ * copies reuse the previous run's blocks too, so that a decode step with
+ * stable shapes makes no allocator call at all. Returns 1 when it entered
+ * (then call olw_run_reuse_leave), 0 otherwise. Runs from JS are
+ * synchronous, so one scope at a time. */
+static ol_payload_pool_scope js_run_scope;
+static int js_run_scope_open;
+OLW int olw_run_reuse_enter(ol_session *session, ol_state *state) {
+  if (js_run_scope_open) return 0;
+  ol_payload_pool *pool = state ? ol_state_payload_pool(state) : session ? session->pool : NULL;
+  js_run_scope = ol_payload_pool_enter(pool, session ? session->allocator : NULL);
+  js_run_scope_open = js_run_scope.pool != NULL;
+  return js_run_scope_open;
+}
+OLW void olw_run_reuse_leave(void) {
+  if (!js_run_scope_open) return;
+  js_run_scope_open = 0;
+  ol_payload_pool_leave(js_run_scope);
+}
+
 OLW int olw_state_run(ol_state *state, ol_context *context, const char *const *input_names,
                       ol_value *const *inputs, size_t n_inputs, const char *const *output_names,
                       ol_value **outputs, size_t n_outputs, ol_completion *completion) {
