@@ -36,9 +36,36 @@ static void *recycled_calloc(recycle_bin *bin, size_t size) {
   return p;
 }
 
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+static void watch_thread_exit(void) {}
+#else
+#include <pthread.h>
+/* a thread's bins are emptied when it exits (a pthread key's destructor) */
+static pthread_key_t exit_key;
+static bool exit_key_made;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static OL_THREAD_LOCAL bool exit_watched;
+static void empty_bins(void *unused) {
+  (void)unused;
+  while (value_bin.count) free(value_bin.items[--value_bin.count]);
+  while (buffer_bin.count) free(buffer_bin.items[--buffer_bin.count]);
+}
+static void make_exit_key(void) { exit_key_made = pthread_key_create(&exit_key, empty_bins) == 0; }
+static void watch_thread_exit(void) {
+  if (exit_watched) return;
+  exit_watched = true;
+  pthread_once(&exit_once, make_exit_key);
+  if (exit_key_made) pthread_setspecific(exit_key, &exit_watched); /* non-NULL: the destructor runs */
+}
+#endif
+
 static void recycle(recycle_bin *bin, void *p) {
-  if (bin->count < RECYCLE_MAX) bin->items[bin->count++] = p;
-  else free(p);
+  if (bin->count < RECYCLE_MAX) {
+    if (!bin->count) watch_thread_exit();
+    bin->items[bin->count++] = p;
+  } else {
+    free(p);
+  }
 }
 
 /* ------------------------------------------------------------ buffers */
