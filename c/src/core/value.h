@@ -149,6 +149,14 @@ static inline int64_t ol_tile_offset(int64_t K, int64_t N, int rows, int64_t k, 
 void ol_tiles_from_dense(int64_t K, int64_t N, int rows, float *data, float *scratch);
 /* Writes the dense row-major form of a tiled K x N matrix to dense. */
 void ol_tiles_to_dense(int64_t K, int64_t N, int rows, const float *tiles, float *dense);
+/* Quad layout (MatMulNBits weights and scales, simd/qgemv_i8_lane.h): rows
+ * of equal length in 4-byte words, the words of each group of four rows
+ * interleaved (word w of row 4g+i at word 4w+i of the group), the rows % 4
+ * rows of the tail dense. Rearranges rows (row_bytes each, a multiple of 4)
+ * of dense bytes into it in place; scratch holds 4 * row_bytes bytes. */
+void ol_quad_from_dense(int64_t rows, size_t row_bytes, void *data, void *scratch);
+/* Writes the dense form of quad-layout bytes (rows of row_bytes) to dense. */
+void ol_quad_to_dense(int64_t rows, size_t row_bytes, const void *quad, void *dense);
 /* A dense copy of a tiled or pitched tensor is ol_tensor_materialize. */
 
 /* Deep copy of a tensor's payload into a new value (strings duplicated). */
