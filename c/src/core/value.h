@@ -62,6 +62,12 @@ typedef struct ol_tensor {
    * declare it (ol_kernel.tiled_inputs) ever see one; every other reader gets
    * a dense copy. 0: not tiled. */
   int tile_rows;
+  /* Quad layout (MatMulNBits weights and scales prepared at load, see
+   * ol_quad_from_dense below): quad_rows > 0 says the payload is quad_rows
+   * rows of 4-byte words, each group of four rows word-interleaved. Only
+   * kernels that declare it (ol_kernel.quad_inputs) ever see one; every
+   * other reader gets a dense copy. 0: dense. */
+  int64_t quad_rows;
 } ol_tensor;
 
 struct ol_value {
@@ -124,10 +130,10 @@ static inline int64_t ol_tensor_layout_pitch(const ol_tensor *t) {
 }
 /* True when the elements are not contiguous in row-major order. */
 bool ol_tensor_is_strided(const ol_tensor *t);
-/* A dense copy of a strided (pitched) or tiled tensor (new buffer from allocator). */
+/* A dense copy of a strided (pitched), tiled or quad tensor (new buffer from allocator). */
 ol_status ol_tensor_materialize(ol_allocator *allocator, const ol_tensor *t, ol_value **out);
-/* Replaces *v (an owned reference) by a dense copy when it is a strided or
- * tiled tensor; leaves every other value alone. */
+/* Replaces *v (an owned reference) by a dense copy when it is a strided,
+ * tiled or quad tensor; leaves every other value alone. */
 ol_status ol_value_densify(ol_allocator *allocator, ol_value **v);
 
 /* ---- tiled layouts (tiled.c) */
@@ -136,6 +142,9 @@ ol_status ol_value_densify(ol_allocator *allocator, ol_value **v);
 #define OL_TILE_ROWS 32
 
 static inline bool ol_tensor_is_tiled(const ol_tensor *t) { return t->tile_rows > 0; }
+static inline bool ol_tensor_is_quad(const ol_tensor *t) { return t->quad_rows > 0; }
+/* Tiled or quad: a layout prepared at load that only declaring kernels read. */
+static inline bool ol_tensor_has_layout(const ol_tensor *t) { return t->tile_rows > 0 || t->quad_rows > 0; }
 /* Element (k, j) of a K x N matrix tiled with `rows`-row blocks: block
  * b = k / rows holds rows*N elements (fewer in the last), as panels of
  * OL_TILE_COLS columns (the last may be narrower), each panel row-major. */
@@ -157,7 +166,7 @@ void ol_tiles_to_dense(int64_t K, int64_t N, int rows, const float *tiles, float
 void ol_quad_from_dense(int64_t rows, size_t row_bytes, void *data, void *scratch);
 /* Writes the dense form of quad-layout bytes (rows of row_bytes) to dense. */
 void ol_quad_to_dense(int64_t rows, size_t row_bytes, const void *quad, void *dense);
-/* A dense copy of a tiled or pitched tensor is ol_tensor_materialize. */
+/* A dense copy of a tiled, quad or pitched tensor is ol_tensor_materialize. */
 
 /* Deep copy of a tensor's payload into a new value (strings duplicated). */
 ol_status ol_tensor_clone(ol_allocator *allocator, const ol_tensor *src, ol_value **out);

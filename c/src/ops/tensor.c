@@ -193,7 +193,7 @@ static ol_status concat_grow(ol_kernel_ctx *ctx, int axis, const int64_t *dims, 
   *done = false;
   size_t es = ol_dtype_size(first->dtype);
   if (!es || first->dtype == OL_DTYPE_STRING || ol_dtype_storage_bytes(first->dtype, 8) != 8 * es ||
-      ol_tensor_is_tiled(first) || (ol_tensor_is_strided(first) && first->pitch_axis != axis))
+      ol_tensor_has_layout(first) || (ol_tensor_is_strided(first) && first->pitch_axis != axis))
     return OL_OK;
   const int rank = first->rank;
   const int64_t outer = ol_shape_count(axis, dims), inner = ol_shape_count(rank - axis - 1, dims + axis + 1);
@@ -201,7 +201,7 @@ static ol_status concat_grow(ol_kernel_ctx *ctx, int axis, const int64_t *dims, 
   if (outer == 0 || inner == 0 || total == L0) return OL_OK;
   for (size_t i = 1; i < ctx->num_inputs; i++) {
     const ol_tensor *t = ol_ctx_input(ctx, i);
-    if (ol_tensor_is_strided(t) || ol_tensor_is_tiled(t) || (t->buffer && t->buffer == first->buffer)) return OL_OK;
+    if (ol_tensor_is_strided(t) || ol_tensor_has_layout(t) || (t->buffer && t->buffer == first->buffer)) return OL_OK;
   }
   const int64_t pitch = first->pitch > 0 && first->pitch_axis == axis ? first->pitch : L0; /* rows per block */
   ol_buffer *b = first->buffer;
