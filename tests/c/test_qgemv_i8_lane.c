@@ -1,12 +1,12 @@
-/* MatMulNBits with int8 activations on weights laid out at load (the quad
+/* MatMulNBits with int8 activations on weights laid out at load (the lane
  * layout of core/value.h, simd/qgemv_i8_lane.h, ir/tile_weights.h): the
  * layout round-trips; the lane kernel gives the scalar reference's bits on
  * many shapes (4 and 8 bits, blocks 16..256, K not a multiple of the block,
  * N with tails, zero points, bias, any row range, 1..4 rows); the
- * MatMulNBits kernel reads quad inputs on every path; the loader lays out
- * exactly the qualifying initializers, sessions on 1..3 threads compute the
- * reference's bits, and serializing, printing, cloning and densifying give
- * the dense bytes back. */
+ * MatMulNBits kernel reads lane-layout inputs on every path; the loader
+ * lays out exactly the qualifying initializers, sessions on 1..3 threads
+ * compute the reference's bits, and serializing, printing, cloning and
+ * densifying give the dense bytes back. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,26 +27,26 @@
 #define TEST_RANDOM_SEED 2654435769u
 #include "test_random.h"
 
-static void test_quad_round_trip(void) {
-  const int64_t rows[] = {1, 3, 4, 5, 8, 11};
+static void test_lanes_round_trip(void) {
+  const int64_t rows[] = {1, 3, 7, 8, 9, 16, 21};
   const size_t row_bytes[] = {4, 8, 20, 64};
   for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
     for (size_t b = 0; b < sizeof row_bytes / sizeof row_bytes[0]; b++) {
       int64_t R = rows[r];
       size_t W = row_bytes[b], n = (size_t)R * W;
-      uint8_t *dense = malloc(n), *q = malloc(n), *back = malloc(n), *scratch = malloc(4 * W);
+      uint8_t *dense = malloc(n), *q = malloc(n), *back = malloc(n), *scratch = malloc(OL_LANE_GROUP * W);
       for (size_t i = 0; i < n; i++) dense[i] = (uint8_t)next_u32();
       memcpy(q, dense, n);
-      ol_quad_from_dense(R, W, q, scratch);
+      ol_lanes_from_dense(R, W, q, scratch);
       bool at = true;
       for (int64_t row = 0; row < R; row++)
         for (size_t w = 0; w < W / 4; w++) {
-          int64_t g = row / 4 * 4;
-          size_t place = row < R / 4 * 4 ? (size_t)g * W + 4 * (4 * w + (size_t)(row - g)) : (size_t)row * W + 4 * w;
+          const int64_t G = OL_LANE_GROUP, g = row / G * G;
+          size_t place = row < R / G * G ? (size_t)g * W + 4 * ((size_t)G * w + (size_t)(row - g)) : (size_t)row * W + 4 * w;
           at = at && memcmp(q + place, dense + (size_t)row * W + 4 * w, 4) == 0;
         }
       CHECK(at);
-      ol_quad_to_dense(R, W, q, back);
+      ol_lanes_to_dense(R, W, q, back);
       CHECK(memcmp(back, dense, n) == 0);
       free(dense), free(q), free(back), free(scratch);
     }
@@ -56,7 +56,7 @@ static void test_quad_round_trip(void) {
 static void run_case(int bits, int64_t K, int64_t N, int64_t block, int zmode, int with_bias) {
   ol_qgemv_shape s = {K, N, block, bits};
   int64_t kb = (K + block - 1) / block, blob = block * bits / 8, zrow = (kb * bits + 7) / 8;
-  uint8_t *B = malloc((size_t)(N * kb * blob)), *zu = malloc((size_t)(N * zrow)), *scratch = malloc((size_t)(4 * kb * blob));
+  uint8_t *B = malloc((size_t)(N * kb * blob)), *zu = malloc((size_t)(N * zrow)), *scratch = malloc((size_t)(8 * kb * blob));
   float *a = malloc(sizeof(float) * (size_t)K), *sc = malloc(sizeof(float) * (size_t)(N * kb));
   float *zf = malloc(sizeof(float) * (size_t)(N * kb)), *bias = malloc(sizeof(float) * (size_t)N);
   float *want = malloc(sizeof(float) * (size_t)N), *got = malloc(sizeof(float) * (size_t)N);
@@ -69,11 +69,11 @@ static void run_case(int bits, int64_t K, int64_t N, int64_t block, int zmode, i
   const uint8_t *zpu = zmode == 1 ? zu : NULL;
   const float *zpf = zmode == 2 ? zf : NULL, *bp = with_bias ? bias : NULL;
   ol_qgemv_i8_nbits_scalar(&s, a, B, sc, zpu, zpf, bp, want);
-  ol_quad_from_dense(N, (size_t)(kb * blob), B, scratch);
-  ol_quad_from_dense(N, sizeof(float) * (size_t)kb, sc, scratch);
+  ol_lanes_from_dense(N, (size_t)(kb * blob), B, scratch);
+  ol_lanes_from_dense(N, sizeof(float) * (size_t)kb, sc, scratch);
   ol_qgemv_i8_lane_prepare(&s, a, work);
-  /* whole, split on a group boundary (as the threads split), split anywhere */
-  int64_t splits[3][2] = {{N, N}, {N / 8 * 4, N}, {N / 2 | 1, N / 2 + 2}};
+  /* split on group boundaries (as the threads split), anywhere, inside a group */
+  int64_t splits[3][2] = {{N / 16 * 8, N}, {N / 2 | 1, N / 2 + 2}, {N / 8 * 4, N / 8 * 4 + 8}};
   int bad = 0;
   for (int k = 0; k < 3; k++) {
     int64_t c0 = splits[k][0] < N ? splits[k][0] : N, c1 = splits[k][1] < N ? splits[k][1] : N;
@@ -95,7 +95,7 @@ static void run_case(int bits, int64_t K, int64_t N, int64_t block, int zmode, i
 static void test_lane_shapes(void) {
   const int64_t blocks[] = {16, 32, 64, 128, 256};
   const int64_t Ks[] = {1, 15, 16, 17, 33, 100, 257, 700};
-  const int64_t Ns[] = {1, 3, 4, 5, 8, 14, 33};
+  const int64_t Ns[] = {1, 3, 5, 8, 9, 14, 16, 20, 33};
   for (int bits = 4; bits <= 8; bits += 4)
     for (int b = 0; b < 5; b++)
       for (int k = 0; k < (int)(sizeof Ks / sizeof Ks[0]); k++)
@@ -111,7 +111,7 @@ static void test_lane_rows(void) {
   for (int bits = 4; bits <= 8; bits += 4) {
     ol_qgemv_shape s = {K, N, block, bits};
     int64_t kb = (K + block - 1) / block, blob = block * bits / 8;
-    uint8_t *B = malloc((size_t)(N * kb * blob)), *Q = malloc((size_t)(N * kb * blob)), *scratch = malloc((size_t)(4 * kb * blob));
+    uint8_t *B = malloc((size_t)(N * kb * blob)), *Q = malloc((size_t)(N * kb * blob)), *scratch = malloc((size_t)(8 * kb * blob));
     float *a = malloc(sizeof(float) * (size_t)(4 * K)), *sc = malloc(sizeof(float) * (size_t)(N * kb));
     float *scq = malloc(sizeof(float) * (size_t)(N * kb));
     float *one = malloc(sizeof(float) * (size_t)(4 * N)), *many = malloc(sizeof(float) * (size_t)(4 * N));
@@ -122,8 +122,8 @@ static void test_lane_rows(void) {
     for (int64_t i = 0; i < N * kb; i++) sc[i] = rnd();
     memcpy(Q, B, (size_t)(N * kb * blob));
     memcpy(scq, sc, sizeof(float) * (size_t)(N * kb));
-    ol_quad_from_dense(N, (size_t)(kb * blob), Q, scratch);
-    ol_quad_from_dense(N, sizeof(float) * (size_t)kb, scq, scratch);
+    ol_lanes_from_dense(N, (size_t)(kb * blob), Q, scratch);
+    ol_lanes_from_dense(N, sizeof(float) * (size_t)kb, scq, scratch);
     const void *works[4], *oworks[4];
     for (int r = 0; r < 4; r++) {
       works[r] = work + r * wb;
@@ -148,15 +148,15 @@ static void test_lane_rows(void) {
 
 #define MS "com.microsoft"
 
-/* B and scales given to the kernel in the quad layout (as the loader leaves
+/* B and scales given to the kernel in the lane layout (as the loader leaves
  * them) give the dense inputs' bits on every path: int8 activations (the
  * lane kernel, 1, 2 and 5 rows), float activations (fused and dequantizing)
  * and int8 with float zero points (dense copies) */
-static void test_kernel_reads_quad(void) {
-  const int64_t K = 100, N = 14, block = 32, kb = (K + block - 1) / block;
+static void test_kernel_reads_lanes(void) {
+  const int64_t K = 100, N = 22, block = 32, kb = (K + block - 1) / block;
   for (int bits = 4; bits <= 8; bits += 4) {
     const int64_t blob = block * bits / 8, zrow = (kb * bits + 7) / 8;
-    uint8_t *b = malloc((size_t)(N * kb * blob)), *zu = malloc((size_t)(N * zrow)), *scratch = malloc((size_t)(4 * kb * blob));
+    uint8_t *b = malloc((size_t)(N * kb * blob)), *zu = malloc((size_t)(N * zrow)), *scratch = malloc((size_t)(8 * kb * blob));
     float *a = malloc(sizeof(float) * (size_t)(6 * K)), *sc = malloc(sizeof(float) * (size_t)(N * kb));
     float *zf = malloc(sizeof(float) * (size_t)(N * kb)), *bias = malloc(sizeof(float) * (size_t)N);
     for (int64_t i = 0; i < N * kb * blob; i++) b[i] = (uint8_t)next_u32();
@@ -166,11 +166,11 @@ static void test_kernel_reads_quad(void) {
     for (int64_t i = 0; i < N; i++) bias[i] = rnd();
     int64_t db[3] = {N, kb, blob}, ds[2] = {N, kb}, dzu[1] = {N * zrow}, dzf[1] = {N * kb}, dbias[1] = {N};
     ol_value *dense_b = tk_tensor(OL_DTYPE_UINT8, 3, db, b), *dense_s = tk_f32(2, ds, sc);
-    ol_value *quad_b = tk_tensor(OL_DTYPE_UINT8, 3, db, b), *quad_s = tk_f32(2, ds, sc);
+    ol_value *lane_b = tk_tensor(OL_DTYPE_UINT8, 3, db, b), *lane_s = tk_f32(2, ds, sc);
     ol_value *z_u8 = tk_tensor(OL_DTYPE_UINT8, 1, dzu, zu), *z_f = tk_f32(1, dzf, zf), *vb = tk_f32(1, dbias, bias);
-    ol_quad_from_dense(N, (size_t)(kb * blob), ol_tdata(&quad_b->tensor), scratch);
-    ol_quad_from_dense(N, sizeof(float) * (size_t)kb, ol_tdata(&quad_s->tensor), scratch);
-    quad_b->tensor.quad_rows = quad_s->tensor.quad_rows = N;
+    ol_lanes_from_dense(N, (size_t)(kb * blob), ol_tdata(&lane_b->tensor), scratch);
+    ol_lanes_from_dense(N, sizeof(float) * (size_t)kb, ol_tdata(&lane_s->tensor), scratch);
+    lane_b->tensor.lane_rows = lane_s->tensor.lane_rows = N;
     const int64_t Ms[] = {1, 2, 5, 6};
     for (int level = 0; level <= 4; level += 4)
       for (int z = 0; z < 3; z++)
@@ -178,20 +178,20 @@ static void test_kernel_reads_quad(void) {
           int64_t da[2] = {Ms[mi], K};
           ol_value *va = tk_f32(2, da, a), *want[1] = {NULL}, *got[1] = {NULL};
           ol_value *zp = z == 1 ? z_u8 : z == 2 ? z_f : NULL;
-          ol_value *din[6] = {va, dense_b, dense_s, zp, NULL, vb}, *qin[6] = {va, quad_b, quad_s, zp, NULL, vb};
+          ol_value *din[6] = {va, dense_b, dense_s, zp, NULL, vb}, *qin[6] = {va, lane_b, lane_s, zp, NULL, vb};
           ol_attr at[5] = {tk_attr_int("K", K), tk_attr_int("N", N), tk_attr_int("bits", bits),
                            tk_attr_int("block_size", block), tk_attr_int("accuracy_level", level)};
           CHECK_OK(tk_run_domain(MS, "MatMulNBits", 1, at, 5, din, 6, want, 1));
           CHECK_OK(tk_run_domain(MS, "MatMulNBits", 1, at, 5, qin, 6, got, 1));
           CHECK(want[0] && got[0] && memcmp(ol_tdata(&want[0]->tensor), ol_tdata(&got[0]->tensor),
                                             sizeof(float) * (size_t)(Ms[mi] * N)) == 0);
-          /* the quad inputs were read in place, not changed */
-          CHECK(quad_b->tensor.quad_rows == N && memcmp(ol_tdata(&quad_b->tensor), b, (size_t)(N * kb * blob)) != 0);
+          /* the lane-layout inputs were read in place, not changed */
+          CHECK(lane_b->tensor.lane_rows == N && memcmp(ol_tdata(&lane_b->tensor), b, (size_t)(N * kb * blob)) != 0);
           tk_release_all(want, 1);
           tk_release_all(got, 1);
           ol_value_release(va);
         }
-    ol_value_release(dense_b), ol_value_release(dense_s), ol_value_release(quad_b), ol_value_release(quad_s);
+    ol_value_release(dense_b), ol_value_release(dense_s), ol_value_release(lane_b), ol_value_release(lane_s);
     ol_value_release(z_u8), ol_value_release(z_f), ol_value_release(vb);
     free(b), free(zu), free(scratch), free(a), free(sc), free(zf), free(bias);
   }
@@ -200,7 +200,7 @@ static void test_kernel_reads_quad(void) {
 /* ------------------------------------------------------------ the loader */
 
 #define K_ 160
-#define N_ 14
+#define N_ 20
 #define KB_ 5
 #define ZROW_ 3
 
@@ -294,22 +294,22 @@ static void test_loader_lays_out_nbits_weights(void) {
     char bn[8], sn[8], zn[8];
     snprintf(bn, sizeof bn, "b%d", i + 1), snprintf(sn, sizeof sn, "s%d", i + 1), snprintf(zn, sizeof zn, "z%d", i + 1);
     const ol_tensor *b = initializer(m, bn), *s = initializer(m, sn);
-    bool quad = i != 2 && i != 3;
-    CHECK(b && s && ol_tensor_is_quad(b) == quad && ol_tensor_is_quad(s) == quad);
+    bool laid = i != 2 && i != 3;
+    CHECK(b && s && ol_tensor_is_lane(b) == laid && ol_tensor_is_lane(s) == laid);
     if (!b || !s) continue;
-    if (quad) {
-      CHECK(b->quad_rows == N_ && s->quad_rows == N_);
-      /* output 5 (group 1, lane 1), word 3 of its bytes; scale of block 2 */
+    if (laid) {
+      CHECK(b->lane_rows == N_ && s->lane_rows == N_);
+      /* output 9 (group 1, lane 1), word 3 of its bytes; scale of block 2 */
       int W = KB_ * blob_of(n) / 4;
-      CHECK(memcmp((const uint8_t *)ol_tdata(b) + 4 * (4 * W + 4 * 3 + 1), n->b + 5 * KB_ * blob_of(n) + 4 * 3, 4) == 0);
-      CHECK(((const float *)ol_tdata(s))[4 * KB_ + 4 * 2 + 1] == n->s[5 * KB_ + 2]);
-      /* the tail (outputs 12, 13) stays dense */
-      CHECK(memcmp((const uint8_t *)ol_tdata(b) + 12 * KB_ * blob_of(n), n->b + 12 * KB_ * blob_of(n),
-                   (size_t)(2 * KB_ * blob_of(n))) == 0);
+      CHECK(memcmp((const uint8_t *)ol_tdata(b) + 4 * (8 * W + 8 * 3 + 1), n->b + 9 * KB_ * blob_of(n) + 4 * 3, 4) == 0);
+      CHECK(((const float *)ol_tdata(s))[8 * KB_ + 8 * 2 + 1] == n->s[9 * KB_ + 2]);
+      /* the tail (outputs 16..19) stays dense */
+      CHECK(memcmp((const uint8_t *)ol_tdata(b) + 16 * KB_ * blob_of(n), n->b + 16 * KB_ * blob_of(n),
+                   (size_t)(4 * KB_ * blob_of(n))) == 0);
     } else {
       CHECK(memcmp(ol_tdata(b), n->b, (size_t)(N_ * KB_ * blob_of(n))) == 0);
     }
-    if (n->zp) CHECK(!ol_tensor_is_quad(initializer(m, zn)));
+    if (n->zp) CHECK(!ol_tensor_is_lane(initializer(m, zn)));
   }
 
   /* sessions on 1..3 threads compute the references' bits */
@@ -381,18 +381,18 @@ static void test_loader_lays_out_nbits_weights(void) {
   ol_free(printed);
   if (proto) onnx__model_proto__free_unpacked(proto, NULL);
 
-  /* cloning or densifying a quad tensor gives the dense bytes */
+  /* cloning or densifying a lane-layout tensor gives the dense bytes */
   const char *names[2] = {"b1", "s1"};
   const void *dense[2] = {specs[0].b, specs[0].s};
   size_t lengths[2] = {sizeof specs[0].b / 2, sizeof specs[0].s};
   for (int i = 0; i < 2; i++) {
     const ol_initializer *init = ol_graph_find_initializer(m->data->graph, names[i]);
-    ol_value *quad = init ? ol_value_retain(init->value) : NULL, *clone = NULL, *d = NULL;
-    if (quad) CHECK_OK(ol_tensor_clone(NULL, &quad->tensor, &clone));
-    CHECK(clone && !ol_tensor_is_quad(&clone->tensor) && memcmp(ol_tdata(&clone->tensor), dense[i], lengths[i]) == 0);
-    d = quad;
+    ol_value *laid = init ? ol_value_retain(init->value) : NULL, *clone = NULL, *d = NULL;
+    if (laid) CHECK_OK(ol_tensor_clone(NULL, &laid->tensor, &clone));
+    CHECK(clone && !ol_tensor_is_lane(&clone->tensor) && memcmp(ol_tdata(&clone->tensor), dense[i], lengths[i]) == 0);
+    d = laid;
     CHECK_OK(ol_value_densify(NULL, &d));
-    CHECK(d && d != quad && !ol_tensor_is_quad(&d->tensor) && memcmp(ol_tdata(&d->tensor), dense[i], lengths[i]) == 0);
+    CHECK(d && d != laid && !ol_tensor_is_lane(&d->tensor) && memcmp(ol_tdata(&d->tensor), dense[i], lengths[i]) == 0);
     ol_value_release(d);
     ol_value_release(clone);
   }
@@ -400,5 +400,5 @@ static void test_loader_lays_out_nbits_weights(void) {
   ol_free(bytes);
 }
 
-OL_TEST_MAIN(TEST(test_quad_round_trip), TEST(test_lane_shapes), TEST(test_lane_rows), TEST(test_kernel_reads_quad),
+OL_TEST_MAIN(TEST(test_lanes_round_trip), TEST(test_lane_shapes), TEST(test_lane_rows), TEST(test_kernel_reads_lanes),
              TEST(test_loader_lays_out_nbits_weights))

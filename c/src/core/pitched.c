@@ -46,9 +46,9 @@ ol_status ol_tensor_materialize(ol_allocator *allocator, const ol_tensor *t, ol_
     ol_tiles_to_dense(t->dims[0], t->dims[1], t->tile_rows, ol_tdata(t), ol_tdata(&(*out)->tensor));
     return OL_OK;
   }
-  if (ol_tensor_is_quad(t)) {
+  if (ol_tensor_is_lane(t)) {
     size_t bytes = ol_dtype_storage_bytes(t->dtype, ol_tcount(t));
-    ol_quad_to_dense(t->quad_rows, bytes / (size_t)t->quad_rows, ol_tdata(t), ol_tdata(&(*out)->tensor));
+    ol_lanes_to_dense(t->lane_rows, bytes / (size_t)t->lane_rows, ol_tdata(t), ol_tdata(&(*out)->tensor));
     return OL_OK;
   }
   size_t es = ol_dtype_size(t->dtype);

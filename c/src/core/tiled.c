@@ -44,28 +44,29 @@ void ol_tiles_to_dense(int64_t K, int64_t N, int rows, const float *tiles, float
   }
 }
 
-/* Quad layout (see value.h): MatMulNBits weights and scales with the 4-byte
- * words of four outputs side by side, so that a 16-byte load holds one word
- * of each (simd/qgemv_i8_lane.h). Groups only permute their own words. */
-void ol_quad_from_dense(int64_t rows, size_t row_bytes, void *data, void *scratch) {
-  const size_t words = row_bytes / 4;
-  for (int64_t g = 0; g + 4 <= rows; g += 4) {
+/* Lane layout (see value.h): MatMulNBits weights and scales with the 4-byte
+ * words of OL_LANE_GROUP outputs side by side, so that one 16-byte load
+ * holds one word of four of them (simd/qgemv_i8_lane.h). Groups only
+ * permute their own words. */
+void ol_lanes_from_dense(int64_t rows, size_t row_bytes, void *data, void *scratch) {
+  const size_t G = OL_LANE_GROUP, words = row_bytes / 4;
+  for (int64_t g = 0; g + (int64_t)G <= rows; g += (int64_t)G) {
     uint8_t *group = (uint8_t *)data + (size_t)g * row_bytes;
-    memcpy(scratch, group, 4 * row_bytes);
-    for (size_t i = 0; i < 4; i++)
-      for (size_t w = 0; w < words; w++) memcpy(group + 4 * (4 * w + i), (uint8_t *)scratch + 4 * (i * words + w), 4);
+    memcpy(scratch, group, G * row_bytes);
+    for (size_t i = 0; i < G; i++)
+      for (size_t w = 0; w < words; w++) memcpy(group + 4 * (G * w + i), (uint8_t *)scratch + 4 * (i * words + w), 4);
   }
 }
 
-void ol_quad_to_dense(int64_t rows, size_t row_bytes, const void *quad, void *dense) {
-  const size_t words = row_bytes / 4;
+void ol_lanes_to_dense(int64_t rows, size_t row_bytes, const void *lanes, void *dense) {
+  const size_t G = OL_LANE_GROUP, words = row_bytes / 4;
   int64_t g = 0;
-  for (; g + 4 <= rows; g += 4) {
-    const uint8_t *group = (const uint8_t *)quad + (size_t)g * row_bytes;
+  for (; g + (int64_t)G <= rows; g += (int64_t)G) {
+    const uint8_t *group = (const uint8_t *)lanes + (size_t)g * row_bytes;
     uint8_t *out = (uint8_t *)dense + (size_t)g * row_bytes;
-    for (size_t i = 0; i < 4; i++)
-      for (size_t w = 0; w < words; w++) memcpy(out + 4 * (i * words + w), group + 4 * (4 * w + i), 4);
+    for (size_t i = 0; i < G; i++)
+      for (size_t w = 0; w < words; w++) memcpy(out + 4 * (i * words + w), group + 4 * (G * w + i), 4);
   }
-  if (g < rows) memcpy((uint8_t *)dense + (size_t)g * row_bytes, (const uint8_t *)quad + (size_t)g * row_bytes,
+  if (g < rows) memcpy((uint8_t *)dense + (size_t)g * row_bytes, (const uint8_t *)lanes + (size_t)g * row_bytes,
                        (size_t)(rows - g) * row_bytes);
 }

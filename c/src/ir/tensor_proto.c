@@ -185,7 +185,7 @@ ol_status ol_tensor_from_proto(const Onnx__TensorProto *tp, const ol_tensor_sour
       ol_status s = ol_value_new_view(b, 0, dtype, rank, dims, out);
       ol_buffer_release(b);
       const ol_wire_view *tiled = s == OL_OK ? ol_proto_owner_find_tiled(src->owner, tp->raw_data.data) : NULL;
-      if (tiled) (*out)->tensor.tile_rows = tiled->tile_rows, (*out)->tensor.quad_rows = tiled->quad_rows;
+      if (tiled) (*out)->tensor.tile_rows = tiled->tile_rows, (*out)->tensor.lane_rows = tiled->lane_rows;
       return s;
     }
     OL_TRY(ol_value_new_tensor(NULL, dtype, rank, dims, out));

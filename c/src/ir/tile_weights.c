@@ -1,5 +1,5 @@
 /* Load-time layouts of weights (see tile_weights.h): float MatMul weights
- * tiled, MatMulNBits weights and scales in the quad layout. */
+ * tiled, MatMulNBits weights and scales in the lane layout. */
 #include "ir/tile_weights.h"
 
 #include <stdint.h>
@@ -14,17 +14,17 @@ static bool is_matmul(const ol_node *n) {
 
 static bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-/* A MatMulNBits node whose kernel runs the lane kernel on quad weights
+/* A MatMulNBits node whose kernel runs the lane kernel on lane-layout weights
  * (simd/qgemv_i8_lane.h): int8 activations (accuracy_level 4, blocks up to
- * 256), 4 or 8 bits, at least one group of four outputs, no g_idx. Its zero
- * points are checked with the graph (node_pairs). */
+ * 256), 4 or 8 bits, at least one group of OL_LANE_GROUP outputs, no g_idx.
+ * Its zero points are checked with the graph (node_pairs). */
 static bool is_lane_nbits(const ol_node *n) {
   if (strcmp(n->op_type, "MatMulNBits") != 0 || strcmp(n->domain, "com.microsoft") != 0 || n->num_inputs < 3 ||
       !n->inputs[1][0] || !n->inputs[2][0] || (n->num_inputs > 4 && n->inputs[4][0]))
     return false;
   int64_t bits = ol_attr_int(n, "bits", 4), bs = ol_attr_int(n, "block_size", -1);
   return (bits == 4 || bits == 8) && bs >= 16 && bs <= 256 && pow2(bs) && ol_attr_int(n, "accuracy_level", 0) == 4 &&
-         ol_attr_int(n, "K", -1) >= 1 && ol_attr_int(n, "N", -1) >= 4;
+         ol_attr_int(n, "K", -1) >= 1 && ol_attr_int(n, "N", -1) >= OL_LANE_GROUP;
 }
 
 /* How the graph reads a name: a combination of these. */
@@ -162,12 +162,12 @@ ol_status ol_model_tile_weights(ol_model_data *d) {
     int32_t role = ol_strmap_get(&roles, init->name);
     bool tile = role == ROLE_MATMUL_B && t->dtype == OL_DTYPE_FLOAT && t->rank == 2 && t->dims[1] >= OL_TILE_COLS &&
                 t->dims[0] >= 1;
-    bool quad = role == ROLE_NBITS_B || role == ROLE_NBITS_SCALES;
-    if (!tile && !quad) continue;
-    int64_t qrows = quad ? ol_strmap_get(&rows, init->name) : 0;
-    size_t row_bytes = quad ? v->length / (size_t)qrows : 0;
-    if (quad && (qrows < 4 || row_bytes % 4 || row_bytes * (size_t)qrows != v->length)) continue;
-    size_t need = tile ? sizeof(float) * (size_t)(OL_TILE_ROWS * t->dims[1]) : 4 * row_bytes;
+    bool laid = role == ROLE_NBITS_B || role == ROLE_NBITS_SCALES;
+    if (!tile && !laid) continue;
+    int64_t qrows = laid ? ol_strmap_get(&rows, init->name) : 0;
+    size_t row_bytes = laid ? v->length / (size_t)qrows : 0;
+    if (laid && (qrows < OL_LANE_GROUP || row_bytes % 4 || row_bytes * (size_t)qrows != v->length)) continue;
+    size_t need = tile ? sizeof(float) * (size_t)(OL_TILE_ROWS * t->dims[1]) : OL_LANE_GROUP * row_bytes;
     if (need > scratch_bytes) {
       free(scratch);
       scratch = malloc(need);
@@ -180,9 +180,9 @@ ol_status ol_model_tile_weights(ol_model_data *d) {
       v->tile_rows = OL_TILE_ROWS;
       v->tile_width = t->dims[1];
     } else {
-      ol_quad_from_dense(qrows, row_bytes, ol_tdata(t), scratch);
-      t->quad_rows = qrows;
-      v->quad_rows = qrows;
+      ol_lanes_from_dense(qrows, row_bytes, ol_tdata(t), scratch);
+      t->lane_rows = qrows;
+      v->lane_rows = qrows;
     }
   }
   free(scratch);
@@ -197,15 +197,15 @@ const ol_wire_view *ol_proto_owner_find_tiled(const ol_proto_owner *owner, const
     if (!owner->wire) continue;
     for (size_t i = 0; i < owner->weights.count; i++) {
       const ol_wire_view *v = &owner->weights.views[i];
-      if ((v->tile_rows || v->quad_rows) && view_data(owner, v) == data) return v;
+      if ((v->tile_rows || v->lane_rows) && view_data(owner, v) == data) return v;
     }
   }
   return NULL;
 }
 
 void ol_tiled_view_to_dense(const ol_wire_view *v, const void *data, void *dense) {
-  if (v->quad_rows) {
-    ol_quad_to_dense(v->quad_rows, v->length / (size_t)v->quad_rows, data, dense);
+  if (v->lane_rows) {
+    ol_lanes_to_dense(v->lane_rows, v->length / (size_t)v->lane_rows, data, dense);
     return;
   }
   const int64_t N = v->tile_width, K = (int64_t)(v->length / sizeof(float)) / N;

@@ -12,7 +12,7 @@
  *       products. Fixed summation order either way (native == wasm).
  *       accuracy_level 4: activations quantized to int8 per block
  *       (simd/qgemv_i8.c) for every row; B and scales laid out at load
- *       (quad layout, ir/tile_weights.h) run the lane kernel
+ *       (lane layout, ir/tile_weights.h) run the lane kernel
  *       (simd/qgemv_i8_lane.c), same bits; other paths read them dense.
  *   GatherBlockQuantized 1: data int4 / uint4 (zero point default 0), or
  *       uint8 with bits 4 (two values per byte along the last axis) or 8
@@ -126,7 +126,7 @@ typedef struct nbits_job {
   const float *work; /* the prepared row m of A (fused path) */
   const void *works[4]; /* int8 path: rows m .. m + rows - 1 of A, prepared */
   int rows;
-  bool lane; /* int8 path on quad B and scales (simd/qgemv_i8_lane.h) */
+  bool lane; /* int8 path on lane-layout B and scales (simd/qgemv_i8_lane.h) */
   const float *af, *sf, *zf, *bf;
   const uint8_t *bq, *zq;
   float *out, *w; /* w: NB_ROWS * K + 1 floats per slot (dequantizing path) */
@@ -155,7 +155,7 @@ static void int8_task(void *arg, int64_t task, int slot) {
   (void)slot;
   if (stop(j)) return;
   int64_t n = task * NB_FUSED_ROWS, n1 = j->N - n < NB_FUSED_ROWS ? j->N : n + NB_FUSED_ROWS;
-  /* tasks start on multiples of 4: whole groups of the quad layout */
+  /* tasks start on multiples of 64: whole groups of the lane layout */
   if (j->lane)
     ol_qgemv_i8_lane_rows(j->qs, j->works, j->rows, j->bq, j->sf, j->zq, j->zf, j->bf, n, n1,
                           j->out + j->m * j->N + n, j->N);
@@ -246,14 +246,14 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   bool int8 = k->int8_activations && !zfloat;
   /* B and scales laid out at load run the lane kernel; any other case (say
    * a float zero point fed at run time) reads dense copies */
-  bool lane = int8 && ol_tensor_is_quad(b) && ol_tensor_is_quad(sc) && b->quad_rows == N && sc->quad_rows == N &&
+  bool lane = int8 && ol_tensor_is_lane(b) && ol_tensor_is_lane(sc) && b->lane_rows == N && sc->lane_rows == N &&
               sc->dtype == OL_DTYPE_FLOAT;
   ol_value *dense_b = NULL, *dense_sc = NULL;
-  if (!lane && ol_tensor_is_quad(b)) {
+  if (!lane && ol_tensor_is_lane(b)) {
     OL_TRY(ol_tensor_materialize(ctx->allocator, b, &dense_b));
     b = &dense_b->tensor;
   }
-  if (!lane && ol_tensor_is_quad(sc)) {
+  if (!lane && ol_tensor_is_lane(sc)) {
     ol_status st = ol_tensor_materialize(ctx->allocator, sc, &dense_sc);
     if (st != OL_OK) {
       ol_value_release(dense_b);
@@ -344,7 +344,7 @@ ol_status ol_cms_matmul_nbits_create(const ol_node *node, ol_kernel **out) {
   /* int8 activations are what accuracy_level 4 allows (as onnxruntime does,
    * also keeping float zero points in float); blocks up to 256 */
   k->int8_activations = ol_attr_int(node, "accuracy_level", 0) == 4 && bs <= 256;
-  k->base.quad_inputs = 1u << 1 | 1u << 2; /* B and scales laid out at load (read dense when not int8) */
+  k->base.lane_inputs = 1u << 1 | 1u << 2; /* B and scales laid out at load (read dense when not int8) */
   *out = &k->base;
   return OL_OK;
 }
