@@ -8,8 +8,8 @@
  * i32x4.dot_i16x8 sums h = 0, 1 exactly, so i32 lane i accumulates output
  * i's integer block sum. The float part is that of qgemv_i8.c, four outputs
  * wide, in the same order. A group of eight outputs is two such halves side
- * by side (32 bytes per chunk) that share each chunk's activation vectors;
- * several rows of A run one after the other on each group. */
+ * by side (32 bytes per chunk); with one row both halves share each chunk's
+ * activation vectors. */
 #include "simd/qgemv_i8_lane.h"
 
 #include <stdbool.h>
@@ -104,36 +104,59 @@ OL_AI ol_f32x4 zero_points(const int bits, ptrdiff_t kb, const uint8_t *zp_u8, c
   return ol_f32x4_set(zz[0], zz[1], zz[2], zz[3]);
 }
 
-/* One prepared row, the m (<= 4) outputs n.. of the dense tail (rows from b
- * and sc, their chunks gathered side by side): the operations of group1 per
- * output. Four lanes are written to y (lanes past m from zero weights). */
-OL_AI void tail_half(const int bits, const bool GIVEN, const ol_qgemv_shape *s, const int16_t *const *codes,
-                     const float *const *sa, const float *const *asum, const uint8_t *b, const float *sc,
-                     const uint8_t *zp_u8, const float *zp_f, int64_t n, int m, float *y) {
+/* R prepared rows, the m (<= 4) outputs n.. of half a group: interleaved
+ * (tail false, m = 4: chunks bstride bytes apart from b, block j's four
+ * scales at sc + sstride * j) or the dense tail (rows from b and sc,
+ * gathered per chunk). Four lanes per row are written to y (lanes past m
+ * from zero weights). GIVEN: zero points given (else 2^(bits-1)), a
+ * constant so that no call sits in the loop. */
+OL_AI void half(const int bits, const int R, const bool GIVEN, const bool tail, const ol_qgemv_shape *s,
+                const int16_t *const *codes, const float *const *sa, const float *const *asum, const uint8_t *b,
+                ptrdiff_t bstride, const float *sc, ptrdiff_t sstride, const uint8_t *zp_u8, const float *zp_f,
+                int64_t n, int m, float *y, ptrdiff_t ldy) {
   const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), blob = (ptrdiff_t)ol_qgemv_blob_bytes(s), cpb = blob / 4;
   const int F = 16 / bits;
   const ol_f32x4 zdef = ol_f32x4_splat((float)(1 << (bits - 1)));
-  ol_f32x4 acc = ol_f32x4_zero();
+  ol_f32x4 acc[4];
+  for (int r = 0; r < R; r++) acc[r] = ol_f32x4_zero();
   ptrdiff_t at = 0; /* codes of chunk (j, c) at (j * cpb + c) * 8F */
   for (ptrdiff_t j = 0; j < kb; j++) {
-    ol_i32x4 d = ol_i32x4_splat(0);
+    ol_i32x4 d[4];
+    for (int r = 0; r < R; r++) d[r] = ol_i32x4_splat(0);
+    /* kept a loop: unrolled, the compiler hoists every load of the block
+     * ahead and the wasm engine spills them (measured 1.3x slower) */
+#if defined(__clang__)
+#pragma clang loop unroll(disable)
+#endif
     for (ptrdiff_t c = 0; c < cpb; c++, at += 8 * F) {
-      uint8_t t[16] = {0};
-      for (int i = 0; i < m; i++) memcpy(t + 4 * i, b + (i * kb + j) * blob + 4 * c, 4);
-      if (bits == 4) chunk4(1, ol_i32x4_load(t), codes, at, &d);
-      else chunk8(1, ol_i32x4_load(t), codes, at, &d);
+      ol_i32x4 v;
+      if (tail) {
+        uint8_t t[16] = {0};
+        for (int i = 0; i < m; i++) memcpy(t + 4 * i, b + (i * kb + j) * blob + 4 * c, 4);
+        v = ol_i32x4_load(t);
+      } else {
+        v = ol_i32x4_load(b);
+        b += bstride;
+      }
+      if (bits == 4) chunk4(R, v, codes, at, d);
+      else chunk8(R, v, codes, at, d);
     }
-    float ss[4] = {0, 0, 0, 0};
-    for (int i = 0; i < m; i++) ss[i] = sc[i * kb + j];
-    ol_f32x4 z = GIVEN ? zero_points(bits, kb, zp_u8, zp_f, n, m, j) : zdef;
-    block_epilogue(1, &d, z, ol_f32x4_set(ss[0], ss[1], ss[2], ss[3]), sa, asum, j, &acc);
+    ol_f32x4 z = GIVEN ? zero_points(bits, kb, zp_u8, zp_f, n, m, j) : zdef, sw;
+    if (tail) {
+      float ss[4] = {0, 0, 0, 0};
+      for (int i = 0; i < m; i++) ss[i] = sc[i * kb + j];
+      sw = ol_f32x4_set(ss[0], ss[1], ss[2], ss[3]);
+    } else {
+      sw = ol_f32x4_load(sc + sstride * j);
+    }
+    block_epilogue(R, d, z, sw, sa, asum, j, acc);
   }
-  ol_f32x4_store(y, acc);
+  for (int r = 0; r < R; r++) ol_f32x4_store(y + r * ldy, acc[r]);
 }
 
 /* One row, a whole group of eight outputs n..n+7 (b, sc: the group's
  * weights and scales): each chunk's activation vectors are loaded once for
- * both halves. Per output: the operations and order of qgemv_i8.c. */
+ * both halves. The same operations per output as half(). */
 OL_AI void group1(const int bits, const bool GIVEN, const ol_qgemv_shape *s, const int16_t *const *codes,
                   const float *const *sa, const float *const *asum, const uint8_t *b, const float *sc,
                   const uint8_t *zp_u8, const float *zp_f, int64_t n, float *y) {
@@ -177,51 +200,72 @@ OL_AI void group1(const int bits, const bool GIVEN, const ol_qgemv_shape *s, con
   ol_f32x4_store(y + 4, acc[1]);
 }
 
-/* All nrows prepared rows, n in [n0, n1): group by group, each row in turn
- * (one row at a time is the fastest form of the kernel, and a group's
- * weights stay in the first-level cache for the next rows). */
-OL_AI void rows(const int bits, const bool GIVEN, const ol_qgemv_shape *s, const void *const *works, int nrows,
+OL_AI void rows(const int bits, const int R, const bool GIVEN, const ol_qgemv_shape *s, const void *const *works,
                 const uint8_t *B, const float *scales, const uint8_t *zp_u8, const float *zp_f, const float *bias,
                 int64_t n0, int64_t n1, float *y, int64_t ldy) {
   const int64_t G = OL_LANE_GROUP, kb = ol_qgemv_blocks(s), blob = ol_qgemv_blob_bytes(s), nG = s->N / G * G;
+  const int16_t *codes[4];
+  const float *sa[4], *asum[4];
+  for (int r = 0; r < R; r++) {
+    codes[r] = works[r];
+    sa[r] = (const float *)((const char *)works[r] + codes_bytes(s));
+    asum[r] = sa[r] + kb;
+  }
   for (int64_t g0 = n0 / G * G; g0 < n1; g0 += G) {
     const bool tail = g0 >= nG, whole = !tail && g0 >= n0 && g0 + G <= n1;
     const int m = tail ? (int)(s->N - g0) : (int)G;
     const uint8_t *b = B + g0 * kb * blob;
     const float *sc = scales + g0 * kb;
-    for (int r = 0; r < nrows; r++) {
-      const int16_t *codes[1] = {works[r]};
-      const float *sa[1] = {(const float *)((const char *)works[r] + codes_bytes(s))}, *asum[1] = {sa[0] + kb};
-      float t[OL_LANE_GROUP];
-      float *dst = whole ? y + r * ldy + (g0 - n0) : t; /* a whole group straight to y */
-      if (!tail) {
-        group1(bits, GIVEN, s, codes, sa, asum, b, sc, zp_u8, zp_f, g0, dst);
-      } else {
-        tail_half(bits, GIVEN, s, codes, sa, asum, b, sc, zp_u8, zp_f, g0, m < 4 ? m : 4, dst);
-        if (m > 4)
-          tail_half(bits, GIVEN, s, codes, sa, asum, b + 4 * kb * blob, sc + 4 * kb, zp_u8, zp_f, g0 + 4, m - 4, dst + 4);
-      }
-      if (whole) {
-        if (bias)
-          for (int h = 0; h < 2; h++)
-            ol_f32x4_store(dst + 4 * h, ol_f32x4_add(ol_f32x4_load(dst + 4 * h), ol_f32x4_load(bias + g0 + 4 * h)));
-        continue;
-      }
-      for (int64_t n = g0 > n0 ? g0 : n0; n < g0 + m && n < n1; n++)
-        y[r * ldy + n - n0] = bias ? t[n - g0] + bias[n] : t[n - g0];
+    float t[4 * OL_LANE_GROUP];
+    float *dst = whole ? y + (g0 - n0) : t; /* a whole group straight to y */
+    const ptrdiff_t ld = whole ? (ptrdiff_t)ldy : (ptrdiff_t)G;
+    if (!tail && R == 1) {
+      group1(bits, GIVEN, s, codes, sa, asum, b, sc, zp_u8, zp_f, g0, dst);
+    } else if (!tail) {
+      half(bits, R, GIVEN, false, s, codes, sa, asum, b, 32, sc, 8, zp_u8, zp_f, g0, 4, dst, ld);
+      half(bits, R, GIVEN, false, s, codes, sa, asum, b + 16, 32, sc + 4, 8, zp_u8, zp_f, g0 + 4, 4, dst + 4, ld);
+    } else {
+      half(bits, R, GIVEN, true, s, codes, sa, asum, b, 0, sc, 0, zp_u8, zp_f, g0, m < 4 ? m : 4, dst, ld);
+      if (m > 4)
+        half(bits, R, GIVEN, true, s, codes, sa, asum, b + 4 * kb * blob, 0, sc + 4 * kb, 0, zp_u8, zp_f, g0 + 4, m - 4,
+             dst + 4, ld);
     }
+    if (whole) {
+      if (bias)
+        for (int r = 0; r < R; r++)
+          for (int h = 0; h < 2; h++) {
+            float *yo = dst + r * ld + 4 * h;
+            ol_f32x4_store(yo, ol_f32x4_add(ol_f32x4_load(yo), ol_f32x4_load(bias + g0 + 4 * h)));
+          }
+      continue;
+    }
+    for (int64_t n = g0 > n0 ? g0 : n0; n < g0 + m && n < n1; n++)
+      for (int r = 0; r < R; r++) {
+        float v = t[r * G + (n - g0)];
+        y[r * ldy + n - n0] = bias ? v + bias[n] : v;
+      }
   }
 }
+
+#define OL_LANE_ROWS(R)                                                                              \
+  do {                                                                                               \
+    bool given_ = zp_u8 || zp_f;                                                                     \
+    if (s->bits == 4) {                                                                              \
+      if (given_) rows(4, R, true, s, works, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);          \
+      else rows(4, R, false, s, works, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);                \
+    } else {                                                                                         \
+      if (given_) rows(8, R, true, s, works, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);          \
+      else rows(8, R, false, s, works, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);                \
+    }                                                                                                \
+  } while (0)
 
 void ol_qgemv_i8_lane_rows(const ol_qgemv_shape *s, const void *const *works, int nrows, const uint8_t *B,
                            const float *scales, const uint8_t *zp_u8, const float *zp_f, const float *bias,
                            int64_t n0, int64_t n1, float *y, int64_t ldy) {
-  const bool given = zp_u8 || zp_f;
-  if (s->bits == 4) {
-    if (given) rows(4, true, s, works, nrows, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);
-    else rows(4, false, s, works, nrows, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);
-  } else {
-    if (given) rows(8, true, s, works, nrows, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);
-    else rows(8, false, s, works, nrows, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);
+  /* pairs of rows, as ol_qgemv_i8_nbits_rows */
+  while (nrows >= 2) {
+    OL_LANE_ROWS(2);
+    works += 2, nrows -= 2, y += 2 * ldy;
   }
+  if (nrows == 1) OL_LANE_ROWS(1);
 }
