@@ -65,6 +65,12 @@ typedef struct ol_tensor {
    * declare it (ol_kernel.tiled_inputs) ever see one; every other reader gets
    * a dense copy. 0: not tiled. */
   int tile_rows;
+  /* Lane layout (MatMulNBits weights and scales prepared at load, see
+   * ol_lanes_from_dense below): lane_rows > 0 says the payload is lane_rows
+   * rows of 4-byte words, each group of OL_LANE_GROUP rows word-interleaved.
+   * Only kernels that declare it (ol_kernel.lane_inputs) ever see one; every
+   * other reader gets a dense copy. 0: dense. */
+  int64_t lane_rows;
 } ol_tensor;
 
 struct ol_value {
@@ -127,10 +133,10 @@ static inline int64_t ol_tensor_layout_pitch(const ol_tensor *t) {
 }
 /* True when the elements are not contiguous in row-major order. */
 bool ol_tensor_is_strided(const ol_tensor *t);
-/* A dense copy of a strided (pitched) or tiled tensor (new buffer from allocator). */
+/* A dense copy of a strided (pitched), tiled or lane-layout tensor (new buffer from allocator). */
 ol_status ol_tensor_materialize(ol_allocator *allocator, const ol_tensor *t, ol_value **out);
-/* Replaces *v (an owned reference) by a dense copy when it is a strided or
- * tiled tensor; leaves every other value alone. */
+/* Replaces *v (an owned reference) by a dense copy when it is a strided,
+ * tiled or lane-layout tensor; leaves every other value alone. */
 ol_status ol_value_densify(ol_allocator *allocator, ol_value **v);
 /* Storage rows for a cache of `rows` rows that grows in place from run to
  * run: half as many again spare, at least 64 and at most 256 (a long context
@@ -163,6 +169,9 @@ ol_status ol_value_grow_from(ol_allocator *allocator, const ol_tensor *past, int
 #define OL_TILE_ROWS 32
 
 static inline bool ol_tensor_is_tiled(const ol_tensor *t) { return t->tile_rows > 0; }
+static inline bool ol_tensor_is_lane(const ol_tensor *t) { return t->lane_rows > 0; }
+/* Tiled or lane: a layout prepared at load that only declaring kernels read. */
+static inline bool ol_tensor_has_layout(const ol_tensor *t) { return t->tile_rows > 0 || t->lane_rows > 0; }
 /* Element (k, j) of a K x N matrix tiled with `rows`-row blocks: block
  * b = k / rows holds rows*N elements (fewer in the last), as panels of
  * OL_TILE_COLS columns (the last may be narrower), each panel row-major. */
@@ -176,7 +185,17 @@ static inline int64_t ol_tile_offset(int64_t K, int64_t N, int rows, int64_t k, 
 void ol_tiles_from_dense(int64_t K, int64_t N, int rows, float *data, float *scratch);
 /* Writes the dense row-major form of a tiled K x N matrix to dense. */
 void ol_tiles_to_dense(int64_t K, int64_t N, int rows, const float *tiles, float *dense);
-/* A dense copy of a tiled or pitched tensor is ol_tensor_materialize. */
+/* Lane layout (MatMulNBits weights and scales, simd/qgemv_i8_lane.h): rows
+ * of equal length in 4-byte words, the words of each group of OL_LANE_GROUP
+ * rows interleaved (word w of row G*g+i at word G*w+i of the group), the
+ * rows % G rows of the tail dense. Rearranges rows (row_bytes each, a
+ * multiple of 4) of dense bytes into it in place; scratch holds
+ * OL_LANE_GROUP * row_bytes bytes. */
+#define OL_LANE_GROUP 8
+void ol_lanes_from_dense(int64_t rows, size_t row_bytes, void *data, void *scratch);
+/* Writes the dense form of lane-layout bytes (rows of row_bytes) to dense. */
+void ol_lanes_to_dense(int64_t rows, size_t row_bytes, const void *lanes, void *dense);
+/* A dense copy of a tiled, lane-layout or pitched tensor is ol_tensor_materialize. */
 
 /* Deep copy of a tensor's payload into a new value (strings duplicated). */
 ol_status ol_tensor_clone(ol_allocator *allocator, const ol_tensor *src, ol_value **out);

@@ -83,7 +83,8 @@ static bool add_dense(ol_serial_pieces *p, const ol_wire_view *v, const uint8_t 
 static void append(ProtobufCBuffer *buffer, size_t len, const uint8_t *data) {
   piece_buffer *b = (piece_buffer *)buffer;
   if (b->failed || len == 0) return;
-  const ol_wire_view *tiled = len >= OL_SERIAL_PIECE_VIEW_MIN ? ol_proto_owner_find_tiled(b->p->model->owner, data) : NULL;
+  /* laid-out payloads (views of at least OL_WIRE_VIEW_MIN_BYTES) are written dense, whatever their size */
+  const ol_wire_view *tiled = len >= OL_WIRE_VIEW_MIN_BYTES ? ol_proto_owner_find_tiled(b->p->model->owner, data) : NULL;
   bool ok = tiled && tiled->length == len ? add_dense(b->p, tiled, data)
             : len >= OL_SERIAL_PIECE_VIEW_MIN ? add_piece(b->p, data, len)
                                               : add_copy(b->p, data, len);

@@ -185,13 +185,13 @@ ol_status ol_tensor_from_proto(const Onnx__TensorProto *tp, const ol_tensor_sour
       ol_status s = ol_value_new_view(b, 0, dtype, rank, dims, out);
       ol_buffer_release(b);
       const ol_wire_view *tiled = s == OL_OK ? ol_proto_owner_find_tiled(src->owner, tp->raw_data.data) : NULL;
-      if (tiled) (*out)->tensor.tile_rows = tiled->tile_rows;
+      if (tiled) (*out)->tensor.tile_rows = tiled->tile_rows, (*out)->tensor.lane_rows = tiled->lane_rows;
       return s;
     }
     OL_TRY(ol_value_new_tensor(NULL, dtype, rank, dims, out));
     const ol_wire_view *tiled = src ? ol_proto_owner_find_tiled(src->owner, tp->raw_data.data) : NULL;
-    if (tiled && rank == 2)
-      ol_tiles_to_dense(dims[0], dims[1], tiled->tile_rows, (const float *)tp->raw_data.data, ol_tdata(&(*out)->tensor));
+    if (tiled && tiled->length == need)
+      ol_tiled_view_to_dense(tiled, tp->raw_data.data, ol_tdata(&(*out)->tensor));
     else if (need)
       memcpy(ol_tdata(&(*out)->tensor), tp->raw_data.data, need);
     return OL_OK;

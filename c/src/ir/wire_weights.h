@@ -25,6 +25,7 @@ typedef struct ol_wire_view {
   void *copy;     /* a separately allocated aligned copy when it could not move in place */
   int tile_rows;  /* > 0: a float K x N matrix tiled at load (ir/tile_weights.h) */
   int64_t tile_width; /* its N */
+  int64_t lane_rows;  /* > 0: MatMulNBits B or scales in the lane layout (core/value.h) of that many rows */
 } ol_wire_view;
 
 typedef struct ol_wire_weights {

@@ -10,6 +10,10 @@
  *       generation, no copy of B; its order in qgemv.h); more
  *       rows: w = (q - zp) * scale dequantized 16 rows at a time, then dot
  *       products. Fixed summation order either way (native == wasm).
+ *       accuracy_level 4: activations quantized to int8 per block
+ *       (simd/qgemv_i8.c) for every row; B and scales laid out at load
+ *       (lane layout, ir/tile_weights.h) run the lane kernel
+ *       (simd/qgemv_i8_lane.c), same bits; other paths read them dense.
  *   GatherBlockQuantized 1: data int4 / uint4 (zero point default 0), or
  *       uint8 with bits 4 (two values per byte along the last axis) or 8
  *       (MatMulNBits conventions: default zero point 2^(bits-1), zero points
@@ -24,6 +28,7 @@
 #include "ops/registry.h"
 #include "simd/qgemv.h"
 #include "simd/qgemv_i8.h"
+#include "simd/qgemv_i8_lane.h"
 
 float *ol_nn23_load(const ol_tensor *t, bool *owned);
 void ol_nn23_store(ol_tensor *y, int64_t at, const float *src, int64_t n);
@@ -121,6 +126,7 @@ typedef struct nbits_job {
   const float *work; /* the prepared row m of A (fused path) */
   const void *works[4]; /* int8 path: rows m .. m + rows - 1 of A, prepared */
   int rows;
+  bool lane; /* int8 path on lane-layout B and scales (simd/qgemv_i8_lane.h) */
   const float *af, *sf, *zf, *bf;
   const uint8_t *bq, *zq;
   float *out, *w; /* w: NB_ROWS * K + 1 floats per slot (dequantizing path) */
@@ -149,8 +155,13 @@ static void int8_task(void *arg, int64_t task, int slot) {
   (void)slot;
   if (stop(j)) return;
   int64_t n = task * NB_FUSED_ROWS, n1 = j->N - n < NB_FUSED_ROWS ? j->N : n + NB_FUSED_ROWS;
-  ol_qgemv_i8_nbits_rows(j->qs, j->works, j->rows, j->bq, j->sf, j->zq, j->zf, j->bf, n, n1,
-                         j->out + j->m * j->N + n, j->N);
+  /* tasks start on multiples of 64: whole groups of the lane layout */
+  if (j->lane)
+    ol_qgemv_i8_lane_rows(j->qs, j->works, j->rows, j->bq, j->sf, j->zq, j->zf, j->bf, n, n1,
+                          j->out + j->m * j->N + n, j->N);
+  else
+    ol_qgemv_i8_nbits_rows(j->qs, j->works, j->rows, j->bq, j->sf, j->zq, j->zf, j->bf, n, n1,
+                           j->out + j->m * j->N + n, j->N);
 }
 
 static void dequant_task(void *arg, int64_t task, int slot) {
@@ -232,11 +243,28 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   int64_t M = ol_tcount(a) / (K ? K : 1);
   if (a->rank >= 1 && K == 0) M = ol_shape_count(a->rank - 1, a->dims);
   if (M == 0 || N == 0) return OL_OK;
+  bool int8 = k->int8_activations && !zfloat;
+  /* B and scales laid out at load run the lane kernel; any other case (say
+   * a float zero point fed at run time) reads dense copies */
+  bool lane = int8 && ol_tensor_is_lane(b) && ol_tensor_is_lane(sc) && b->lane_rows == N && sc->lane_rows == N &&
+              sc->dtype == OL_DTYPE_FLOAT;
+  ol_value *dense_b = NULL, *dense_sc = NULL;
+  if (!lane && ol_tensor_is_lane(b)) {
+    OL_TRY(ol_tensor_materialize(ctx->allocator, b, &dense_b));
+    b = &dense_b->tensor;
+  }
+  if (!lane && ol_tensor_is_lane(sc)) {
+    ol_status st = ol_tensor_materialize(ctx->allocator, sc, &dense_sc);
+    if (st != OL_OK) {
+      ol_value_release(dense_b);
+      return st;
+    }
+    sc = &dense_sc->tensor;
+  }
   bool oa, os, oz = false, ob = false;
   float *af = ol_nn23_load(a, &oa), *sf = ol_nn23_load(sc, &os);
   float *zf = zfloat ? ol_nn23_load(zp, &oz) : NULL, *bf = bias ? ol_nn23_load(bias, &ob) : NULL;
   int threads = ol_pool_threads();
-  bool int8 = k->int8_activations && !zfloat;
   /* scratch from the run's allocator: a session's payload pool hands back
    * the previous token's blocks, so decoding does not malloc per call */
   ol_allocator *scratch = ctx->allocator;
@@ -246,21 +274,22 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   if (!af || !sf || !out || (M > NB_FUSED_M && !int8 && !w) || (zfloat && !zf) || (bias && !bf)) s = OL_OUT_OF_MEMORY;
   const uint8_t *bq = ol_tdata(b), *zq = zp && !zfloat ? ol_tdata(zp) : NULL;
   ol_qgemv_shape qs = {K, N, bs, (int)bits};
-  nbits_job job = {.qs = &qs, .af = af, .sf = sf, .zf = zf, .bf = bf, .bq = bq, .zq = zq, .out = out, .w = w,
+  nbits_job job = {.qs = &qs, .lane = lane, .af = af, .sf = sf, .zf = zf, .bf = bf, .bq = bq, .zq = zq, .out = out, .w = w,
                    .M = M, .N = N, .K = K, .kb = kb, .bs = bs, .bits = bits, .cancelled = ctx->cancelled};
   if (s == OL_OK && int8) {
     /* accuracy_level 4: activations quantized to int8 per block, exact
      * integer dot products (simd/qgemv_i8.c), for every row (a token's
      * result does not depend on how many rows the call has); up to 4 rows
      * share each weight block */
-    size_t wb = ol_qgemv_i8_work_bytes(&qs);
+    size_t wb = lane ? ol_qgemv_i8_lane_work_bytes(&qs) : ol_qgemv_i8_work_bytes(&qs);
     char *work = ol_alloc(scratch, 4 * wb);
     if (!work) s = OL_OUT_OF_MEMORY;
     for (int64_t m = 0; m < M && s == OL_OK; m += 4) {
       job.rows = M - m < 4 ? (int)(M - m) : 4;
       for (int r = 0; r < job.rows; r++) {
         job.works[r] = work + (size_t)r * wb;
-        ol_qgemv_i8_prepare(&qs, af + (m + r) * K, work + (size_t)r * wb);
+        if (lane) ol_qgemv_i8_lane_prepare(&qs, af + (m + r) * K, work + (size_t)r * wb);
+        else ol_qgemv_i8_prepare(&qs, af + (m + r) * K, work + (size_t)r * wb);
       }
       job.m = m;
       ol_parallel_for((N + NB_FUSED_ROWS - 1) / NB_FUSED_ROWS, threads, int8_task, &job);
@@ -292,6 +321,8 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   if (ob) free(bf);
   ol_dealloc(scratch, w);
   ol_dealloc(scratch, out);
+  ol_value_release(dense_b);
+  ol_value_release(dense_sc);
   return s;
 }
 
@@ -316,6 +347,7 @@ ol_status ol_cms_matmul_nbits_create(const ol_node *node, ol_kernel **out) {
   /* int8 activations are what accuracy_level 4 allows (as onnxruntime does,
    * also keeping float zero points in float); blocks up to 256 */
   k->int8_activations = ol_attr_int(node, "accuracy_level", 0) == 4 && bs <= 256;
+  k->base.lane_inputs = 1u << 1 | 1u << 2; /* B and scales laid out at load (read dense when not int8) */
   *out = &k->base;
   return OL_OK;
 }

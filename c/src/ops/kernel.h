@@ -26,6 +26,9 @@ struct ol_kernel {
   /* Bit i set: input i may be a tiled float matrix (core/value.h, weights
    * prepared at load); every other input gets a dense copy. */
   uint32_t tiled_inputs;
+  /* Bit i set: input i may be in the lane layout (core/value.h, MatMulNBits
+   * weights and scales prepared at load); every other input gets a dense copy. */
+  uint32_t lane_inputs;
 };
 
 /* Storage work a kernel reports through ctx->record_storage (runtime events). */

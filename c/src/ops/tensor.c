@@ -192,7 +192,7 @@ static ol_status concat_grow(ol_kernel_ctx *ctx, int axis, const int64_t *dims, 
   *done = false;
   for (size_t i = 1; i < ctx->num_inputs; i++) {
     const ol_tensor *t = ol_ctx_input(ctx, i);
-    if (ol_tensor_is_strided(t) || ol_tensor_is_tiled(t) || (t->buffer && t->buffer == first->buffer)) return OL_OK;
+    if (ol_tensor_is_strided(t) || ol_tensor_has_layout(t) || (t->buffer && t->buffer == first->buffer)) return OL_OK;
   }
   ol_value *y = NULL;
   if (ol_value_grow_from(ctx->allocator, first, first->rank, dims, axis, &y) != OL_OK)

@@ -21,10 +21,11 @@ typedef struct plan_builder {
 } plan_builder;
 
 
-/* Input j of kernel k is pitched or tiled in a way k does not read in place. */
+/* Input j of kernel k is pitched, tiled or lane-layout in a way k does not read in place. */
 static bool needs_dense(const ol_kernel *k, size_t j, const ol_tensor *t) {
   uint32_t bit = j < 32 ? 1u << j : 0;
   if (ol_tensor_is_tiled(t)) return !(k->tiled_inputs & bit);
+  if (ol_tensor_is_lane(t)) return !(k->lane_inputs & bit);
   return t->pitch > 0 && ol_tensor_is_strided(t) && !(k->pitched_inputs & bit);
 }
 

@@ -26,8 +26,7 @@ static size_t codes_bytes(const ol_qgemv_shape *s) {
 
 size_t ol_qgemv_i8_work_bytes(const ol_qgemv_shape *s) { return codes_bytes(s) + 2 * sizeof(float) * (size_t)ol_qgemv_blocks(s); }
 
-/* block j's scale and rounded codes (its elements past K are zero) */
-static float quantize_block(const ol_qgemv_shape *s, const float *a, int64_t j, int16_t *q) {
+float ol_qgemv_i8_quantize_block(const ol_qgemv_shape *s, const float *a, int64_t j, int16_t *q) {
   int64_t e0 = j * s->block, n = s->K - e0 < s->block ? s->K - e0 : s->block;
   float amax = 0.0f;
   for (int64_t e = 0; e < n; e++) {
@@ -49,7 +48,7 @@ void ol_qgemv_i8_prepare(const ol_qgemv_shape *s, const float *a, void *work) {
   float *sa = (float *)((char *)work + codes_bytes(s)), *asum = sa + kb;
   int16_t q[256];
   for (int64_t j = 0; j < kb; j++) {
-    sa[j] = quantize_block(s, a, j, q);
+    sa[j] = ol_qgemv_i8_quantize_block(s, a, j, q);
     int32_t sum = 0;
     for (int64_t e = 0; e < s->block; e++) sum += q[e];
     asum[j] = (float)sum;
@@ -207,7 +206,7 @@ void ol_qgemv_i8_nbits_scalar(const ol_qgemv_shape *s, const float *a, const uin
   for (int64_t n = 0; n < s->N; n++) {
     float acc = 0.0f;
     for (int64_t j = 0; j < kb; j++) {
-      float sa = quantize_block(s, a, j, q);
+      float sa = ol_qgemv_i8_quantize_block(s, a, j, q);
       int32_t isum = 0, asum = 0;
       for (int64_t e = 0; e < s->block; e++) {
         const uint8_t *blk = B + (n * kb + j) * blob;

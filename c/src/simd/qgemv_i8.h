@@ -37,6 +37,10 @@ void ol_qgemv_i8_nbits_rows(const ol_qgemv_shape *s, const void *const *works, i
                             const float *scales, const uint8_t *zp_u8, const float *zp_f, const float *bias,
                             int64_t n0, int64_t n1, float *y, int64_t ldy);
 
+/* Block j of a (K floats) quantized: its codes in q[0 .. block) (zero past
+ * K), returns the block's scale sa. What the prepare functions store. */
+float ol_qgemv_i8_quantize_block(const ol_qgemv_shape *s, const float *a, int64_t j, int16_t *q);
+
 /* The reference: plain C from the unprepared a, same bits. */
 void ol_qgemv_i8_nbits_scalar(const ol_qgemv_shape *s, const float *a, const uint8_t *B, const float *scales,
                               const uint8_t *zp_u8, const float *zp_f, const float *bias, float *y);

@@ -1,0 +1,271 @@
+/* MatMulNBits GEMV with int8 activations, lane per output: see
+ * qgemv_i8_lane.h. A 16-byte chunk holds one 4-byte word of four outputs;
+ * its 16-bit lane 2i+h holds bytes 2h, 2h+1 of output i's word, i.e. block
+ * elements E*c + F*h + k in field k (bits F*k.. of the lane: F = 16 / bits
+ * fields, E = 2F elements per chunk; 4 bits: element 2b in the low nibble
+ * of byte b). The prepared activation vector of chunk c, field k holds in
+ * lane 2i+h the code of that element, the same for every i;
+ * i32x4.dot_i16x8 sums h = 0, 1 exactly, so i32 lane i accumulates output
+ * i's integer block sum. The float part is that of qgemv_i8.c, four outputs
+ * wide, in the same order. A group of eight outputs is two such halves side
+ * by side (32 bytes per chunk); with one row both halves share each chunk's
+ * activation vectors. */
+#include "simd/qgemv_i8_lane.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "core/value.h" /* OL_LANE_GROUP */
+#include "simd/qgemv_i8.h"
+#include "simd/vec.h"
+
+#define OL_AI static inline __attribute__((always_inline))
+
+/* per chunk F vectors of 8 codes: 4 * block int16 per block for either width */
+static size_t codes_bytes(const ol_qgemv_shape *s) {
+  return sizeof(int16_t) * 4 * (size_t)(ol_qgemv_blocks(s) * s->block);
+}
+
+size_t ol_qgemv_i8_lane_work_bytes(const ol_qgemv_shape *s) {
+  return codes_bytes(s) + 2 * sizeof(float) * (size_t)ol_qgemv_blocks(s);
+}
+
+void ol_qgemv_i8_lane_prepare(const ol_qgemv_shape *s, const float *a, void *work) {
+  const int64_t kb = ol_qgemv_blocks(s), cpb = ol_qgemv_blob_bytes(s) / 4;
+  const int F = 16 / s->bits, E = 2 * F;
+  int16_t *codes = work;
+  float *sa = (float *)((char *)work + codes_bytes(s)), *asum = sa + kb;
+  int16_t q[256];
+  for (int64_t j = 0; j < kb; j++) {
+    sa[j] = ol_qgemv_i8_quantize_block(s, a, j, q);
+    int32_t sum = 0;
+    for (int64_t e = 0; e < s->block; e++) sum += q[e];
+    asum[j] = (float)sum;
+    for (int64_t c = 0; c < cpb; c++)
+      for (int k = 0; k < F; k++) {
+        int16_t *dst = codes + ((j * cpb + c) * F + k) * 8;
+        for (int l = 0; l < 8; l++) dst[l] = q[E * c + F * (l & 1) + k];
+      }
+  }
+}
+
+/* output n's zero point of block j (ol_qgemv_zero_point, inlined) */
+OL_AI float zero_point(const int bits, ptrdiff_t kb, const uint8_t *zp_u8, const float *zp_f, int64_t n, ptrdiff_t j) {
+  if (zp_f) return zp_f[n * kb + j];
+  ptrdiff_t zrow = (kb * bits + 7) / 8;
+  if (bits == 4) {
+    uint8_t b = zp_u8[n * zrow + j / 2];
+    return (float)((j & 1) ? b >> 4 : b & 15);
+  }
+  return (float)zp_u8[n * zrow + j];
+}
+
+/* The integer block sums of four outputs side by side for R prepared rows
+ * (codes from at), 4 bits: one 16-byte chunk of weights v. */
+OL_AI void chunk4(const int R, ol_i32x4 v, const int16_t *const *codes, ptrdiff_t at, ol_i32x4 *d) {
+  const ol_i32x4 low4 = ol_i16x8_splat(0x000f);
+  ol_i32x4 f0 = ol_i32x4_and(v, low4), f1 = ol_i32x4_and(ol_u16x8_shr(v, 4), low4);
+  ol_i32x4 f2 = ol_i32x4_and(ol_u16x8_shr(v, 8), low4), f3 = ol_u16x8_shr(v, 12);
+  for (int r = 0; r < R; r++) {
+    const int16_t *q = codes[r] + at;
+    ol_i32x4 d01 = ol_i32x4_add(ol_i32x4_dot_i16x8(f0, ol_i32x4_load(q)), ol_i32x4_dot_i16x8(f1, ol_i32x4_load(q + 8)));
+    ol_i32x4 d23 = ol_i32x4_add(ol_i32x4_dot_i16x8(f2, ol_i32x4_load(q + 16)), ol_i32x4_dot_i16x8(f3, ol_i32x4_load(q + 24)));
+    d[r] = ol_i32x4_add(d[r], ol_i32x4_add(d01, d23));
+  }
+}
+
+/* The same for 8 bits. */
+OL_AI void chunk8(const int R, ol_i32x4 v, const int16_t *const *codes, ptrdiff_t at, ol_i32x4 *d) {
+  const ol_i32x4 low8 = ol_i16x8_splat(0x00ff);
+  ol_i32x4 f0 = ol_i32x4_and(v, low8), f1 = ol_u16x8_shr(v, 8);
+  for (int r = 0; r < R; r++) {
+    const int16_t *q = codes[r] + at;
+    d[r] = ol_i32x4_add(d[r], ol_i32x4_add(ol_i32x4_dot_i16x8(f0, ol_i32x4_load(q)),
+                                           ol_i32x4_dot_i16x8(f1, ol_i32x4_load(q + 8))));
+  }
+}
+
+/* acc[r] = acc[r] + ((float)d[r] - z * asum_j) * (sa_j * sw), four outputs
+ * wide: the order of qgemv_i8.c per output. */
+OL_AI void block_epilogue(const int R, const ol_i32x4 *d, ol_f32x4 z, ol_f32x4 sw, const float *const *sa,
+                          const float *const *asum, ptrdiff_t j, ol_f32x4 *acc) {
+  for (int r = 0; r < R; r++) {
+    ol_f32x4 w = ol_f32x4_mul(ol_f32x4_splat(sa[r][j]), sw);
+    ol_f32x4 dz = ol_f32x4_sub(ol_i32x4_to_f32x4(d[r]), ol_f32x4_mul(z, ol_f32x4_splat(asum[r][j])));
+    acc[r] = ol_f32x4_add(acc[r], ol_f32x4_mul(dz, w));
+  }
+}
+
+/* The zero points of outputs n .. n+m-1 (m <= 4) of block j (lanes past m: 0). */
+OL_AI ol_f32x4 zero_points(const int bits, ptrdiff_t kb, const uint8_t *zp_u8, const float *zp_f, int64_t n, int m,
+                           ptrdiff_t j) {
+  float zz[4] = {0, 0, 0, 0};
+  for (int i = 0; i < m; i++) zz[i] = zero_point(bits, kb, zp_u8, zp_f, n + i, j);
+  return ol_f32x4_set(zz[0], zz[1], zz[2], zz[3]);
+}
+
+/* R prepared rows, the m (<= 4) outputs n.. of half a group: interleaved
+ * (tail false, m = 4: chunks bstride bytes apart from b, block j's four
+ * scales at sc + sstride * j) or the dense tail (rows from b and sc,
+ * gathered per chunk). Four lanes per row are written to y (lanes past m
+ * from zero weights). GIVEN: zero points given (else 2^(bits-1)), a
+ * constant so that no call sits in the loop. */
+OL_AI void half(const int bits, const int R, const bool GIVEN, const bool tail, const ol_qgemv_shape *s,
+                const int16_t *const *codes, const float *const *sa, const float *const *asum, const uint8_t *b,
+                ptrdiff_t bstride, const float *sc, ptrdiff_t sstride, const uint8_t *zp_u8, const float *zp_f,
+                int64_t n, int m, float *y, ptrdiff_t ldy) {
+  const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), blob = (ptrdiff_t)ol_qgemv_blob_bytes(s), cpb = blob / 4;
+  const int F = 16 / bits;
+  const ol_f32x4 zdef = ol_f32x4_splat((float)(1 << (bits - 1)));
+  ol_f32x4 acc[4];
+  for (int r = 0; r < R; r++) acc[r] = ol_f32x4_zero();
+  ptrdiff_t at = 0; /* codes of chunk (j, c) at (j * cpb + c) * 8F */
+  for (ptrdiff_t j = 0; j < kb; j++) {
+    ol_i32x4 d[4];
+    for (int r = 0; r < R; r++) d[r] = ol_i32x4_splat(0);
+    /* kept a loop: unrolled, the compiler hoists every load of the block
+     * ahead and the wasm engine spills them (measured 1.3x slower) */
+#if defined(__clang__)
+#pragma clang loop unroll(disable)
+#endif
+    for (ptrdiff_t c = 0; c < cpb; c++, at += 8 * F) {
+      ol_i32x4 v;
+      if (tail) {
+        uint8_t t[16] = {0};
+        for (int i = 0; i < m; i++) memcpy(t + 4 * i, b + (i * kb + j) * blob + 4 * c, 4);
+        v = ol_i32x4_load(t);
+      } else {
+        v = ol_i32x4_load(b);
+        b += bstride;
+      }
+      if (bits == 4) chunk4(R, v, codes, at, d);
+      else chunk8(R, v, codes, at, d);
+    }
+    ol_f32x4 z = GIVEN ? zero_points(bits, kb, zp_u8, zp_f, n, m, j) : zdef, sw;
+    if (tail) {
+      float ss[4] = {0, 0, 0, 0};
+      for (int i = 0; i < m; i++) ss[i] = sc[i * kb + j];
+      sw = ol_f32x4_set(ss[0], ss[1], ss[2], ss[3]);
+    } else {
+      sw = ol_f32x4_load(sc + sstride * j);
+    }
+    block_epilogue(R, d, z, sw, sa, asum, j, acc);
+  }
+  for (int r = 0; r < R; r++) ol_f32x4_store(y + r * ldy, acc[r]);
+}
+
+/* One row, a whole group of eight outputs n..n+7 (b, sc: the group's
+ * weights and scales): each chunk's activation vectors are loaded once for
+ * both halves. The same operations per output as half(). */
+OL_AI void group1(const int bits, const bool GIVEN, const ol_qgemv_shape *s, const int16_t *const *codes,
+                  const float *const *sa, const float *const *asum, const uint8_t *b, const float *sc,
+                  const uint8_t *zp_u8, const float *zp_f, int64_t n, float *y) {
+  const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), blob = (ptrdiff_t)ol_qgemv_blob_bytes(s), cpb = blob / 4;
+  const int F = 16 / bits;
+  const ol_f32x4 zdef = ol_f32x4_splat((float)(1 << (bits - 1)));
+  const ol_i32x4 low4 = ol_i16x8_splat(0x000f), low8 = ol_i16x8_splat(0x00ff);
+  ol_f32x4 acc[2] = {ol_f32x4_zero(), ol_f32x4_zero()};
+  const int16_t *q = codes[0];
+  for (ptrdiff_t j = 0; j < kb; j++) {
+    ol_i32x4 d[2] = {ol_i32x4_splat(0), ol_i32x4_splat(0)};
+#if defined(__clang__)
+#pragma clang loop unroll(disable)
+#endif
+    for (ptrdiff_t c = 0; c < cpb; c++, q += 8 * F, b += 32) {
+      if (bits == 4) {
+        ol_i32x4 a0 = ol_i32x4_load(q), a1 = ol_i32x4_load(q + 8), a2 = ol_i32x4_load(q + 16), a3 = ol_i32x4_load(q + 24);
+        for (int h = 0; h < 2; h++) {
+          ol_i32x4 v = ol_i32x4_load(b + 16 * h);
+          ol_i32x4 f0 = ol_i32x4_and(v, low4), f1 = ol_i32x4_and(ol_u16x8_shr(v, 4), low4);
+          ol_i32x4 f2 = ol_i32x4_and(ol_u16x8_shr(v, 8), low4), f3 = ol_u16x8_shr(v, 12);
+          ol_i32x4 d01 = ol_i32x4_add(ol_i32x4_dot_i16x8(f0, a0), ol_i32x4_dot_i16x8(f1, a1));
+          ol_i32x4 d23 = ol_i32x4_add(ol_i32x4_dot_i16x8(f2, a2), ol_i32x4_dot_i16x8(f3, a3));
+          d[h] = ol_i32x4_add(d[h], ol_i32x4_add(d01, d23));
+        }
+      } else {
+        ol_i32x4 a0 = ol_i32x4_load(q), a1 = ol_i32x4_load(q + 8);
+        for (int h = 0; h < 2; h++) {
+          ol_i32x4 v = ol_i32x4_load(b + 16 * h);
+          ol_i32x4 f0 = ol_i32x4_and(v, low8), f1 = ol_u16x8_shr(v, 8);
+          d[h] = ol_i32x4_add(d[h], ol_i32x4_add(ol_i32x4_dot_i16x8(f0, a0), ol_i32x4_dot_i16x8(f1, a1)));
+        }
+      }
+    }
+    for (int h = 0; h < 2; h++) {
+      ol_f32x4 z = GIVEN ? zero_points(bits, kb, zp_u8, zp_f, n + 4 * h, 4, j) : zdef;
+      block_epilogue(1, &d[h], z, ol_f32x4_load(sc + 8 * j + 4 * h), sa, asum, j, &acc[h]);
+    }
+  }
+  ol_f32x4_store(y, acc[0]);
+  ol_f32x4_store(y + 4, acc[1]);
+}
+
+OL_AI void rows(const int bits, const int R, const bool GIVEN, const ol_qgemv_shape *s, const void *const *works,
+                const uint8_t *B, const float *scales, const uint8_t *zp_u8, const float *zp_f, const float *bias,
+                int64_t n0, int64_t n1, float *y, int64_t ldy) {
+  const int64_t G = OL_LANE_GROUP, kb = ol_qgemv_blocks(s), blob = ol_qgemv_blob_bytes(s), nG = s->N / G * G;
+  const int16_t *codes[4];
+  const float *sa[4], *asum[4];
+  for (int r = 0; r < R; r++) {
+    codes[r] = works[r];
+    sa[r] = (const float *)((const char *)works[r] + codes_bytes(s));
+    asum[r] = sa[r] + kb;
+  }
+  for (int64_t g0 = n0 / G * G; g0 < n1; g0 += G) {
+    const bool tail = g0 >= nG, whole = !tail && g0 >= n0 && g0 + G <= n1;
+    const int m = tail ? (int)(s->N - g0) : (int)G;
+    const uint8_t *b = B + g0 * kb * blob;
+    const float *sc = scales + g0 * kb;
+    float t[4 * OL_LANE_GROUP];
+    float *dst = whole ? y + (g0 - n0) : t; /* a whole group straight to y */
+    const ptrdiff_t ld = whole ? (ptrdiff_t)ldy : (ptrdiff_t)G;
+    if (!tail && R == 1) {
+      group1(bits, GIVEN, s, codes, sa, asum, b, sc, zp_u8, zp_f, g0, dst);
+    } else if (!tail) {
+      half(bits, R, GIVEN, false, s, codes, sa, asum, b, 32, sc, 8, zp_u8, zp_f, g0, 4, dst, ld);
+      half(bits, R, GIVEN, false, s, codes, sa, asum, b + 16, 32, sc + 4, 8, zp_u8, zp_f, g0 + 4, 4, dst + 4, ld);
+    } else {
+      half(bits, R, GIVEN, true, s, codes, sa, asum, b, 0, sc, 0, zp_u8, zp_f, g0, m < 4 ? m : 4, dst, ld);
+      if (m > 4)
+        half(bits, R, GIVEN, true, s, codes, sa, asum, b + 4 * kb * blob, 0, sc + 4 * kb, 0, zp_u8, zp_f, g0 + 4, m - 4,
+             dst + 4, ld);
+    }
+    if (whole) {
+      if (bias)
+        for (int r = 0; r < R; r++)
+          for (int h = 0; h < 2; h++) {
+            float *yo = dst + r * ld + 4 * h;
+            ol_f32x4_store(yo, ol_f32x4_add(ol_f32x4_load(yo), ol_f32x4_load(bias + g0 + 4 * h)));
+          }
+      continue;
+    }
+    for (int64_t n = g0 > n0 ? g0 : n0; n < g0 + m && n < n1; n++)
+      for (int r = 0; r < R; r++) {
+        float v = t[r * G + (n - g0)];
+        y[r * ldy + n - n0] = bias ? v + bias[n] : v;
+      }
+  }
+}
+
+#define OL_LANE_ROWS(R)                                                                              \
+  do {                                                                                               \
+    bool given_ = zp_u8 || zp_f;                                                                     \
+    if (s->bits == 4) {                                                                              \
+      if (given_) rows(4, R, true, s, works, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);          \
+      else rows(4, R, false, s, works, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);                \
+    } else {                                                                                         \
+      if (given_) rows(8, R, true, s, works, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);          \
+      else rows(8, R, false, s, works, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);                \
+    }                                                                                                \
+  } while (0)
+
+void ol_qgemv_i8_lane_rows(const ol_qgemv_shape *s, const void *const *works, int nrows, const uint8_t *B,
+                           const float *scales, const uint8_t *zp_u8, const float *zp_f, const float *bias,
+                           int64_t n0, int64_t n1, float *y, int64_t ldy) {
+  /* pairs of rows, as ol_qgemv_i8_nbits_rows */
+  while (nrows >= 2) {
+    OL_LANE_ROWS(2);
+    works += 2, nrows -= 2, y += 2 * ldy;
+  }
+  if (nrows == 1) OL_LANE_ROWS(1);
+}
