@@ -41,10 +41,13 @@ void ol_qgemv_i8_lane_prepare(const ol_qgemv_shape *s, const float *a, void *wor
     int32_t sum = 0;
     for (int64_t e = 0; e < s->block; e++) sum += q[e];
     asum[j] = (float)sum;
+    /* lanes 2l and 2l + 1 of vector (c, k): the codes of elements E c + k
+     * and E c + F + k, the same pair in all four 32-bit lanes */
     for (int64_t c = 0; c < cpb; c++)
       for (int k = 0; k < F; k++) {
+        uint32_t pair = (uint16_t)q[E * c + k] | (uint32_t)(uint16_t)q[E * c + F + k] << 16;
         int16_t *dst = codes + ((j * cpb + c) * F + k) * 8;
-        for (int l = 0; l < 8; l++) dst[l] = q[E * c + F * (l & 1) + k];
+        for (int l = 0; l < 4; l++) memcpy(dst + 2 * l, &pair, sizeof pair);
       }
   }
 }
