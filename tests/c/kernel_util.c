@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "harness.h"
+#include "ir/serial_pieces.h"
+#include "ir/text.h"
+#include "ir/model.h"
 
 ol_value *tk_tensor(ol_dtype dtype, int rank, const int64_t *dims, const void *data) {
   ol_value *v = NULL;
@@ -119,14 +122,57 @@ void tk_release_all(ol_value **v, int n) {
   }
 }
 
-ol_model *tk_model_on_wire(const char *text) {
-  ol_model *parsed = NULL, *m = NULL;
-  CHECK_OK(ol_model_parse_text(text, &parsed));
-  if (!parsed) return NULL;
+void *tk_serialized(const char *text, size_t *size) {
+  ol_model *parsed = NULL;
   void *bytes = NULL;
-  size_t size = 0;
-  CHECK_OK(ol_model_serialize(parsed, &bytes, &size));
+  CHECK_OK(ol_model_parse_text(text, &parsed));
+  if (parsed) CHECK_OK(ol_model_serialize(parsed, &bytes, size));
   ol_model_destroy(parsed);
+  return bytes;
+}
+
+ol_model *tk_model_on_wire(const char *text) {
+  ol_model *m = NULL;
+  size_t size = 0;
+  void *bytes = tk_serialized(text, &size);
   if (bytes) CHECK_OK(ol_model_load_owned(bytes, size, NULL, &m));
   return m;
+}
+
+const ol_tensor *tk_initializer(const ol_model *m, const char *name) {
+  const ol_initializer *init = ol_graph_find_initializer(m->data->graph, name);
+  return init ? &init->value->tensor : NULL;
+}
+
+void tk_check_gives_back_bytes(ol_model *m, const uint8_t *bytes, size_t size) {
+  /* serialization writes the dense bytes: exactly the bytes loaded */
+  void *again = NULL;
+  size_t again_size = 0;
+  CHECK_OK(ol_model_serialize(m, &again, &again_size));
+  CHECK(again && again_size == size && memcmp(again, bytes, size) == 0);
+  ol_free(again);
+  ol_serial_pieces *pieces = NULL;
+  CHECK_OK(ol_model_serialize_pieces(m, &pieces));
+  if (pieces) {
+    uint8_t *joined = malloc(ol_serial_pieces_total(pieces) + 1);
+    size_t at = 0;
+    for (size_t i = 0; i < ol_serial_pieces_count(pieces); i++) {
+      const ol_serial_piece *piece = &ol_serial_pieces_list(pieces)[i];
+      memcpy(joined + at, piece->data, piece->size);
+      at += piece->size;
+    }
+    CHECK(at == size && memcmp(joined, bytes, size) == 0);
+    free(joined);
+    ol_serial_pieces_free(pieces);
+  }
+  /* the text printer prints the dense values */
+  char *printed = NULL, *plain = NULL;
+  CHECK_OK(ol_model_print_text(m, &printed));
+  Onnx__ModelProto *proto = onnx__model_proto__unpack(NULL, size, bytes);
+  CHECK(proto != NULL);
+  if (proto) CHECK_OK(ol_text_print_proto(proto, &plain));
+  CHECK(printed && plain && strcmp(printed, plain) == 0);
+  free(plain);
+  ol_free(printed);
+  if (proto) onnx__model_proto__free_unpacked(proto, NULL);
 }

@@ -24,9 +24,18 @@ ol_attr tk_attr_float(const char *name, float v);
 ol_attr tk_attr_ints(const char *name, int64_t *v, size_t n);
 ol_attr tk_attr_string(const char *name, char *s);
 
+/* The serialized bytes of the model in `text` (ol_free them; NULL after a
+ * failed check). */
+void *tk_serialized(const char *text, size_t *size);
 /* The model of `text`, reloaded from its serialized bytes so that its weights
  * view a wire buffer the way a loaded file's do (NULL after a failed check). */
 ol_model *tk_model_on_wire(const char *text);
+/* The value of initializer `name` of m's graph (NULL: none). */
+const ol_tensor *tk_initializer(const ol_model *m, const char *name);
+/* Checks that m, loaded from bytes (size) and possibly holding weights in a
+ * prepared layout, gives back exactly those bytes when serialized (whole and
+ * piecewise) and prints the text of the untouched proto. */
+void tk_check_gives_back_bytes(ol_model *m, const uint8_t *bytes, size_t size);
 
 /* Checks used by the kernel tests. */
 bool tk_shape_is(const ol_value *v, int rank, const int64_t *dims);

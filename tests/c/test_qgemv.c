@@ -12,22 +12,16 @@
 #include "simd/qgemv.h"
 
 #include "test_random.h"
+#include "nbits_case.h"
 
 /* zmode 0: default, 1: packed uint8, 2: float */
 static void run_case(int bits, int64_t K, int64_t N, int64_t block, int zmode, int with_bias) {
-  ol_qgemv_shape s = {K, N, block, bits};
-  int64_t kb = (K + block - 1) / block, blob = block * bits / 8, zrow = (kb * bits + 7) / 8;
-  uint8_t *B = malloc((size_t)(N * kb * blob));
-  uint8_t *zu = malloc((size_t)(N * zrow));
-  float *a = malloc(sizeof(float) * (size_t)K), *sc = malloc(sizeof(float) * (size_t)(N * kb));
-  float *zf = malloc(sizeof(float) * (size_t)(N * kb)), *bias = malloc(sizeof(float) * (size_t)N);
-  float *want = malloc(sizeof(float) * (size_t)N), *got = malloc(sizeof(float) * (size_t)N);
+  nbits_case c = nbits_case_new(bits, K, N, block, 0);
+  const ol_qgemv_shape s = c.s;
+  const int64_t kb = c.kb, blob = c.blob, zrow = c.zrow;
+  uint8_t *B = c.B, *zu = c.zu;
+  float *a = c.a, *sc = c.sc, *zf = c.zf, *bias = c.bias, *want = c.want, *got = c.got;
   float *work = malloc(sizeof(float) * (size_t)ol_qgemv_work_floats(&s));
-  for (int64_t i = 0; i < N * kb * blob; i++) B[i] = (uint8_t)next_u32();
-  for (int64_t i = 0; i < N * zrow; i++) zu[i] = (uint8_t)next_u32();
-  for (int64_t i = 0; i < K; i++) a[i] = rnd();
-  for (int64_t i = 0; i < N * kb; i++) sc[i] = rnd(), zf[i] = rnd() * 8.0f;
-  for (int64_t i = 0; i < N; i++) bias[i] = rnd();
   const uint8_t *zpu = zmode == 1 ? zu : NULL;
   const float *zpf = zmode == 2 ? zf : NULL, *bp = with_bias ? bias : NULL;
   ol_qgemv_nbits_scalar(&s, a, B, sc, zpu, zpf, bp, want);
@@ -57,7 +51,8 @@ static void run_case(int bits, int64_t K, int64_t N, int64_t block, int zmode, i
   if (bad) fprintf(stderr, "  bits %d K %lld N %lld block %lld zmode %d bias %d: %d bad\n", bits,
                    (long long)K, (long long)N, (long long)block, zmode, with_bias, bad);
   CHECK(bad == 0);
-  free(B), free(zu), free(a), free(sc), free(zf), free(bias), free(want), free(got), free(work);
+  nbits_case_free(&c);
+  free(work);
 }
 
 static void test_qgemv_shapes(void) {

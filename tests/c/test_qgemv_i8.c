@@ -14,21 +14,16 @@
 
 #define TEST_RANDOM_SEED 88172645u
 #include "test_random.h"
+#include "nbits_case.h"
 
 /* zmode 0: default, 1: packed uint8, 2: float; zero_a: an all-zero row */
 static void run_case(int bits, int64_t K, int64_t N, int64_t block, int zmode, int with_bias, int zero_a) {
-  ol_qgemv_shape s = {K, N, block, bits};
-  int64_t kb = (K + block - 1) / block, blob = block * bits / 8, zrow = (kb * bits + 7) / 8;
-  uint8_t *B = malloc((size_t)(N * kb * blob)), *zu = malloc((size_t)(N * zrow));
-  float *a = malloc(sizeof(float) * (size_t)K), *sc = malloc(sizeof(float) * (size_t)(N * kb));
-  float *zf = malloc(sizeof(float) * (size_t)(N * kb)), *bias = malloc(sizeof(float) * (size_t)N);
-  float *want = malloc(sizeof(float) * (size_t)N), *got = malloc(sizeof(float) * (size_t)N);
+  nbits_case c = nbits_case_new(bits, K, N, block, zero_a);
+  const ol_qgemv_shape s = c.s;
+  const int64_t kb = c.kb, blob = c.blob, zrow = c.zrow;
+  uint8_t *B = c.B, *zu = c.zu;
+  float *a = c.a, *sc = c.sc, *zf = c.zf, *bias = c.bias, *want = c.want, *got = c.got;
   void *work = malloc(ol_qgemv_i8_work_bytes(&s));
-  for (int64_t i = 0; i < N * kb * blob; i++) B[i] = (uint8_t)next_u32();
-  for (int64_t i = 0; i < N * zrow; i++) zu[i] = (uint8_t)next_u32();
-  for (int64_t i = 0; i < K; i++) a[i] = zero_a ? 0.0f : rnd();
-  for (int64_t i = 0; i < N * kb; i++) sc[i] = rnd(), zf[i] = rnd() * 8.0f;
-  for (int64_t i = 0; i < N; i++) bias[i] = rnd();
   const uint8_t *zpu = zmode == 1 ? zu : NULL;
   const float *zpf = zmode == 2 ? zf : NULL, *bp = with_bias ? bias : NULL;
   ol_qgemv_i8_nbits_scalar(&s, a, B, sc, zpu, zpf, bp, want);
@@ -65,7 +60,8 @@ static void run_case(int bits, int64_t K, int64_t N, int64_t block, int zmode, i
     fprintf(stderr, "  bits %d K %lld N %lld block %lld zmode %d bias %d zero %d: %d bad\n", bits, (long long)K,
             (long long)N, (long long)block, zmode, with_bias, zero_a, bad);
   CHECK(bad == 0);
-  free(B), free(zu), free(a), free(sc), free(zf), free(bias), free(want), free(got), free(work);
+  nbits_case_free(&c);
+  free(work);
 }
 
 /* 1..4 rows at once give each row's single-row bits */

@@ -17,8 +17,6 @@
 #include "core/pool.h"
 #include "core/value.h"
 #include "ir/model.h"
-#include "ir/serial_pieces.h"
-#include "ir/text.h"
 #include "onnxlight.h"
 #include "simd/qgemv.h"
 #include "simd/qgemv_i8.h"
@@ -26,6 +24,7 @@
 
 #define TEST_RANDOM_SEED 2654435769u
 #include "test_random.h"
+#include "nbits_case.h"
 
 static void test_lanes_round_trip(void) {
   const int64_t rows[] = {1, 3, 7, 8, 9, 16, 21};
@@ -54,18 +53,13 @@ static void test_lanes_round_trip(void) {
 
 /* zmode 0: default, 1: packed uint8, 2: float */
 static void run_case(int bits, int64_t K, int64_t N, int64_t block, int zmode, int with_bias) {
-  ol_qgemv_shape s = {K, N, block, bits};
-  int64_t kb = (K + block - 1) / block, blob = block * bits / 8, zrow = (kb * bits + 7) / 8;
-  uint8_t *B = malloc((size_t)(N * kb * blob)), *zu = malloc((size_t)(N * zrow)), *scratch = malloc((size_t)(8 * kb * blob));
-  float *a = malloc(sizeof(float) * (size_t)K), *sc = malloc(sizeof(float) * (size_t)(N * kb));
-  float *zf = malloc(sizeof(float) * (size_t)(N * kb)), *bias = malloc(sizeof(float) * (size_t)N);
-  float *want = malloc(sizeof(float) * (size_t)N), *got = malloc(sizeof(float) * (size_t)N);
+  nbits_case c = nbits_case_new(bits, K, N, block, 0);
+  const ol_qgemv_shape s = c.s;
+  const int64_t kb = c.kb, blob = c.blob;
+  uint8_t *B = c.B, *zu = c.zu;
+  float *a = c.a, *sc = c.sc, *zf = c.zf, *bias = c.bias, *want = c.want, *got = c.got;
+  uint8_t *scratch = malloc((size_t)(8 * kb * blob));
   void *work = malloc(ol_qgemv_i8_lane_work_bytes(&s));
-  for (int64_t i = 0; i < N * kb * blob; i++) B[i] = (uint8_t)next_u32();
-  for (int64_t i = 0; i < N * zrow; i++) zu[i] = (uint8_t)next_u32();
-  for (int64_t i = 0; i < K; i++) a[i] = rnd();
-  for (int64_t i = 0; i < N * kb; i++) sc[i] = rnd(), zf[i] = rnd() * 8.0f;
-  for (int64_t i = 0; i < N; i++) bias[i] = rnd();
   const uint8_t *zpu = zmode == 1 ? zu : NULL;
   const float *zpf = zmode == 2 ? zf : NULL, *bp = with_bias ? bias : NULL;
   ol_qgemv_i8_nbits_scalar(&s, a, B, sc, zpu, zpf, bp, want);
@@ -89,7 +83,8 @@ static void run_case(int bits, int64_t K, int64_t N, int64_t block, int zmode, i
     fprintf(stderr, "  lane bits %d K %lld N %lld block %lld zmode %d bias %d: %d bad\n", bits, (long long)K,
             (long long)N, (long long)block, zmode, with_bias, bad);
   CHECK(bad == 0);
-  free(B), free(zu), free(scratch), free(a), free(sc), free(zf), free(bias), free(want), free(got), free(work);
+  nbits_case_free(&c);
+  free(scratch), free(work);
 }
 
 static void test_lane_shapes(void) {
@@ -266,18 +261,9 @@ static uint8_t *model_bytes(size_t *size) {
     if (n->zp) p += sprintf(p, "%d)\n", i + 1);
   }
   sprintf(p, "  c = Identity(b4)\n}\n");
-  ol_model *m = NULL;
-  void *bytes = NULL;
-  CHECK_OK(ol_model_parse_text(text, &m));
+  void *bytes = tk_serialized(text, size);
   free(text);
-  if (m) CHECK_OK(ol_model_serialize(m, &bytes, size));
-  ol_model_destroy(m);
   return bytes;
-}
-
-static const ol_tensor *initializer(const ol_model *m, const char *name) {
-  const ol_initializer *init = ol_graph_find_initializer(m->data->graph, name);
-  return init ? &init->value->tensor : NULL;
 }
 
 static void test_loader_lays_out_nbits_weights(void) {
@@ -293,7 +279,7 @@ static void test_loader_lays_out_nbits_weights(void) {
     const node_spec *n = &specs[i];
     char bn[8], sn[8], zn[8];
     snprintf(bn, sizeof bn, "b%d", i + 1), snprintf(sn, sizeof sn, "s%d", i + 1), snprintf(zn, sizeof zn, "z%d", i + 1);
-    const ol_tensor *b = initializer(m, bn), *s = initializer(m, sn);
+    const ol_tensor *b = tk_initializer(m, bn), *s = tk_initializer(m, sn);
     bool laid = i != 2 && i != 3;
     CHECK(b && s && ol_tensor_is_lane(b) == laid && ol_tensor_is_lane(s) == laid);
     if (!b || !s) continue;
@@ -309,7 +295,7 @@ static void test_loader_lays_out_nbits_weights(void) {
     } else {
       CHECK(memcmp(ol_tdata(b), n->b, (size_t)(N_ * KB_ * blob_of(n))) == 0);
     }
-    if (n->zp) CHECK(!ol_tensor_is_lane(initializer(m, zn)));
+    if (n->zp) CHECK(!ol_tensor_is_lane(tk_initializer(m, zn)));
   }
 
   /* sessions on 1..3 threads compute the references' bits */
@@ -350,36 +336,8 @@ static void test_loader_lays_out_nbits_weights(void) {
     ol_session_destroy(session);
   }
 
-  /* serialization writes the dense bytes: exactly the bytes loaded */
-  void *again = NULL;
-  size_t again_size = 0;
-  CHECK_OK(ol_model_serialize(m, &again, &again_size));
-  CHECK(again && again_size == size && memcmp(again, bytes, size) == 0);
-  ol_free(again);
-  ol_serial_pieces *pieces = NULL;
-  CHECK_OK(ol_model_serialize_pieces(m, &pieces));
-  if (pieces) {
-    uint8_t *joined = malloc(ol_serial_pieces_total(pieces) + 1);
-    size_t at = 0;
-    for (size_t i = 0; i < ol_serial_pieces_count(pieces); i++) {
-      const ol_serial_piece *piece = &ol_serial_pieces_list(pieces)[i];
-      memcpy(joined + at, piece->data, piece->size);
-      at += piece->size;
-    }
-    CHECK(at == size && memcmp(joined, bytes, size) == 0);
-    free(joined);
-    ol_serial_pieces_free(pieces);
-  }
-  /* the text printer prints the dense values */
-  char *printed = NULL, *plain = NULL;
-  CHECK_OK(ol_model_print_text(m, &printed));
-  Onnx__ModelProto *proto = onnx__model_proto__unpack(NULL, size, bytes);
-  CHECK(proto != NULL);
-  if (proto) CHECK_OK(ol_text_print_proto(proto, &plain));
-  CHECK(printed && plain && strcmp(printed, plain) == 0);
-  free(plain);
-  ol_free(printed);
-  if (proto) onnx__model_proto__free_unpacked(proto, NULL);
+  /* serialization and the text printer give back the dense bytes */
+  tk_check_gives_back_bytes(m, bytes, size);
 
   /* cloning or densifying a lane-layout tensor gives the dense bytes */
   const char *names[2] = {"b1", "s1"};

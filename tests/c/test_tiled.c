@@ -8,11 +8,10 @@
 #include <string.h>
 
 #include "harness.h"
+#include "kernel_util.h"
 #include "core/pool.h"
 #include "core/value.h"
 #include "ir/model.h"
-#include "ir/serial_pieces.h"
-#include "ir/text.h"
 #include "onnxlight.h"
 #include "simd/gemm.h"
 
@@ -130,18 +129,9 @@ static uint8_t *model_bytes(size_t *size) {
   p += sprintf(p, ", float[%d,%d] v = ", K_, N_);
   put_floats(&p, V, K_ * N_);
   sprintf(p, ">\n{\n  a = MatMul(x, w)\n  b = MatMul(x, v)\n  y = Add(a, b)\n  z = MatMul(v, t)\n}\n");
-  ol_model *m = NULL;
-  void *bytes = NULL;
-  CHECK_OK(ol_model_parse_text(text, &m));
+  void *bytes = tk_serialized(text, size);
   free(text);
-  if (m) CHECK_OK(ol_model_serialize(m, &bytes, size));
-  ol_model_destroy(m);
   return bytes;
-}
-
-static const ol_tensor *initializer(const ol_model *m, const char *name) {
-  const ol_initializer *init = ol_graph_find_initializer(m->data->graph, name);
-  return init ? &init->value->tensor : NULL;
 }
 
 static void test_loader_tiles_matmul_weights(void) {
@@ -153,7 +143,7 @@ static void test_loader_tiles_matmul_weights(void) {
     ol_free(bytes);
     return;
   }
-  const ol_tensor *w = initializer(m, "w"), *v = initializer(m, "v");
+  const ol_tensor *w = tk_initializer(m, "w"), *v = tk_initializer(m, "v");
   CHECK(w && ol_tensor_is_tiled(w) && w->tile_rows == OL_TILE_ROWS);
   CHECK(v && !ol_tensor_is_tiled(v) && memcmp(ol_tdata(v), V, sizeof V) == 0);
   if (w) CHECK(((const float *)ol_tdata(w))[ol_tile_offset(K_, N_, OL_TILE_ROWS, 33, 17)] == W[33 * N_ + 17]);
@@ -184,36 +174,8 @@ static void test_loader_tiles_matmul_weights(void) {
   for (int i = 0; i < 2; i++) ol_value_release(in[i]), ol_value_release(out[i]);
   ol_session_destroy(s);
 
-  /* serialization writes the dense bytes: exactly the bytes loaded */
-  void *again = NULL;
-  size_t again_size = 0;
-  CHECK_OK(ol_model_serialize(m, &again, &again_size));
-  CHECK(again && again_size == size && memcmp(again, bytes, size) == 0);
-  ol_free(again);
-  ol_serial_pieces *pieces = NULL;
-  CHECK_OK(ol_model_serialize_pieces(m, &pieces));
-  if (pieces) {
-    uint8_t *joined = malloc(ol_serial_pieces_total(pieces) + 1);
-    size_t at = 0;
-    for (size_t i = 0; i < ol_serial_pieces_count(pieces); i++) {
-      const ol_serial_piece *piece = &ol_serial_pieces_list(pieces)[i];
-      memcpy(joined + at, piece->data, piece->size);
-      at += piece->size;
-    }
-    CHECK(at == size && memcmp(joined, bytes, size) == 0);
-    free(joined);
-    ol_serial_pieces_free(pieces);
-  }
-  /* the text printer prints the dense values */
-  char *printed = NULL, *plain = NULL;
-  CHECK_OK(ol_model_print_text(m, &printed));
-  Onnx__ModelProto *proto = onnx__model_proto__unpack(NULL, size, bytes);
-  CHECK(proto != NULL);
-  if (proto) CHECK_OK(ol_text_print_proto(proto, &plain));
-  CHECK(printed && plain && strcmp(printed, plain) == 0);
-  free(plain);
-  ol_free(printed);
-  if (proto) onnx__model_proto__free_unpacked(proto, NULL);
+  /* serialization and the text printer give back the dense bytes */
+  tk_check_gives_back_bytes(m, bytes, size);
 
   /* densifying or cloning a tiled tensor gives the dense matrix */
   ol_value *dense = NULL, *clone = NULL;

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "simd/qgemv_i8_chunk.h"
 #include "simd/vec.h"
 
 #define OL_AI static inline __attribute__((always_inline))
@@ -41,6 +42,14 @@ float ol_qgemv_i8_quantize_block(const ol_qgemv_shape *s, const float *a, int64_
   return sa;
 }
 
+float ol_qgemv_i8_quantize_block_sum(const ol_qgemv_shape *s, const float *a, int64_t j, int16_t *q, float *asum) {
+  float sa = ol_qgemv_i8_quantize_block(s, a, j, q);
+  int32_t sum = 0;
+  for (int64_t e = 0; e < s->block; e++) sum += q[e];
+  *asum = (float)sum;
+  return sa;
+}
+
 void ol_qgemv_i8_prepare(const ol_qgemv_shape *s, const float *a, void *work) {
   const int64_t kb = ol_qgemv_blocks(s), nc = ol_qgemv_chunks(s), cc = chunk_codes(s->bits), ce = chunk_elems(s);
   const int fields = s->bits == 4 ? 4 : 2;
@@ -48,10 +57,7 @@ void ol_qgemv_i8_prepare(const ol_qgemv_shape *s, const float *a, void *work) {
   float *sa = (float *)((char *)work + codes_bytes(s)), *asum = sa + kb;
   int16_t q[256];
   for (int64_t j = 0; j < kb; j++) {
-    sa[j] = ol_qgemv_i8_quantize_block(s, a, j, q);
-    int32_t sum = 0;
-    for (int64_t e = 0; e < s->block; e++) sum += q[e];
-    asum[j] = (float)sum;
+    sa[j] = ol_qgemv_i8_quantize_block_sum(s, a, j, q, &asum[j]);
     for (int64_t c = 0; c < nc; c++) {
       int16_t *dst = codes + (j * nc + c) * cc;
       for (int k = 0; k < fields; k++)
@@ -68,28 +74,12 @@ void ol_qgemv_i8_prepare(const ol_qgemv_shape *s, const float *a, void *work) {
  * the weight fields are extracted once for all rows. */
 OL_AI void block_dots(const int bits, const int NC, const int R, ptrdiff_t nc, const uint8_t *b,
                       const int16_t *const *p, ptrdiff_t at, ol_i32x4 *acc) {
-  const ol_i32x4 low4 = ol_i16x8_splat(0x000f), low8 = ol_i16x8_splat(0x00ff);
   for (int r = 0; r < R; r++) acc[r] = ol_i32x4_splat(0);
   ptrdiff_t chunks = NC >= 0 ? 1 : nc;
   for (ptrdiff_t c = 0; c < chunks; c++, b += 16, at += bits == 4 ? 32 : 16) {
     ol_i32x4 v = NC == 0 ? ol_i32x4_load64_zero(b) : ol_i32x4_load(b);
-    if (bits == 4) {
-      ol_i32x4 f0 = ol_i32x4_and(v, low4), f1 = ol_i32x4_and(ol_u16x8_shr(v, 4), low4);
-      ol_i32x4 f2 = ol_i32x4_and(ol_u16x8_shr(v, 8), low4), f3 = ol_u16x8_shr(v, 12);
-      for (int r = 0; r < R; r++) {
-        const int16_t *q = p[r] + at;
-        ol_i32x4 d01 = ol_i32x4_add(ol_i32x4_dot_i16x8(f0, ol_i32x4_load(q)), ol_i32x4_dot_i16x8(f1, ol_i32x4_load(q + 8)));
-        ol_i32x4 d23 = ol_i32x4_add(ol_i32x4_dot_i16x8(f2, ol_i32x4_load(q + 16)), ol_i32x4_dot_i16x8(f3, ol_i32x4_load(q + 24)));
-        acc[r] = ol_i32x4_add(acc[r], ol_i32x4_add(d01, d23));
-      }
-    } else {
-      ol_i32x4 f0 = ol_i32x4_and(v, low8), f1 = ol_u16x8_shr(v, 8);
-      for (int r = 0; r < R; r++) {
-        const int16_t *q = p[r] + at;
-        acc[r] = ol_i32x4_add(acc[r], ol_i32x4_add(ol_i32x4_dot_i16x8(f0, ol_i32x4_load(q)),
-                                                   ol_i32x4_dot_i16x8(f1, ol_i32x4_load(q + 8))));
-      }
-    }
+    if (bits == 4) ol_qgemv_i8_chunk4(R, v, p, at, acc);
+    else ol_qgemv_i8_chunk8(R, v, p, at, acc);
   }
 }
 

@@ -40,6 +40,8 @@ void ol_qgemv_i8_nbits_rows(const ol_qgemv_shape *s, const void *const *works, i
 /* Block j of a (K floats) quantized: its codes in q[0 .. block) (zero past
  * K), returns the block's scale sa. What the prepare functions store. */
 float ol_qgemv_i8_quantize_block(const ol_qgemv_shape *s, const float *a, int64_t j, int16_t *q);
+/* The same, plus the sum of the block's codes in *asum (as a float: exact). */
+float ol_qgemv_i8_quantize_block_sum(const ol_qgemv_shape *s, const float *a, int64_t j, int16_t *q, float *asum);
 
 /* The reference: plain C from the unprepared a, same bits. */
 void ol_qgemv_i8_nbits_scalar(const ol_qgemv_shape *s, const float *a, const uint8_t *B, const float *scales,

@@ -17,6 +17,7 @@
 
 #include "core/value.h" /* OL_LANE_GROUP */
 #include "simd/qgemv_i8.h"
+#include "simd/qgemv_i8_chunk.h"
 #include "simd/vec.h"
 
 #define OL_AI static inline __attribute__((always_inline))
@@ -37,10 +38,7 @@ void ol_qgemv_i8_lane_prepare(const ol_qgemv_shape *s, const float *a, void *wor
   float *sa = (float *)((char *)work + codes_bytes(s)), *asum = sa + kb;
   int16_t q[256];
   for (int64_t j = 0; j < kb; j++) {
-    sa[j] = ol_qgemv_i8_quantize_block(s, a, j, q);
-    int32_t sum = 0;
-    for (int64_t e = 0; e < s->block; e++) sum += q[e];
-    asum[j] = (float)sum;
+    sa[j] = ol_qgemv_i8_quantize_block_sum(s, a, j, q, &asum[j]);
     /* lanes 2l and 2l + 1 of vector (c, k): the codes of elements E c + k
      * and E c + F + k, the same pair in all four 32-bit lanes */
     for (int64_t c = 0; c < cpb; c++)
@@ -61,31 +59,6 @@ OL_AI float zero_point(const int bits, ptrdiff_t kb, const uint8_t *zp_u8, const
     return (float)((j & 1) ? b >> 4 : b & 15);
   }
   return (float)zp_u8[n * zrow + j];
-}
-
-/* The integer block sums of four outputs side by side for R prepared rows
- * (codes from at), 4 bits: one 16-byte chunk of weights v. */
-OL_AI void chunk4(const int R, ol_i32x4 v, const int16_t *const *codes, ptrdiff_t at, ol_i32x4 *d) {
-  const ol_i32x4 low4 = ol_i16x8_splat(0x000f);
-  ol_i32x4 f0 = ol_i32x4_and(v, low4), f1 = ol_i32x4_and(ol_u16x8_shr(v, 4), low4);
-  ol_i32x4 f2 = ol_i32x4_and(ol_u16x8_shr(v, 8), low4), f3 = ol_u16x8_shr(v, 12);
-  for (int r = 0; r < R; r++) {
-    const int16_t *q = codes[r] + at;
-    ol_i32x4 d01 = ol_i32x4_add(ol_i32x4_dot_i16x8(f0, ol_i32x4_load(q)), ol_i32x4_dot_i16x8(f1, ol_i32x4_load(q + 8)));
-    ol_i32x4 d23 = ol_i32x4_add(ol_i32x4_dot_i16x8(f2, ol_i32x4_load(q + 16)), ol_i32x4_dot_i16x8(f3, ol_i32x4_load(q + 24)));
-    d[r] = ol_i32x4_add(d[r], ol_i32x4_add(d01, d23));
-  }
-}
-
-/* The same for 8 bits. */
-OL_AI void chunk8(const int R, ol_i32x4 v, const int16_t *const *codes, ptrdiff_t at, ol_i32x4 *d) {
-  const ol_i32x4 low8 = ol_i16x8_splat(0x00ff);
-  ol_i32x4 f0 = ol_i32x4_and(v, low8), f1 = ol_u16x8_shr(v, 8);
-  for (int r = 0; r < R; r++) {
-    const int16_t *q = codes[r] + at;
-    d[r] = ol_i32x4_add(d[r], ol_i32x4_add(ol_i32x4_dot_i16x8(f0, ol_i32x4_load(q)),
-                                           ol_i32x4_dot_i16x8(f1, ol_i32x4_load(q + 8))));
-  }
 }
 
 /* acc[r] = acc[r] + ((float)d[r] - z * asum_j) * (sa_j * sw), four outputs
@@ -141,8 +114,8 @@ OL_AI void half(const int bits, const int R, const bool GIVEN, const bool tail, 
         v = ol_i32x4_load(b);
         b += bstride;
       }
-      if (bits == 4) chunk4(R, v, codes, at, d);
-      else chunk8(R, v, codes, at, d);
+      if (bits == 4) ol_qgemv_i8_chunk4(R, v, codes, at, d);
+      else ol_qgemv_i8_chunk8(R, v, codes, at, d);
     }
     ol_f32x4 z = GIVEN ? zero_points(bits, kb, zp_u8, zp_f, n, m, j) : zdef, sw;
     if (tail) {
