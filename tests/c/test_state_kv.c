@@ -331,7 +331,9 @@ static void attention_cache_grows_in_place(void) {
  * presents spare rows, and a present fed back as past is appended to in
  * place (the same buffer run after run); every output equals a dense
  * session's fed dense presents, bit for bit. */
-static void session_attention_caches_grow_in_place(const char *text, bool gqa) {
+/* mode 0: GroupQueryAttention, 1: Attention 23, 2: MultiHeadAttention */
+static void session_attention_caches_grow_in_place(const char *text, int mode) {
+  const bool gqa = mode == 0;
   ol_model *m = NULL;
   CHECK_OK(ol_model_parse_text(text, &m));
   if (!m) return;
@@ -364,10 +366,16 @@ static void session_attention_caches_grow_in_place(const char *text, bool gqa) {
         ((int32_t *)ol_tensor_data(feeds[5]))[0] = step;
         ((int32_t *)ol_tensor_data(feeds[6]))[0] = step + 1;
       }
-    } else {
+    } else if (mode == 1) {
       feeds[0] = rnd_tensor(OL_DTYPE_FLOAT, 1, 4, 1, 8);
       feeds[1] = rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 1, 8);
       feeds[2] = rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 1, 8);
+    } else {
+      int64_t d3[3] = {1, 1, 16};
+      for (int i = 0; i < 3; i++) {
+        ol_tensor_create(NULL, OL_DTYPE_FLOAT, d3, 3, &feeds[i]);
+        for (int64_t j = 0; feeds[i] && j < 16; j++) ((float *)ol_tensor_data(feeds[i]))[j] = rnd();
+      }
     }
     size_t n = gqa ? 7 : 5;
     ol_value *o[3] = {0}, *d[3] = {0};
@@ -402,8 +410,16 @@ static void session_attention_caches_grow_in_place(const char *text, bool gqa) {
   ol_session_destroy(grown);
   ol_session_destroy(dense);
 }
-static void session_gqa_caches_grow_in_place(void) { session_attention_caches_grow_in_place(GQA, true); }
-static void session_attention23_caches_grow_in_place(void) { session_attention_caches_grow_in_place(ATTN, false); }
+static const char *MHA =
+    "<ir_version: 10, opset_import: [\"\" : 18, \"com.microsoft\" : 1]>\n"
+    "mha (float[1,1,16] q, float[1,1,16] k, float[1,1,16] v, float[1,2,P,8] past_k, float[1,2,P,8] past_v)"
+    " => (float[1,1,16] y, float[1,2,T,8] present_k, float[1,2,T,8] present_v) {\n"
+    "  y, present_k, present_v = com.microsoft.MultiHeadAttention <num_heads: int = 2>"
+    " (q, k, v, \"\", \"\", \"\", past_k, past_v)\n"
+    "}";
+static void session_gqa_caches_grow_in_place(void) { session_attention_caches_grow_in_place(GQA, 0); }
+static void session_attention23_caches_grow_in_place(void) { session_attention_caches_grow_in_place(ATTN, 1); }
+static void session_mha_caches_grow_in_place(void) { session_attention_caches_grow_in_place(MHA, 2); }
 
 /* float16 caches take the same path; the half-type kernels read the
  * pitched caches through their offsets or get dense copies. */
@@ -614,5 +630,5 @@ OL_TEST_MAIN(TEST(multi_head_cache_grows_in_place), TEST(kept_multi_head_outputs
              TEST(kept_single_head_output_forces_a_fresh_buffer), TEST(ineligible_patterns_fall_back),
              TEST(gqa_cache_grows_in_place), TEST(attention_cache_grows_in_place),
              TEST(half_cache_grows_in_place), TEST(session_gqa_caches_grow_in_place),
-             TEST(session_attention23_caches_grow_in_place),
+             TEST(session_attention23_caches_grow_in_place), TEST(session_mha_caches_grow_in_place),
              TEST(fused_transposed_matmul_matches), TEST(gemm_tb_matches_reference))

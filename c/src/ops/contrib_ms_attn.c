@@ -104,6 +104,12 @@ static void attend_row(const float *q, const float *K, int64_t ks, const float *
 
 /* ------------------------------------------------------------ MultiHeadAttention */
 
+/* Positions between a past cache's heads: its pitch when it grows in place
+ * (pitched along the sequence axis; other layouts arrive dense), else P. */
+static int64_t past_stride(const ol_tensor *past) {
+  return past->pitch > 0 && past->pitch_axis == 2 ? ol_tensor_layout_pitch(past) : past->dims[2];
+}
+
 typedef struct mha_kernel {
   ol_kernel base;
   int64_t num_heads;
@@ -180,15 +186,33 @@ static ol_status mha_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   int64_t od[3] = {B, S, Dv}, pd[4] = {B, N, T, H}, pvd[4] = {B, N, T, Hv};
   ol_tensor *y, *yk = NULL, *yv = NULL;
   OL_TRY(ol_ctx_output(ctx, 0, q->dtype, 3, od, &y));
-  if (!split && ol_ctx_wants_output(ctx, 1)) OL_TRY(ol_ctx_output(ctx, 1, q->dtype, 4, pd, &yk));
-  if (!split && ol_ctx_wants_output(ctx, 2)) OL_TRY(ol_ctx_output(ctx, 2, q->dtype, 4, pvd, &yv));
-  if (B * N == 0) return OL_OK;
+  /* session caches (ctx->grow_outputs): float presents keep spare rows and
+   * a past fed back from an earlier run's present is appended to in place */
+  ol_value *grown[2] = {NULL, NULL};
+  for (int c = 0; c < 2 && !split && pk && q->dtype == OL_DTYPE_FLOAT; c++)
+    if ((ctx->grow_outputs >> (1 + c)) & 1u && ol_ctx_wants_output(ctx, 1 + (size_t)c) &&
+        ol_value_grow_from(ctx->allocator, c ? pv : pk, 4, c ? pvd : pd, 2, &grown[c]) != OL_OK) {
+      ol_value_release(grown[0]);
+      return ol_kernel_error(node, OL_OUT_OF_MEMORY, "out of memory growing present output %d", 1 + c);
+    }
+  if (!split && !grown[0] && ol_ctx_wants_output(ctx, 1)) OL_TRY(ol_ctx_output(ctx, 1, q->dtype, 4, pd, &yk));
+  if (!split && !grown[1] && ol_ctx_wants_output(ctx, 2)) OL_TRY(ol_ctx_output(ctx, 2, q->dtype, 4, pvd, &yv));
+  if (B * N == 0) {
+    ol_value_release(grown[0]);
+    ol_value_release(grown[1]);
+    return OL_OK;
+  }
   fviews v = {0};
   const float *qf = fv_load(&v, q), *kf = fv_load(&v, key), *vf = fv_load(&v, val),
               *bf = fv_load(&v, bias), *af = fv_load(&v, abias), *pkf = fv_load(&v, pk),
               *pvf = fv_load(&v, pv);
-  float *Kb = ol_xmalloc(sizeof(float) * (size_t)(B * N * T * H + 1));
-  float *Vb = ol_xmalloc(sizeof(float) * (size_t)(B * N * T * Hv + 1));
+  /* K/V rows: (b, h) blocks kst/vst elements apart — a grown present (past
+   * rows already in place) or whole scratch; past blocks pks/pvs apart */
+  float *Kb = grown[0] ? ol_tdata(&grown[0]->tensor) : ol_xmalloc(sizeof(float) * (size_t)(B * N * T * H + 1));
+  float *Vb = grown[1] ? ol_tdata(&grown[1]->tensor) : ol_xmalloc(sizeof(float) * (size_t)(B * N * T * Hv + 1));
+  const bool kgrown = grown[0] != NULL, vgrown = grown[1] != NULL; /* Kb/Vb belong to the presents */
+  int64_t kst = (kgrown ? grown[0]->tensor.pitch : T) * H, vst = (vgrown ? grown[1]->tensor.pitch : T) * Hv;
+  int64_t pks = pk ? past_stride(pk) * H : 0, pvs = pv ? past_stride(pv) * Hv : 0;
   float *qrow = ol_xmalloc(sizeof(float) * (size_t)(H + 1));
   float *p = ol_xmalloc(sizeof(float) * (size_t)(T + 1));
   float *add = ol_xmalloc(sizeof(float) * (size_t)(T + 1));
@@ -201,11 +225,9 @@ static ol_status mha_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   /* present K/V: past rows then the new (biased) rows, per (b, h) */
   for (int64_t b = 0; b < B; b++)
     for (int64_t h = 0; h < N; h++) {
-      float *kd = Kb + (b * N + h) * T * H, *vd = Vb + (b * N + h) * T * Hv;
-      if (P) {
-        memcpy(kd, pkf + (b * N + h) * P * H, sizeof(float) * (size_t)(P * H));
-        memcpy(vd, pvf + (b * N + h) * P * Hv, sizeof(float) * (size_t)(P * Hv));
-      }
+      float *kd = Kb + (b * N + h) * kst, *vd = Vb + (b * N + h) * vst;
+      if (P && !kgrown) memcpy(kd, pkf + (b * N + h) * pks, sizeof(float) * (size_t)(P * H));
+      if (P && !vgrown) memcpy(vd, pvf + (b * N + h) * pvs, sizeof(float) * (size_t)(P * Hv));
       for (int64_t j = 0; j < L; j++)
         for (int64_t d = 0; d < H; d++) {
           float kv = split ? kf[((b * N + h) * L + j) * H + d] : kf[(b * L + j) * D + h * H + d];
@@ -226,7 +248,7 @@ static ol_status mha_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
         s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
         goto done;
       }
-      const float *kd = Kb + (b * N + h) * T * H, *vd = Vb + (b * N + h) * T * Hv;
+      const float *kd = Kb + (b * N + h) * kst, *vd = Vb + (b * N + h) * vst;
       for (int64_t t = 0; t < S; t++) {
         for (int64_t d = 0; d < H; d++) {
           float qv = qf[(b * S + t) * D + h * H + d];
@@ -249,10 +271,17 @@ static ol_status mha_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_nn23_store(y, 0, out, B * S * Dv);
   if (yk) ol_nn23_store(yk, 0, Kb, B * N * T * H);
   if (yv) ol_nn23_store(yv, 0, Vb, B * N * T * Hv);
+  for (int c = 0; c < 2 && s == OL_OK; c++)
+    if (grown[c]) {
+      s = ol_ctx_set_output(ctx, 1 + (size_t)c, grown[c]);
+      grown[c] = NULL;
+    }
 done:
   fv_free(&v);
-  free(Kb);
-  free(Vb);
+  if (!kgrown) free(Kb);
+  if (!vgrown) free(Vb);
+  ol_value_release(grown[0]); /* left only when failing before setting the outputs */
+  ol_value_release(grown[1]);
   free(qrow);
   free(p);
   free(add);
@@ -273,6 +302,7 @@ ol_status ol_cms_mha_create(const ol_node *node, ol_kernel **out) {
   k->scale = scale;
   k->mask_filter = ol_attr_float(node, "mask_filter_value", -10000.0f);
   k->causal = ol_attr_int(node, "unidirectional", 0) != 0;
+  k->base.pitched_inputs = (1u << 6) | (1u << 7); /* past_key, past_value (ol_nn23_load keeps the pitch) */
   *out = &k->base;
   return OL_OK;
 }
@@ -285,12 +315,6 @@ typedef struct gqa_kernel {
   float scale, softcap;
   bool rotary, interleaved, smooth;
 } gqa_kernel;
-
-/* Positions between a past cache's heads: its pitch when it grows in place
- * (pitched along the sequence axis; other layouts arrive dense), else P. */
-static int64_t past_stride(const ol_tensor *past) {
-  return past->pitch > 0 && past->pitch_axis == 2 ? ol_tensor_layout_pitch(past) : past->dims[2];
-}
 
 /* Reserves present output `out` from bound past input `in` ([B, KN, T, H],
  * S new rows per (b, h)). No result: not offered, declined or not bound. */

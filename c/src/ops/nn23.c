@@ -21,10 +21,15 @@ bool ol_nn23_is_float(ol_dtype dt) {
   return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_FLOAT16 || dt == OL_DTYPE_BFLOAT16;
 }
 
-/* Float32 copy (or view, *owned false) of a float32/float16/bfloat16 tensor.
+/* Float32 copy (or view, *owned false) of a float32/float16/bfloat16 tensor,
+ * element for element of its storage (a pitched cache keeps its pitch).
  * Returns NULL with *owned true on allocation failure. */
 float *ol_nn23_load(const ol_tensor *t, bool *owned) {
-  int64_t n = ol_tcount(t);
+  /* a pitched cache keeps its layout: every stored row, pitch rows per block */
+  int64_t n = ol_tensor_is_strided(t)
+                  ? ol_shape_count(t->pitch_axis, t->dims) * ol_tensor_layout_pitch(t) *
+                        ol_shape_count(t->rank - t->pitch_axis - 1, t->dims + t->pitch_axis + 1)
+                  : ol_tcount(t);
   if (t->dtype == OL_DTYPE_FLOAT) {
     *owned = false;
     static const float empty[1] = {0.0f}; /* never written: callers only read inputs */

@@ -400,8 +400,8 @@ static uint32_t kept_outputs(const ol_plan *p, const ol_plan_step *step) {
 
 /* The cache inputs of a node whose outputs can grow in place, with the
  * output each one continues and the sequence axis: Concat's first input
- * (its node attribute), past_key/past_value of Attention and
- * GroupQueryAttention ([B, H, T, D]: axis 2). */
+ * (its node attribute), past_key/past_value of Attention,
+ * GroupQueryAttention and MultiHeadAttention ([B, H, T, D]: axis 2). */
 static bool grow_pair(const ol_node *n, size_t input, size_t *output, int64_t *axis) {
   bool onnx = !n->domain[0] || strcmp(n->domain, "ai.onnx") == 0;
   if (onnx && strcmp(n->op_type, "Concat") == 0 && input == 0 && n->num_inputs >= 2) {
@@ -409,9 +409,11 @@ static bool grow_pair(const ol_node *n, size_t input, size_t *output, int64_t *a
     *axis = ol_attr_int(n, "axis", 0);
     return true;
   }
-  size_t first = onnx && strcmp(n->op_type, "Attention") == 0 ? 4
-                 : strcmp(n->domain, "com.microsoft") == 0 && strcmp(n->op_type, "GroupQueryAttention") == 0 ? 3
-                                                                                                              : 0;
+  bool ms = strcmp(n->domain, "com.microsoft") == 0;
+  size_t first = onnx && strcmp(n->op_type, "Attention") == 0                 ? 4
+                 : ms && strcmp(n->op_type, "GroupQueryAttention") == 0     ? 3
+                 : ms && strcmp(n->op_type, "MultiHeadAttention") == 0      ? 6
+                                                                            : 0;
   if (!first || input < first || input > first + 1) return false;
   *output = 1 + input - first;
   *axis = 2;
