@@ -421,6 +421,28 @@ static void session_gqa_caches_grow_in_place(void) { session_attention_caches_gr
 static void session_attention23_caches_grow_in_place(void) { session_attention_caches_grow_in_place(ATTN, 1); }
 static void session_mha_caches_grow_in_place(void) { session_attention_caches_grow_in_place(MHA, 2); }
 
+float *ol_nn23_load(const ol_tensor *t, bool *owned);
+
+/* A pitched float16 cache converts element for element of its storage (the
+ * attention kernels then index it with its pitch). */
+static void pitched_half_cache_converts_with_its_pitch(void) {
+  int64_t dims[4] = {1, 2, 3, 4};
+  ol_value *v = NULL;
+  CHECK_OK(ol_value_new_grown(NULL, OL_DTYPE_FLOAT16, 4, dims, 2, &v));
+  if (!v) return;
+  const int64_t pitch = v->tensor.pitch;
+  uint16_t *h = ol_tensor_data(v);
+  for (int64_t o = 0; o < 2; o++)
+    for (int64_t i = 0; i < 3 * 4; i++) h[o * pitch * 4 + i] = ol_f32_to_f16((float)(100 * o + i));
+  bool owned = false;
+  float *f = ol_nn23_load(&v->tensor, &owned);
+  CHECK(f && owned);
+  for (int64_t o = 0; f && o < 2; o++)
+    for (int64_t i = 0; i < 3 * 4; i++) CHECK(f[o * pitch * 4 + i] == (float)(100 * o + i));
+  if (owned) free(f);
+  ol_value_release(v);
+}
+
 /* float16 caches take the same path; the half-type kernels read the
  * pitched caches through their offsets or get dense copies. */
 static const char *HALF =
@@ -631,4 +653,5 @@ OL_TEST_MAIN(TEST(multi_head_cache_grows_in_place), TEST(kept_multi_head_outputs
              TEST(gqa_cache_grows_in_place), TEST(attention_cache_grows_in_place),
              TEST(half_cache_grows_in_place), TEST(session_gqa_caches_grow_in_place),
              TEST(session_attention23_caches_grow_in_place), TEST(session_mha_caches_grow_in_place),
+             TEST(pitched_half_cache_converts_with_its_pitch),
              TEST(fused_transposed_matmul_matches), TEST(gemm_tb_matches_reference))
