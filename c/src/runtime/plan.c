@@ -228,6 +228,14 @@ static int transpose_rank(const plan_builder *b, const ol_node *n) {
   return (int)perm->count;
 }
 
+/* Bit j: output j of the step is a graph output (kept past the run). */
+static uint32_t kept_outputs(const ol_plan *p, const ol_plan_step *step) {
+  uint32_t mask = 0;
+  for (size_t j = 0; j < step->node->num_outputs && j < 32; j++)
+    if (step->out_slots[j] >= 0 && p->keep[step->out_slots[j]]) mask |= 1u << j;
+  return mask;
+}
+
 static ol_status build(plan_builder *b) {
   ol_plan *p = b->plan;
   const ol_graph *g = p->graph;
@@ -359,6 +367,7 @@ static ol_status build(plan_builder *b) {
         ol_plan_step *step = &p->steps[last_use[slot]];
         step->release[step->num_release++] = (int32_t)slot;
       }
+    for (size_t k = 0; k < p->num_steps; k++) p->steps[k].kept_outputs = kept_outputs(p, &p->steps[k]);
   }
   free(last_use);
   if (uses)
@@ -388,14 +397,6 @@ ol_status ol_plan_create(const ol_graph *graph, const ol_plan *parent, ol_plan *
   }
   *out = p;
   return OL_OK;
-}
-
-/* Bit j: output j of the step is a graph output (kept past the run). */
-static uint32_t kept_outputs(const ol_plan *p, const ol_plan_step *step) {
-  uint32_t mask = 0;
-  for (size_t j = 0; j < step->node->num_outputs && j < 32; j++)
-    if (step->out_slots[j] >= 0 && p->keep[step->out_slots[j]]) mask |= 1u << j;
-  return mask;
 }
 
 /* The cache inputs of a node whose outputs can grow in place, with the
@@ -613,7 +614,7 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
                          env->cancelled, &scope, run_subgraph,
                          appends ? scope_reserve : NULL, appends ? scope_commit : NULL,
                          events ? scope_record : NULL,
-                         grow ? kept_outputs(p, step) : 0};
+                         grow ? step->kept_outputs : 0};
     if (s == OL_OK) s = step->kernel->compute(step->kernel, &ctx);
     for (size_t j = 0; densified && j < n->num_inputs; j++) {
       ol_value_release(dense[j]);

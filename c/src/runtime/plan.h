@@ -19,6 +19,7 @@ typedef struct ol_plan_step {
    * forwarding Identity nodes (-1: none). Decides append eligibility once. */
   int32_t *in_graph_input;
   bool skipped;       /* folded into a later step (see fuse.c): no kernel */
+  uint32_t kept_outputs; /* bit j: output j is a graph output (kept past the run) */
 } ol_plan_step;
 
 struct ol_plan {
