@@ -13,7 +13,7 @@
 #include "core/dtype.h"
 #include "ir/model.h"
 #include "onnxlight.h"
-#include "ops/registry.h"
+#include "ops/schema.h"
 #include "runtime/session.h"
 
 #define MAX_IO 64
@@ -414,8 +414,8 @@ static int by_name(const void *a, const void *b) { return strcmp(*(char *const *
 
 /* --registry: the registered kernels as JSON lines, for docs/operators.md. */
 static int print_registry(void) {
-  const ol_op_registration *r;
-  for (size_t i = 0; (r = ol_registry_at(i)) != NULL; i++)
+  const ol_op_schema *r;
+  for (size_t i = 0; (r = ol_schema_at(i)) != NULL; i++)
     printf("{\"domain\":\"%s\",\"op\":\"%s\",\"since\":%d,\"until\":%d,\"dtypes\":\"%s\"}\n",
            r->domain, r->op_type, r->since_version, r->until_version, r->dtypes ? r->dtypes : "");
   return 0;

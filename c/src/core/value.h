@@ -44,6 +44,21 @@ ol_buffer *ol_buffer_wrap(void *data, size_t size, void (*release)(void *user), 
 ol_buffer *ol_buffer_retain(ol_buffer *buffer);
 void ol_buffer_release(ol_buffer *buffer);
 
+/* A weight in a layout of its reader's own (XNNPACK's packed weights): the
+ * operator family that reads it lays it out in place when the model is
+ * loaded (model/pack.c, the schema rows' pack hooks). kind NULL: dense
+ * row-major. Core knows only how to get the dense bytes back. */
+typedef struct ol_packing ol_packing;
+typedef struct ol_packing_kind {
+  const char *name;
+  /* Writes the dense row-major bytes of a payload packed as `packing`. */
+  void (*to_dense)(const ol_packing *packing, const void *packed, void *dense);
+} ol_packing_kind;
+struct ol_packing {
+  const ol_packing_kind *kind;
+  int64_t params[3]; /* the kind's own (e.g. matrix rows, columns, block rows) */
+};
+
 typedef struct ol_tensor {
   ol_dtype dtype;
   int rank;

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "ir/model.h"
-#include "ops/qmatmul.h"
+#include "ops/matmul/matmul_affine.h"
 
 static bool is_dequantize_float(const ol_node *d) {
   if (strcmp(d->op_type, "Dequantize") != 0 || strcmp(d->domain, "ai.rt") != 0 || d->num_inputs != 1 ||

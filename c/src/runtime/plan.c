@@ -2,7 +2,7 @@
  * and plan execution. */
 #include "runtime/plan.h"
 
-#include "ops/matmul.h"
+#include "ops/matmul/matmul.h"
 #include "runtime/fuse.h"
 #include "runtime/fuse_qmatmul.h"
 
@@ -341,8 +341,8 @@ static ol_status build(plan_builder *b) {
         if (step->out_slots[j] >= 0) last_use[step->out_slots[j]] = (int32_t)k;
       }
       for (size_t u = 0; u < uses[i].count; u++) last_use[uses[i].slots[u]] = (int32_t)k;
-      const ol_op_registration *reg;
-      s = n->function_body ? OL_OK : ol_registry_find(n, &reg);
+      const ol_op_schema *reg;
+      s = n->function_body ? OL_OK : ol_schema_find(n, &reg);
       if (s == OL_OK && step->skipped) continue; /* validated by the registry, computed by its reader */
       if (s == OL_OK) {
         if (qkernels[i]) step->kernel = qkernels[i], qkernels[i] = NULL;

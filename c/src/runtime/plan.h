@@ -3,7 +3,7 @@
 #ifndef OL_RUNTIME_PLAN_H
 #define OL_RUNTIME_PLAN_H
 #include "core/strmap.h"
-#include "ops/registry.h"
+#include "ops/schema.h"
 #include "runtime/context.h"
 
 typedef struct ol_plan ol_plan;
