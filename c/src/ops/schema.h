@@ -35,14 +35,14 @@ typedef struct ol_cache_pair {
 
 /* Where a fusion applies: `reader` reads input `input` from `producer`'s
  * only output, which nothing else reads (no other node, subgraph capture or
- * graph output). constant: the producer's input 0 when it is an initializer
- * of graph that no graph input overrides, else NULL. */
+ * graph output), and the producer reads one value, its input 0. constant:
+ * that value's initializer when no graph input overrides it, else NULL. */
 typedef struct ol_fusion_site {
   const ol_graph *graph;
   const ol_node *reader;
   const ol_node *producer;
   size_t input;
-  ol_value *constant;
+  const ol_initializer *constant;
 } ol_fusion_site;
 
 /* A producer the reader's kernel can absorb: the planner skips the

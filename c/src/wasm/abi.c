@@ -217,7 +217,7 @@ OLW int olw_value_describe(const ol_value *v, double *out, size_t max_rank) {
   out[0] = (double)ol_tensor_dtype(v);
   out[1] = rank <= max_rank ? (double)rank : -1;
   /* -1: no dense view (a pitched cache, weights laid out at load: olw_value_densify first) */
-  out[2] = ol_tensor_is_strided(&v->tensor) || ol_tensor_has_layout(&v->tensor) ? -1 : (double)(uintptr_t)ol_tensor_data(v);
+  out[2] = ol_tensor_is_strided(&v->tensor) || ol_tensor_is_packed(&v->tensor) ? -1 : (double)(uintptr_t)ol_tensor_data(v);
   const int64_t *dims = ol_tensor_dims(v);
   for (size_t i = 0; rank <= max_rank && i < rank; i++) out[3 + i] = (double)dims[i];
   return (int)kind;

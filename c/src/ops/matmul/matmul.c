@@ -205,11 +205,11 @@ static void mm_batch_task(void *arg, int64_t t, int slot) {
 
 #define MM_PAR_MIN_MACS (1 << 17) /* less is not worth waking a thread for */
 
-/* B is a float weight matrix tiled at load (core/value.h): every row of A
+/* B is a float weight matrix packed in tiles (packing.c): every row of A
  * against it at once (B is 2-D, so A's batch dimensions fold into rows). */
 static ol_status matmul_tiled(ol_kernel_ctx *ctx, const ol_tensor *a, const ol_tensor *b, const ol_mm_plan *p) {
   const ol_node *node = ctx->node;
-  if (a->dtype != OL_DTYPE_FLOAT || b->rank != 2 || b->tile_rows != OL_TILE_ROWS || !p->fold_a)
+  if (a->dtype != OL_DTYPE_FLOAT || b->rank != 2 || b->packing.params[2] != OL_TILE_ROWS || !p->fold_a)
     return ol_kernel_error(node, OL_INTERNAL, "tiled weights reached an unsupported product");
   ol_tensor *y;
   OL_TRY(ol_ctx_output_uninit(ctx, 0, a->dtype, p->out_rank, p->out_dims, &y));
@@ -230,7 +230,7 @@ static ol_status matmul_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   if (!mm_dtype_ok(a->dtype)) return ol_kernel_bad_dtype(node, "input A", a->dtype);
   ol_mm_plan p;
   OL_TRY(ol_mm_plan_make(node, a, b, &p));
-  if (ol_tensor_is_tiled(b)) return matmul_tiled(ctx, a, b, &p);
+  if (b->packing.kind == &ol_packing_f32_tiles) return matmul_tiled(ctx, a, b, &p);
   /* B may be a pitched cache (probs x V): its matrices are dense, only their
    * distance differs; pitched along another axis it gets a dense copy */
   ol_value *dense = NULL;
@@ -295,11 +295,15 @@ static ol_status matmul_product(ol_kernel_ctx *ctx, const ol_tensor *a, const ol
 }
 
 static ol_status matmul_create(const ol_node *node, ol_kernel **out) {
-  OL_TRY(ol_kernel_simple(node, matmul_compute, out));
-  (*out)->pitched_inputs = 1u << 1; /* B: probs x V over a pitched value cache */
-  (*out)->tiled_inputs = 1u << 1;   /* B: a float weight matrix tiled at load */
-  return OL_OK;
+  return ol_kernel_simple(node, matmul_compute, out);
 }
+
+static const ol_fusion matmul_fusions[] = {
+    /* Q x K^T of torch exports: K, the key cache, read in place */
+    {"transposed B", 1, "", "Transpose", ol_matmul_fuse_transposed_b, .pitched_inputs = 1u << 1},
+    {"dequantized B", 1, "ai.rt", "Dequantize", ol_matmul_fuse_dequantized_b},
+    {0},
+};
 
 /* ------------------------------------------------------------ Gemm */
 
@@ -507,10 +511,14 @@ static ol_status matmul_integer_create(const ol_node *node, ol_kernel **out) {
 
 #define MM_TYPES "float32 float64 float16 bfloat16 int32 int64 uint32 uint64"
 const ol_op_schema ol_schema_matmul[] = {
-    {"", "MatMul", 1, OL_OPSET_LATEST, matmul_create, ol_infer_matmul, MM_TYPES},
+    /* B: probs x V over a pitched value cache, or float weights packed in tiles */
+    {"", "MatMul", 1, OL_OPSET_LATEST, matmul_create, ol_infer_matmul, MM_TYPES, .pitched_inputs = 1u << 1,
+     .packed_inputs = 1u << 1, .pack = ol_matmul_pack, .fusions = matmul_fusions},
     {"", "Gemm", 1, OL_OPSET_LATEST, gemm_create, ol_infer_gemm, MM_TYPES},
     {"", "MatMulInteger", 10, OL_OPSET_LATEST, matmul_integer_create, ol_infer_matmul_integer, "int8 uint8 -> int32"},
-    {"com.microsoft", "MatMulNBits", 1, 1, ol_cms_matmul_nbits_create, ol_infer_matmul_nbits, "float32 float16 (B uint8, 4/8 bits)"},
+    /* B and scales packed in lanes for int8 activations */
+    {"com.microsoft", "MatMulNBits", 1, 1, ol_cms_matmul_nbits_create, ol_infer_matmul_nbits,
+     "float32 float16 (B uint8, 4/8 bits)", .packed_inputs = 1u << 1 | 1u << 2, .pack = ol_nbits_pack},
     {"com.microsoft", "GatherBlockQuantized", 1, 1, ol_cms_gather_block_quantized_create, NULL,
      "int4 uint4 uint8 -> float32 float16"},
     {0},

@@ -9,6 +9,12 @@
 
 extern const ol_op_schema ol_schema_matmul[];
 
+/* packing.c: the weight layouts of this family and the rows' pack hooks */
+extern const ol_packing_kind ol_packing_f32_tiles;
+extern const ol_packing_kind ol_packing_lanes;
+size_t ol_matmul_pack(const ol_node *node, const ol_tensor *const *constants, ol_pack_request *requests);
+size_t ol_nbits_pack(const ol_node *node, const ol_tensor *const *constants, ol_pack_request *requests);
+
 /* matmul_nbits.c */
 ol_status ol_cms_matmul_nbits_create(const ol_node *node, ol_kernel **out);
 ol_status ol_cms_gather_block_quantized_create(const ol_node *node, ol_kernel **out);
@@ -43,10 +49,13 @@ void ol_mm_offsets(const ol_mm_plan *p, int64_t t, int64_t *aoff, int64_t *boff)
 ol_status ol_mm_gemm_any(ol_dtype dt, int64_t M, int64_t N, int64_t K, const void *A, const void *B, void *C,
                          float *scratch);
 
-/* The kernel of a MatMul whose input 1 is the input of a Transpose swapping
- * the last two axes, fused at plan time (runtime/fuse.c): it computes
- * MatMul(A, Transpose(B)) reading B (possibly a pitched cache) in place;
- * rank: the Transpose perm's length (B must have that rank). */
-ol_status ol_matmul_transposed_b_create(const ol_node *node, int rank, ol_kernel **out);
+/* MatMul's fusions (ops/schema.h, ol_fusion). MatMul(A, Transpose(B)) with
+ * a Transpose swapping the last two axes, computed reading B (possibly a
+ * pitched cache) in place (matmul_tb.c). */
+ol_status ol_matmul_fuse_transposed_b(const ol_fusion_site *site, ol_kernel **out);
+/* MatMul(A, ai.rt::Dequantize(E, dtype = FLOAT)) with E a constant encoded
+ * initializer of an eligible affine layout, decoded in register
+ * (matmul_affine.c). */
+ol_status ol_matmul_fuse_dequantized_b(const ol_fusion_site *site, ol_kernel **out);
 
 #endif

@@ -1,5 +1,5 @@
 /* MatMul(A, ai.rt::Dequantize(E, dtype=FLOAT)) fused at plan time
- * (runtime/fuse_qmatmul.c): E, a constant [K, N] encoded initializer of a
+ * (ol_matmul_fuse_dequantized_b): E, a constant [K, N] encoded initializer of a
  * portable affine profile, is read in place and decoded in register
  * (simd/qaffine.h), never materialized. The result equals the unfused
  * Dequantize + MatMul bit for bit; shape and type errors read as MatMul's. */
@@ -48,6 +48,21 @@ static void qmatmul_destroy(ol_kernel *kernel) {
   ol_quant_affine_view_clear(&k->view);
   ol_value_release(k->encoded);
   free(k);
+}
+
+static bool is_dequantize_float(const ol_node *d) {
+  const ol_attr *dtype = ol_node_attr(d, "dtype");
+  return d->num_outputs == 1 && dtype && dtype->type == OL_ATTR_INT && dtype->i == OL_DTYPE_FLOAT;
+}
+
+ol_status ol_matmul_fuse_dequantized_b(const ol_fusion_site *site, ol_kernel **out) {
+  *out = NULL;
+  const ol_node *m = site->reader;
+  if (m->num_inputs != 2 || !m->inputs[0][0] || !site->constant || !site->constant->encoded ||
+      !is_dequantize_float(site->producer))
+    return OL_OK;
+  const Onnx__ModelProto *model = site->graph->model ? site->graph->model->proto : NULL;
+  return ol_qmatmul_create(m, site->constant->value, model, out);
 }
 
 ol_status ol_qmatmul_create(const ol_node *matmul, ol_value *encoded, const Onnx__ModelProto *model,

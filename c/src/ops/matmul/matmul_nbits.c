@@ -11,8 +11,8 @@
  *       rows: w = (q - zp) * scale dequantized 16 rows at a time, then dot
  *       products. Fixed summation order either way (native == wasm).
  *       accuracy_level 4: activations quantized to int8 per block
- *       (simd/qgemv_i8.c) for every row; B and scales laid out at load
- *       (lane layout, ir/tile_weights.h) run the lane kernel
+ *       (simd/qgemv_i8.c) for every row; B and scales packed at load
+ *       (lane layout, packing.c) run the lane kernel
  *       (simd/qgemv_i8_lane.c), same bits; other paths read them dense.
  *   GatherBlockQuantized 1: data int4 / uint4 (zero point default 0), or
  *       uint8 with bits 4 (two values per byte along the last axis) or 8
@@ -31,7 +31,6 @@
 #include "simd/qgemv_i8.h"
 #include "simd/qgemv_i8_lane.h"
 
-float *ol_floats_load(const ol_tensor *t, bool *owned);
 
 static bool is_ft(ol_dtype dt) { return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_FLOAT16; }
 static bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
@@ -245,14 +244,14 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   bool int8 = k->int8_activations && !zfloat;
   /* B and scales laid out at load run the lane kernel; any other case (say
    * a float zero point fed at run time) reads dense copies */
-  bool lane = int8 && ol_tensor_is_lane(b) && ol_tensor_is_lane(sc) && b->lane_rows == N && sc->lane_rows == N &&
-              sc->dtype == OL_DTYPE_FLOAT;
+  bool lane = int8 && b->packing.kind == &ol_packing_lanes && sc->packing.kind == &ol_packing_lanes &&
+              b->packing.params[0] == N && sc->packing.params[0] == N && sc->dtype == OL_DTYPE_FLOAT;
   ol_value *dense_b = NULL, *dense_sc = NULL;
-  if (!lane && ol_tensor_is_lane(b)) {
+  if (!lane && ol_tensor_is_packed(b)) {
     OL_TRY(ol_tensor_materialize(ctx->allocator, b, &dense_b));
     b = &dense_b->tensor;
   }
-  if (!lane && ol_tensor_is_lane(sc)) {
+  if (!lane && ol_tensor_is_packed(sc)) {
     ol_status st = ol_tensor_materialize(ctx->allocator, sc, &dense_sc);
     if (st != OL_OK) {
       ol_value_release(dense_b);
@@ -346,7 +345,6 @@ ol_status ol_cms_matmul_nbits_create(const ol_node *node, ol_kernel **out) {
   /* int8 activations are what accuracy_level 4 allows (as onnxruntime does,
    * also keeping float zero points in float); blocks up to 256 */
   k->int8_activations = ol_attr_int(node, "accuracy_level", 0) == 4 && bs <= 256;
-  k->base.lane_inputs = 1u << 1 | 1u << 2; /* B and scales laid out at load (read dense when not int8) */
   *out = &k->base;
   return OL_OK;
 }

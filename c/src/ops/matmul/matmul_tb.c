@@ -1,5 +1,5 @@
 /* MatMul(A, Transpose(B, perm = [.., r-1, r-2])) fused at plan time
- * (runtime/fuse.c): ai.onnx MatMul 1-23 whose B is the input of a Transpose
+ * (a fusion of MatMul's row): ai.onnx MatMul 1-23 whose B is the input of a Transpose
  * swapping the last two axes, which the plan no longer runs. Torch exports
  * compute attention scores this way, Q x K^T, with K the key cache: the
  * Transpose would copy the whole cache every token.
@@ -143,11 +143,23 @@ static ol_status tb_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   return s;
 }
 
-ol_status ol_matmul_transposed_b_create(const ol_node *node, int rank, ol_kernel **out) {
+/* perm = [0, 1, ..., r-3, r-1, r-2] with r >= 2 */
+static bool swaps_last_two(const ol_node *t) {
+  const ol_attr *perm = ol_node_attr(t, "perm");
+  if (!perm || perm->type != OL_ATTR_INTS || perm->count < 2) return false;
+  size_t r = perm->count;
+  for (size_t i = 0; i + 2 < r; i++)
+    if (perm->ints[i] != (int64_t)i) return false;
+  return perm->ints[r - 2] == (int64_t)(r - 1) && perm->ints[r - 1] == (int64_t)(r - 2);
+}
+
+ol_status ol_matmul_fuse_transposed_b(const ol_fusion_site *site, ol_kernel **out) {
+  *out = NULL;
+  if (site->reader->num_inputs != 2 || !site->reader->inputs[0][0] || !swaps_last_two(site->producer))
+    return OL_OK;
   tb_kernel *k;
-  OL_TRY(ol_kernel_alloc(node, sizeof *k, tb_compute, (ol_kernel **)&k));
-  k->rank = rank;
-  k->base.pitched_inputs = 1u << 1; /* the key cache, read in place */
+  OL_TRY(ol_kernel_alloc(site->reader, sizeof *k, tb_compute, (ol_kernel **)&k));
+  k->rank = (int)ol_node_attr(site->producer, "perm")->count;
   *out = &k->base;
   return OL_OK;
 }

@@ -66,7 +66,6 @@ static ol_status shape_create(const ol_node *node, ol_kernel **out) {
   k->start = node->opset >= 15 ? ol_attr_int(node, "start", 0) : 0;
   k->has_end = node->opset >= 15 && ol_node_attr(node, "end") != NULL;
   k->end = k->has_end ? ol_attr_int(node, "end", 0) : 0;
-  k->base.pitched_inputs = 1u; /* reads dims only: a pitched cache needs no copy */
   *out = &k->base;
   return OL_OK;
 }
@@ -320,13 +319,7 @@ static ol_status squeeze_create(const ol_node *node, ol_kernel **out) {
   return axes_create(node, squeeze_compute, out);
 }
 
-static ol_status unsqueeze_create_any(const ol_node *node, ol_kernel **out);
 static ol_status unsqueeze_create(const ol_node *node, ol_kernel **out) {
-  OL_TRY(unsqueeze_create_any(node, out));
-  (*out)->pitched_inputs = 1u; /* a cache stays a pitched view (repeat_kv: Unsqueeze, Expand) */
-  return OL_OK;
-}
-static ol_status unsqueeze_create_any(const ol_node *node, ol_kernel **out) {
   if (node->opset < 13 && !ol_node_attr(node, "axes"))
     return ol_kernel_error(node, OL_INVALID_MODEL, "attribute 'axes' is required (opset %d)",
                            node->opset);
@@ -346,9 +339,7 @@ static ol_status identity_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
 }
 
 static ol_status identity_create(const ol_node *node, ol_kernel **out) {
-  OL_TRY(ol_kernel_simple(node, identity_compute, out));
-  (*out)->pitched_inputs = 1u;
-  return OL_OK;
+  return ol_kernel_simple(node, identity_compute, out);
 }
 
 /* ------------------------------------------------------------ Constant */
@@ -561,13 +552,15 @@ static ol_status dropout_create(const ol_node *node, ol_kernel **out) {
 
 #define ALL "all tensor types"
 const ol_op_schema ol_schema_shape[] = {
-    {"", "Shape", 1, OL_OPSET_LATEST, shape_create, ol_infer_shape, ALL},
+    /* Shape reads dims only; Unsqueeze and Identity keep a pitched cache a pitched view (repeat_kv) */
+    {"", "Shape", 1, OL_OPSET_LATEST, shape_create, ol_infer_shape, ALL, .pitched_inputs = 1},
     {"", "Size", 1, OL_OPSET_LATEST, size_create, ol_infer_size, ALL},
     {"", "Reshape", 1, OL_OPSET_LATEST, reshape_create, ol_infer_reshape, ALL},
     {"", "Flatten", 1, OL_OPSET_LATEST, flatten_create, ol_infer_flatten, ALL},
     {"", "Squeeze", 1, OL_OPSET_LATEST, squeeze_create, ol_infer_squeeze, ALL},
-    {"", "Unsqueeze", 1, OL_OPSET_LATEST, unsqueeze_create, ol_infer_unsqueeze, ALL},
-    {"", "Identity", 1, OL_OPSET_LATEST, identity_create, ol_infer_identity, ALL " + sequences, optionals"},
+    {"", "Unsqueeze", 1, OL_OPSET_LATEST, unsqueeze_create, ol_infer_unsqueeze, ALL, .pitched_inputs = 1},
+    {"", "Identity", 1, OL_OPSET_LATEST, identity_create, ol_infer_identity, ALL " + sequences, optionals",
+     .pitched_inputs = 1, .flags = OL_SCHEMA_FORWARDS},
     {"", "Constant", 1, OL_OPSET_LATEST, const_create, ol_infer_constant, ALL},
     {"", "ConstantOfShape", 9, OL_OPSET_LATEST, cos_create, ol_infer_constant_of_shape, ALL},
     {"", "Range", 11, OL_OPSET_LATEST, ol_shape_range_create, ol_infer_range, "float32 float64 int16 int32 int64"},

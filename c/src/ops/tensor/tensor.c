@@ -181,7 +181,7 @@ static ol_status concat_grow(ol_kernel_ctx *ctx, int axis, const int64_t *dims, 
   *done = false;
   for (size_t i = 1; i < ctx->num_inputs; i++) {
     const ol_tensor *t = ol_ctx_input(ctx, i);
-    if (ol_tensor_is_strided(t) || ol_tensor_has_layout(t) || (t->buffer && t->buffer == first->buffer)) return OL_OK;
+    if (ol_tensor_is_strided(t) || ol_tensor_is_packed(t) || (t->buffer && t->buffer == first->buffer)) return OL_OK;
   }
   ol_value *y = NULL;
   if (ol_value_grow_from(ctx->allocator, first, first->rank, dims, axis, &y) != OL_OK)
@@ -285,9 +285,7 @@ static ol_status concat_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
 static ol_status concat_create(const ol_node *node, ol_kernel **out) {
   if (node->opset >= 4 && !ol_node_attr(node, "axis"))
     return ol_kernel_error(node, OL_INVALID_MODEL, "attribute 'axis' is required");
-  OL_TRY(ol_axis_kernel_create(node, concat_compute, 1, out));
-  (*out)->pitched_inputs = 1u; /* a bound cache: appended to, or read at its pitch */
-  return OL_OK;
+  return ol_axis_kernel_create(node, concat_compute, 1, out);
 }
 
 /* ------------------------------------------------------------ Split */
@@ -622,9 +620,7 @@ static ol_status expand_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
 }
 
 static ol_status expand_create(const ol_node *node, ol_kernel **out) {
-  OL_TRY(ol_kernel_simple(node, expand_compute, out));
-  (*out)->pitched_inputs = 1u; /* reads a pitched cache through its strides */
-  return OL_OK;
+  return ol_kernel_simple(node, expand_compute, out);
 }
 
 /* ------------------------------------------------------------ Tile */
@@ -916,7 +912,9 @@ static ol_status d2s_create(const ol_node *node, ol_kernel **out) {
 #define ALL "all tensor types"
 #define NUM "float16 bfloat16 float32 float64 int8-64 uint8-64"
 const ol_op_schema ol_schema_tensor[] = {
-    {"", "Concat", 1, OL_OPSET_LATEST, concat_create, ol_infer_concat, ALL},
+    /* Concat(past, new): a bound cache appended to, or read at its pitch */
+    {"", "Concat", 1, OL_OPSET_LATEST, concat_create, ol_infer_concat, ALL, .pitched_inputs = 1,
+     .caches = {{0, 0, OL_CACHE_AXIS_ATTR}}, .num_caches = 1},
     {"", "Split", 1, OL_OPSET_LATEST, split_create, ol_infer_split, ALL},
     {"", "Slice", 1, OL_OPSET_LATEST, slice_create, ol_infer_slice, ALL},
     {"", "Gather", 1, OL_OPSET_LATEST, ol_tensor_gather_create, ol_infer_gather, ALL},
@@ -927,7 +925,7 @@ const ol_op_schema ol_schema_tensor[] = {
      ALL " (reductions: " NUM " bool)"},
     {"", "Scatter", 9, 10, ol_tensor_scatter_elements_create, ol_infer_like_input0, ALL},
     {"", "Transpose", 1, OL_OPSET_LATEST, transpose_create, ol_infer_transpose, ALL},
-    {"", "Expand", 8, OL_OPSET_LATEST, expand_create, ol_infer_expand, ALL},
+    {"", "Expand", 8, OL_OPSET_LATEST, expand_create, ol_infer_expand, ALL, .pitched_inputs = 1},
     {"", "Tile", 6, OL_OPSET_LATEST, tile_create, ol_infer_tile, ALL},
     {"", "Pad", 1, OL_OPSET_LATEST, pad_create, ol_infer_pad, ALL},
     {"", "DepthToSpace", 1, OL_OPSET_LATEST, d2s_create, ol_infer_depth_space, ALL},

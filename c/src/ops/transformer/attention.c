@@ -628,12 +628,13 @@ static ol_status attention_create(const ol_node *node, ol_kernel **out) {
   k->has_scale = has_scale;
   k->scale = scale;
   k->softcap = softcap;
-  k->base.pitched_inputs = (1u << 4) | (1u << 5); /* past_key, past_value */
   *out = &k->base;
   return OL_OK;
 }
 
 const ol_op_schema ol_schema_attention[] = {
-    {"", "Attention", 23, OL_OPSET_LATEST, attention_create, ol_infer_attention, "float32 float16 bfloat16"},
+    /* past_key, past_value: caches continued by present_key, present_value, read in place */
+    {"", "Attention", 23, OL_OPSET_LATEST, attention_create, ol_infer_attention, "float32 float16 bfloat16",
+     .pitched_inputs = 1u << 4 | 1u << 5, .caches = {{4, 1, 2}, {5, 2, 2}}, .num_caches = 2},
     {0},
 };

@@ -28,7 +28,6 @@
 #include "ops/transformer/transformer.h"
 #include "simd/math.h"
 
-float *ol_floats_load(const ol_tensor *t, bool *owned);
 
 /* ------------------------------------------------------------ shared helpers */
 
@@ -595,7 +594,10 @@ const ol_op_schema ol_schema_contrib_ms[] = {
     {MS, "BiasSplitGelu", 1, 1, bias_split_gelu_create, NULL, F},
     {MS, "FusedMatMul", 1, 1, fmm_create, NULL, F},
     {MS, "RotaryEmbedding", 1, 1, crope_create, ol_infer_like_input0, F},
-    {MS, "MultiHeadAttention", 1, 1, ol_cms_mha_create, NULL, F},
-    {MS, "GroupQueryAttention", 1, 1, ol_cms_gqa_create, ol_infer_gqa, F},
+    /* past_key, past_value: caches continued by present_key, present_value, read in place */
+    {MS, "MultiHeadAttention", 1, 1, ol_cms_mha_create, NULL, F, .pitched_inputs = 1u << 6 | 1u << 7,
+     .caches = {{6, 1, 2}, {7, 2, 2}}, .num_caches = 2},
+    {MS, "GroupQueryAttention", 1, 1, ol_cms_gqa_create, ol_infer_gqa, F, .pitched_inputs = 1u << 3 | 1u << 4,
+     .caches = {{3, 1, 2}, {4, 2, 2}}, .num_caches = 2},
     {0},
 };

@@ -35,7 +35,6 @@
 #include "simd/gemm_tb.h"
 #include "simd/math.h"
 
-float *ol_floats_load(const ol_tensor *t, bool *owned);
 
 static bool is_ft(ol_dtype dt) { return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_FLOAT16; }
 
@@ -298,7 +297,6 @@ ol_status ol_cms_mha_create(const ol_node *node, ol_kernel **out) {
   k->scale = scale;
   k->mask_filter = ol_attr_float(node, "mask_filter_value", -10000.0f);
   k->causal = ol_attr_int(node, "unidirectional", 0) != 0;
-  k->base.pitched_inputs = (1u << 6) | (1u << 7); /* past_key, past_value (ol_floats_load keeps the pitch) */
   *out = &k->base;
   return OL_OK;
 }
@@ -637,7 +635,6 @@ ol_status ol_cms_gqa_create(const ol_node *node, ol_kernel **out) {
   k->smooth = ol_attr_int(node, "smooth_softmax", 0) != 0;
   k->rotary = ol_attr_int(node, "do_rotary", 0) != 0;
   k->interleaved = ol_attr_int(node, "rotary_interleaved", 0) != 0;
-  k->base.pitched_inputs = (1u << 3) | (1u << 4); /* past_key, past_value */
   *out = &k->base;
   return OL_OK;
 }

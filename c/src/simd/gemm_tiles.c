@@ -1,6 +1,6 @@
-/* Load-time layouts of weights (see value.h). Tiled float matrices: the
- * layout the fp32 GEMV streams best. A decoder's matrix-vector product
- * reads every weight once per token; in the row-major layout each weight
+/* Tiled float matrices (see gemm.h): the layout the fp32 GEMV streams
+ * best, packed once when a model is loaded (ops/matmul/packing.c). A
+ * decoder's matrix-vector product reads every weight once per token; in the row-major layout each weight
  * row is combined with the whole output vector (load, multiply-add, store
  * per four outputs), in the tiled one a panel of 16 outputs stays in
  * registers over a block of rows, and the matrix is still read front to
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/value.h"
+#include "simd/gemm.h"
 
 void ol_tiles_from_dense(int64_t K, int64_t N, int rows, float *data, float *scratch) {
   for (int64_t b0 = 0; b0 < K; b0 += rows) {
@@ -42,31 +42,4 @@ void ol_tiles_to_dense(int64_t K, int64_t N, int rows, const float *tiles, float
           memcpy(dense + (b0 + k) * N + p0, panel + k * w, sizeof(float) * (size_t)w);
     }
   }
-}
-
-/* Lane layout (see value.h): MatMulNBits weights and scales with the 4-byte
- * words of OL_LANE_GROUP outputs side by side, so that one 16-byte load
- * holds one word of four of them (simd/qgemv_i8_lane.h). Groups only
- * permute their own words. */
-void ol_lanes_from_dense(int64_t rows, size_t row_bytes, void *data, void *scratch) {
-  const size_t G = OL_LANE_GROUP, words = row_bytes / 4;
-  for (int64_t g = 0; g + (int64_t)G <= rows; g += (int64_t)G) {
-    uint8_t *group = (uint8_t *)data + (size_t)g * row_bytes;
-    memcpy(scratch, group, G * row_bytes);
-    for (size_t i = 0; i < G; i++)
-      for (size_t w = 0; w < words; w++) memcpy(group + 4 * (G * w + i), (uint8_t *)scratch + 4 * (i * words + w), 4);
-  }
-}
-
-void ol_lanes_to_dense(int64_t rows, size_t row_bytes, const void *lanes, void *dense) {
-  const size_t G = OL_LANE_GROUP, words = row_bytes / 4;
-  int64_t g = 0;
-  for (; g + (int64_t)G <= rows; g += (int64_t)G) {
-    const uint8_t *group = (const uint8_t *)lanes + (size_t)g * row_bytes;
-    uint8_t *out = (uint8_t *)dense + (size_t)g * row_bytes;
-    for (size_t i = 0; i < G; i++)
-      for (size_t w = 0; w < words; w++) memcpy(out + 4 * (i * words + w), group + 4 * (G * w + i), 4);
-  }
-  if (g < rows) memcpy((uint8_t *)dense + (size_t)g * row_bytes, (const uint8_t *)lanes + (size_t)g * row_bytes,
-                       (size_t)(rows - g) * row_bytes);
 }
