@@ -225,6 +225,29 @@ ol_status ol_infer_pad(ol_infer_ctx *ctx) {
   return OL_OK;
 }
 
+/* CenterCropPad: the listed axes (default all) take the values of the
+ * constant `shape` input; the others keep the input's extent. */
+ol_status ol_infer_center_crop_pad(ol_infer_ctx *ctx) {
+  const ol_infer_type *x = ol_infer_input(ctx, 0);
+  if (!x || ctx->num_outputs < 1) return OL_OK;
+  ol_infer_type *out = &ctx->outputs[0];
+  ol_infer_set_tensor(out, x->dtype, x->rank, x->rank >= 0 ? x->dims : NULL);
+  if (x->rank < 0) return OL_OK;
+  const int64_t *attr_axes = NULL;
+  int64_t n_axes = ol_attr_ints(ctx->node, "axes", &attr_axes);
+  if (n_axes < 0) n_axes = x->rank;
+  int64_t shape[OL_MAX_RANK];
+  int count = 0;
+  bool known = n_axes <= OL_MAX_RANK && ol_infer_ints(ctx, 1, shape, &count, OL_MAX_RANK);
+  if (known && count != n_axes) return ol_infer_error(ctx, "'shape' has %d values for %lld axes", count, (long long)n_axes);
+  for (int64_t i = 0; i < n_axes && i < OL_MAX_RANK; i++) {
+    int axis = (int)i;
+    if (attr_axes) OL_TRY(ol_infer_axis(ctx, attr_axes[i], x->rank, &axis));
+    out->dims[axis] = known && shape[i] >= 0 ? ol_dim_of(shape[i]) : ol_dim_unknown();
+  }
+  return OL_OK;
+}
+
 /* ------------------------------------------------------------ indexing */
 
 ol_status ol_infer_topk(ol_infer_ctx *ctx) {

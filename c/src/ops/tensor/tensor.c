@@ -842,6 +842,87 @@ static ol_status pad_create(const ol_node *node, ol_kernel **out) {
   return OL_OK;
 }
 
+/* ------------------------------------------------------------ CenterCropPad */
+
+/* CenterCropPad 18: each axis listed in `axes` (default all) becomes
+ * shape[i] long, centered: a longer input is cropped starting at
+ * floor((in - out) / 2), a shorter one is padded with zeros (empty strings)
+ * of which floor((out - in) / 2) go before it, the odd one after. */
+typedef struct ccp_kernel {
+  ol_kernel base;
+  int64_t n_axes; /* -1: attribute absent (every axis) */
+  const int64_t *axes;
+} ccp_kernel;
+
+/* The output dims for x and the target shape input t. */
+static ol_status ccp_dims(const ccp_kernel *k, const ol_node *node, const ol_tensor *x, const ol_tensor *t,
+                          int64_t *dims) {
+  int64_t shape[OL_MAX_RANK];
+  size_t n;
+  OL_TRY(read_ints(node, t, "shape", shape, OL_MAX_RANK, &n));
+  size_t n_axes = k->n_axes < 0 ? (size_t)x->rank : (size_t)k->n_axes;
+  if (n != n_axes)
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "shape has %zu values for %zu axes", n, n_axes);
+  bool seen[OL_MAX_RANK] = {false};
+  for (int i = 0; i < x->rank; i++) dims[i] = x->dims[i];
+  for (size_t i = 0; i < n_axes; i++) {
+    int a = (int)i;
+    if (k->n_axes >= 0) OL_TRY(ol_normalize_axis(node, k->axes[i], x->rank, &a));
+    if (seen[a]) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "axis %d is repeated", a);
+    if (shape[i] < 0)
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "shape[%zu] is negative (%lld)", i, (long long)shape[i]);
+    seen[a] = true;
+    dims[a] = shape[i];
+  }
+  return OL_OK;
+}
+
+static ol_status ccp_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
+  const ol_tensor *x, *t;
+  OL_TRY(ol_ctx_require(ctx, 0, &x));
+  OL_TRY(ol_ctx_require(ctx, 1, &t));
+  int r = x->rank;
+  int64_t dims[OL_MAX_RANK];
+  OL_TRY(ccp_dims((const ccp_kernel *)kernel, ctx->node, x, t, dims));
+  ol_tensor *y;
+  OL_TRY(ol_ctx_output(ctx, 0, x->dtype, r, dims, &y)); /* zeroed: the padding */
+  /* the region both share: len[i] elements from src[i] in x to dst[i] in y */
+  int64_t len[OL_MAX_RANK], src[OL_MAX_RANK], dst[OL_MAX_RANK], xs[OL_MAX_RANK], ys[OL_MAX_RANK];
+  for (int i = 0; i < r; i++) {
+    len[i] = x->dims[i] < dims[i] ? x->dims[i] : dims[i];
+    src[i] = x->dims[i] > dims[i] ? (x->dims[i] - dims[i]) / 2 : 0;
+    dst[i] = dims[i] > x->dims[i] ? (dims[i] - x->dims[i]) / 2 : 0;
+    if (len[i] == 0) return OL_OK;
+  }
+  if (r == 0) return ol_elements_copy(x->dtype, ol_tdata(y), 0, ol_tdata(x), 0, 1);
+  contiguous_strides(r, x->dims, xs);
+  contiguous_strides(r, dims, ys);
+  int64_t idx[OL_MAX_RANK] = {0};
+  for (;;) {
+    int64_t so = 0, d = 0;
+    for (int i = 0; i < r; i++) so += (src[i] + idx[i]) * xs[i], d += (dst[i] + idx[i]) * ys[i];
+    OL_TRY(ol_elements_copy(x->dtype, ol_tdata(y), d, ol_tdata(x), so, len[r - 1]));
+    int i = r - 2;
+    for (; i >= 0; i--) {
+      if (++idx[i] < len[i]) break;
+      idx[i] = 0;
+    }
+    if (i < 0) return OL_OK;
+  }
+}
+
+static ol_status ccp_create(const ol_node *node, ol_kernel **out) {
+  ccp_kernel *k;
+  OL_TRY(ol_kernel_alloc(node, sizeof *k, ccp_compute, (ol_kernel **)&k));
+  k->n_axes = ol_attr_ints(node, "axes", &k->axes);
+  if (k->n_axes > OL_MAX_RANK) {
+    free(k);
+    return ol_kernel_error(node, OL_INVALID_MODEL, "%lld axes (at most %d)", (long long)k->n_axes, OL_MAX_RANK);
+  }
+  *out = &k->base;
+  return OL_OK;
+}
+
 /* ------------------------------------------------------------ DepthToSpace / SpaceToDepth */
 
 typedef struct d2s_kernel {
@@ -926,6 +1007,7 @@ const ol_op_schema ol_schema_tensor[] = {
     {"", "Scatter", 9, 10, ol_tensor_scatter_elements_create, ol_infer_like_input0, ALL},
     {"", "Transpose", 1, OL_OPSET_LATEST, transpose_create, ol_infer_transpose, ALL},
     {"", "Expand", 8, OL_OPSET_LATEST, expand_create, ol_infer_expand, ALL, .pitched_inputs = 1},
+    {"", "CenterCropPad", 18, OL_OPSET_LATEST, ccp_create, ol_infer_center_crop_pad, ALL},
     {"", "Tile", 6, OL_OPSET_LATEST, tile_create, ol_infer_tile, ALL},
     {"", "Pad", 1, OL_OPSET_LATEST, pad_create, ol_infer_pad, ALL},
     {"", "DepthToSpace", 1, OL_OPSET_LATEST, d2s_create, ol_infer_depth_space, ALL},

@@ -53,6 +53,7 @@ ol_status ol_infer_slice(ol_infer_ctx *ctx);
 ol_status ol_infer_split(ol_infer_ctx *ctx);
 ol_status ol_infer_tile(ol_infer_ctx *ctx);
 ol_status ol_infer_pad(ol_infer_ctx *ctx);
+ol_status ol_infer_center_crop_pad(ol_infer_ctx *ctx);
 ol_status ol_infer_topk(ol_infer_ctx *ctx);
 ol_status ol_infer_gather_elements(ol_infer_ctx *ctx);
 ol_status ol_infer_gather_nd(ol_infer_ctx *ctx);
