@@ -107,7 +107,7 @@ export class InferenceSession {
 
   /** Internal: what generation needs of this session. */
   #generationModel() {
-    return { runtime: this.#runtime, session: this, modelHandle: this.#model, bindings: this.persistentBindings, threads: this.#threads };
+    return { runtime: this.#runtime, modelHandle: this.#model, threads: this.#threads };
   }
 
   /** Frees the session (idempotent). Tensors it returned stay valid. */
