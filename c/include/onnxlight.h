@@ -402,11 +402,12 @@ ol_status ol_generate(ol_model *model, ol_context *context, const char *const *n
 /* The token loop one step at a time, for callers that must regain control
  * between tokens (an event loop streaming tokens or watching a stop button).
  * It holds every rule of generation:
- *  - models without persistent bindings run in a session of their own that
- *    evaluates the whole growing prefix every step; models with bindings in a
- *    fresh ol_state made from the bound feeds (the initial caches): the
- *    prompt once, then one token per step. session_options (may be NULL)
- *    gives the allocator, the threads and persistent_tensor_initial_capacity;
+ *  - models without persistent bindings run in `session` (may be NULL: the
+ *    generator makes one from session_options), which evaluates the whole
+ *    growing prefix every step; models with bindings in a fresh ol_state
+ *    made from the bound feeds (the initial caches) with session_options
+ *    (allocator, threads, persistent_tensor_initial_capacity): the prompt
+ *    once, then one token per step;
  *  - declared INT64 attention_mask / position_ids inputs are created when not
  *    fed (ones; positions = cumulative mask - 1, clamped at 0) and extended
  *    every step; a fed mask must be left-padded (0/1, zeros first, ending in 1);
@@ -417,12 +418,14 @@ ol_status ol_generate(ol_model *model, ol_context *context, const char *const *n
  *    (finished rows then get pad_token_id), when on_token returns nonzero,
  *    or after ol_generator_stop.
  * Feeds are retained (the caller may release them after create), names and
- * options copied; model, context (may be NULL) and completion (may be NULL)
- * must outlive the generator. Nothing runs before the first step. */
+ * options copied. session (a session of `model`), context and completion
+ * (each may be NULL) must outlive the generator, and the session must not
+ * run elsewhere during a step. Nothing runs before the first step. */
 typedef struct ol_generator ol_generator;
 
-ol_status ol_generator_create(ol_model *model, ol_context *context, const char *const *names,
-                              ol_value *const *feeds, size_t n_feeds, const ol_generate_options *options,
+ol_status ol_generator_create(ol_model *model, ol_session *session, ol_context *context,
+                              const char *const *names, ol_value *const *feeds, size_t n_feeds,
+                              const ol_generate_options *options,
                               const ol_session_options *session_options, ol_completion *completion,
                               ol_generator **out);
 /* One step: the prompt on the first, otherwise the last token; appends one

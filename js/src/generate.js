@@ -2,15 +2,15 @@
 //
 // The token loop is the C library's, stepped from here (ol_generator_*, the
 // step form of ol_generate; see c/include/onnxlight.h): option ranges, the
-// session or PersistentValueState, attention_mask / position_ids, left
-// padding, sampling and every stop condition live there. This module only
-// marshals:
+// run (in this session for models without bindings, in a fresh persistent
+// state for models with), attention_mask / position_ids, left padding,
+// sampling and every stop condition live there. This module only marshals:
 //  - the feeds go into wasm memory once (wasm tensors by handle), the options
 //    become C values (integers, a uint64 seed, names);
 //  - one ol_generator_step per token, yielding to the event loop in between,
 //    so that an AbortSignal fired by a timer, a UI event or a worker message
 //    cancels the generator's ol_completion before the next step (OL_CANCELLED
-//    within one step);
+//    within one step), and a released session is noticed before C uses it;
 //  - onToken returning false is ol_generator_stop;
 //  - every step's tokens, and at the end the int64 [batch, prompt + generated]
 //    tensor, come back as JS values.
@@ -103,14 +103,15 @@ function nameTable(runtime, names) {
 
 /** An ol_generator for the feeds (copied into wasm memory once, retained by C). */
 function createGenerator(target, feeds, c, completion) {
-  const { runtime, modelHandle, threads } = target;
+  const { runtime, threads } = target;
+  const { model, session } = target.handles();
   const m = runtime.m;
-  const bind = (v) => m._olw_encoded_bind_model(v, modelHandle);
+  const bind = (v) => m._olw_encoded_bind_model(v, model);
   const inputs = marshalInputs(runtime, Object.entries(feeds), 'generate', bind);
   const [names, freeNames] = nameTable(runtime, c.names);
   try {
     return runtime.scratch(4, (out) => {
-      runtime.check(m._olw_generator_create(modelHandle, inputs.names, inputs.values, inputs.count, c.maxNewTokens, c.temperature,
+      runtime.check(m._olw_generator_create(model, session, inputs.names, inputs.values, inputs.count, c.maxNewTokens, c.temperature,
         c.seedLow, c.seedHigh, c.eos, c.pad, names, c.capacity, threads ?? 0, completion, out));
       return runtime.u32(out);
     });
@@ -165,6 +166,7 @@ async function* loop(target, feeds, options, result) {
     generator = createGenerator(target, feeds, c, completion);
     for (let first = true; !m._olw_generator_done(generator); first = false) {
       if (!first) await yieldToEventLoop();
+      target.handles(); // the session it may run in is still there
       const { tokens, step: index } = step(runtime, generator);
       if (onToken && onToken(tokens, index) === false) m._olw_generator_stop(generator);
       yield { tokens, step: index };

@@ -12,8 +12,10 @@
 #include <string.h>
 
 #include "harness.h"
+#include "core/value.h"
 #include "ir/model.h"
 #include "onnxlight.h"
+#include "runtime/session.h"
 
 #define FORTUNES "models/fortunes-byte-0.8M.onnx"
 
@@ -892,8 +894,11 @@ static void steps_equal_generate(void) {
       o.seed = 42;
       ol_value *want = NULL, *got = NULL;
       CHECK_OK(ol_generate(m, NULL, f.names, f.values, f.count, &o, NULL, NULL, &want));
+      /* sampled: on the caller's session (used without bindings, unused with) */
+      ol_session *s = NULL;
+      if (sampled) CHECK_OK(ol_session_create(m, NULL, &s));
       ol_generator *g = NULL;
-      CHECK_OK(ol_generator_create(m, NULL, f.names, f.values, f.count, &o, NULL, NULL, &g));
+      CHECK_OK(ol_generator_create(m, s, NULL, f.names, f.values, f.count, &o, NULL, NULL, &g));
       CHECK(g && ol_generator_batch(g) == 1 && ol_generator_generated(g) == 0 && !ol_generator_done(g));
       CHECK(ol_generator_last_tokens(g) == NULL);
       if (g && want) CHECK(step_to_end(g, want, 4) == 16);
@@ -907,6 +912,8 @@ static void steps_equal_generate(void) {
       CHECK_STATUS(ol_generator_step(g, NULL), OL_FAILED_PRECONDITION);
       CHECK(strstr(ol_last_error(), "finished") != NULL && ol_generator_generated(g) == 16);
       ol_generator_destroy(g);
+      if (s) CHECK(ol_session_input_count(s) >= f.count); /* still the caller's */
+      ol_session_destroy(s);
       ol_value_release(want);
       ol_value_release(got);
     }
@@ -931,7 +938,7 @@ static void generator_retains_its_feeds(void) {
   ol_generate_options_init(&o);
   o.max_new_tokens = 3;
   ol_generator *g = NULL;
-  CHECK_OK(ol_generator_create(m, NULL, names, feeds, 2, &o, NULL, NULL, &g));
+  CHECK_OK(ol_generator_create(m, NULL, NULL, names, feeds, 2, &o, NULL, NULL, &g));
   ol_value_release(ids);
   ol_value_release(past);
   memset(past_name, 'x', 4); /* names are copied too */
@@ -955,23 +962,32 @@ static void generator_create_errors(void) {
   ol_generator *g = (ol_generator *)&g;
   ol_generate_options o;
   ol_generate_options_init(&o);
-  CHECK_STATUS(ol_generator_create(m, NULL, names, &ids, 1, &o, NULL, NULL, NULL), OL_INVALID_ARGUMENT);
-  CHECK_STATUS(ol_generator_create(NULL, NULL, names, &ids, 1, &o, NULL, NULL, &g), OL_INVALID_ARGUMENT);
+  CHECK_STATUS(ol_generator_create(m, NULL, NULL, names, &ids, 1, &o, NULL, NULL, NULL), OL_INVALID_ARGUMENT);
+  CHECK_STATUS(ol_generator_create(NULL, NULL, NULL, names, &ids, 1, &o, NULL, NULL, &g), OL_INVALID_ARGUMENT);
   CHECK(g == NULL);
+  ol_model *other = last_model();
+  ol_session *foreign = NULL;
+  if (other) CHECK_OK(ol_session_create(other, NULL, &foreign));
+  if (foreign) {
+    CHECK_STATUS(ol_generator_create(m, foreign, NULL, names, &ids, 1, &o, NULL, NULL, &g), OL_INVALID_ARGUMENT);
+    CHECK(g == NULL && strstr(ol_last_error(), "not made from this model") != NULL);
+  }
+  ol_session_destroy(foreign);
+  ol_model_destroy(other);
   o.max_new_tokens = -3;
-  CHECK_STATUS(ol_generator_create(m, NULL, names, &ids, 1, &o, NULL, NULL, &g), OL_INVALID_ARGUMENT);
+  CHECK_STATUS(ol_generator_create(m, NULL, NULL, names, &ids, 1, &o, NULL, NULL, &g), OL_INVALID_ARGUMENT);
   CHECK(g == NULL && strstr(ol_last_error(), "max_new_tokens must be >= 0, got -3") != NULL);
   ol_generate_options_init(&o);
   o.pad_token_id = -7;
-  CHECK_STATUS(ol_generator_create(m, NULL, names, &ids, 1, &o, NULL, NULL, &g), OL_INVALID_ARGUMENT);
+  CHECK_STATUS(ol_generator_create(m, NULL, NULL, names, &ids, 1, &o, NULL, NULL, &g), OL_INVALID_ARGUMENT);
   CHECK(strstr(ol_last_error(), "pad_token_id") != NULL);
   o.pad_token_id = -1;
   o.input_ids_name = "tokens"; /* the feeds have no 'tokens' */
-  CHECK_STATUS(ol_generator_create(m, NULL, names, &ids, 1, &o, NULL, NULL, &g), OL_INVALID_ARGUMENT);
+  CHECK_STATUS(ol_generator_create(m, NULL, NULL, names, &ids, 1, &o, NULL, NULL, &g), OL_INVALID_ARGUMENT);
   CHECK(strstr(ol_last_error(), "'tokens'") != NULL);
   o.input_ids_name = NULL;
   o.max_new_tokens = 0;
-  CHECK_OK(ol_generator_create(m, NULL, names, &ids, 1, &o, NULL, NULL, &g));
+  CHECK_OK(ol_generator_create(m, NULL, NULL, names, &ids, 1, &o, NULL, NULL, &g));
   /* max_new_tokens 0: done at once, the prompt is the result */
   CHECK(ol_generator_done(g) && ol_generator_generated(g) == 0 && ol_generator_last_tokens(g) == NULL);
   CHECK_STATUS(ol_generator_step(g, NULL), OL_FAILED_PRECONDITION);
@@ -1004,7 +1020,7 @@ static void generator_stop_conditions(void) {
   o.max_new_tokens = 10;
   ol_generator *g = NULL;
   /* ol_generator_stop: done, not an error; the tokens so far are the result */
-  CHECK_OK(ol_generator_create(m, NULL, names, &ids, 1, &o, NULL, NULL, &g));
+  CHECK_OK(ol_generator_create(m, NULL, NULL, names, &ids, 1, &o, NULL, NULL, &g));
   CHECK_OK(ol_generator_step(g, NULL));
   CHECK_OK(ol_generator_step(g, NULL));
   ol_generator_stop(g);
@@ -1020,7 +1036,7 @@ static void generator_stop_conditions(void) {
   /* every row at eos: done on that step; a finished row gets pad meanwhile */
   o.eos_token_id = 4;
   o.pad_token_id = 7;
-  CHECK_OK(ol_generator_create(m, NULL, names, &ids, 1, &o, NULL, NULL, &g));
+  CHECK_OK(ol_generator_create(m, NULL, NULL, names, &ids, 1, &o, NULL, NULL, &g));
   static const int64_t rows[4][2] = {{3, 1}, {4, 2}, {7, 3}, {7, 4}};
   for (int s = 0; g && s < 4; s++) {
     int done = -1;
@@ -1033,7 +1049,7 @@ static void generator_stop_conditions(void) {
   /* max_new_tokens: done with the last one */
   ol_generate_options_init(&o);
   o.max_new_tokens = 2;
-  CHECK_OK(ol_generator_create(m, NULL, names, &ids, 1, &o, NULL, NULL, &g));
+  CHECK_OK(ol_generator_create(m, NULL, NULL, names, &ids, 1, &o, NULL, NULL, &g));
   int done = -1;
   CHECK_OK(ol_generator_step(g, &done));
   CHECK(done == 0);
@@ -1061,7 +1077,7 @@ static void generator_masks_and_positions(void) {
     ol_generate_options_init(&o);
     o.max_new_tokens = 4;
     ol_generator *g = NULL;
-    CHECK_OK(ol_generator_create(m, NULL, names, feeds, 2, &o, NULL, NULL, &g));
+    CHECK_OK(ol_generator_create(m, NULL, NULL, names, feeds, 2, &o, NULL, NULL, &g));
     for (int s = 0; g && s < 4; s++) {
       CHECK_OK(ol_generator_step(g, NULL));
       const int64_t *last = ol_generator_last_tokens(g);
@@ -1075,7 +1091,7 @@ static void generator_masks_and_positions(void) {
       int64_t right[6] = {1, 1, 0, 1, 1, 1};
       memcpy(ol_tensor_data(mask_v), right, sizeof right);
       g = (ol_generator *)&g;
-      CHECK_STATUS(ol_generator_create(m, NULL, names, feeds, 2, &o, NULL, NULL, &g), OL_INVALID_ARGUMENT);
+      CHECK_STATUS(ol_generator_create(m, NULL, NULL, names, feeds, 2, &o, NULL, NULL, &g), OL_INVALID_ARGUMENT);
       CHECK(g == NULL && strstr(ol_last_error(), "left-padded") != NULL);
     }
     ol_value_release(ids);
@@ -1099,7 +1115,7 @@ static void generator_cancelled_between_steps(void) {
     ol_completion *c = NULL;
     CHECK_OK(ol_completion_create(&c));
     ol_generator *g = NULL;
-    CHECK_OK(ol_generator_create(m, NULL, names, feeds, 2, NULL, NULL, c, &g));
+    CHECK_OK(ol_generator_create(m, NULL, NULL, names, feeds, 2, NULL, NULL, c, &g));
     CHECK_OK(ol_generator_step(g, NULL));
     CHECK_OK(ol_generator_step(g, NULL));
     CHECK_OK(ol_completion_cancel(c, "stop button"));
@@ -1146,7 +1162,7 @@ static void generator_failed_step_changes_nothing(void) {
     o.max_new_tokens = 6;
     CHECK_OK(ol_generate(m, NULL, names, feeds, 2, &o, &so, NULL, &want));
     ol_generator *g = NULL;
-    CHECK_OK(ol_generator_create(m, NULL, names, feeds, 2, &o, &so, NULL, &g));
+    CHECK_OK(ol_generator_create(m, NULL, NULL, names, feeds, 2, &o, &so, NULL, &g));
     /* every step: fail its first allocation, then its second, ... until it
      * goes through (the step's allocation count is reached) */
     int failures = 0;
@@ -1175,6 +1191,57 @@ static void generator_failed_step_changes_nothing(void) {
     ol_allocator_destroy(a);
     ol_model_destroy(m);
   }
+}
+
+/* A session that grows its Concat outputs returns pitched logits (spare
+ * rows per batch row): the generator reads them densified. */
+static void generator_on_a_growing_session(void) {
+  char table[1024], text[4096];
+  table_text(table, sizeof table);
+  snprintf(text, sizeof text,
+           "<ir_version: 10, opset_import: [\"\" : 18]>\n"
+           "grow (int64[B,S] input_ids, float[B,P,8] seen) => (float[B,T,8] logits) <%s> {\n"
+           "  f = Gather(table, input_ids)\n"
+           "  logits = Concat<axis = 1>(seen, f)\n"
+           "}\n",
+           table);
+  ol_model *m = NULL;
+  ol_session *s = NULL;
+  CHECK_OK(ol_model_parse_text(text, &m));
+  if (m) CHECK_OK(ol_session_create(m, NULL, &s));
+  if (!s) {
+    ol_model_destroy(m);
+    return;
+  }
+  ol_session_grow_outputs(s, true);
+  const int64_t prompt[4] = {1, 2, 5, 6};
+  int64_t dims[3] = {2, 0, 8};
+  ol_value *ids = ids_tensor(2, 2, prompt), *seen = NULL, *out = NULL;
+  CHECK_OK(ol_tensor_create(NULL, OL_DTYPE_FLOAT, dims, 3, &seen));
+  const char *names[2] = {"input_ids", "seen"};
+  ol_value *feeds[2] = {ids, seen};
+  const char *outn = "logits";
+  CHECK_OK(ol_session_run(s, names, feeds, 2, &outn, &out, 1, NULL));
+  CHECK(out && ol_tensor_is_strided(&out->tensor)); /* the case under test */
+  ol_value_release(out);
+  out = NULL;
+  ol_generate_options o;
+  ol_generate_options_init(&o);
+  o.max_new_tokens = 3;
+  ol_generator *g = NULL;
+  CHECK_OK(ol_generator_create(m, s, NULL, names, feeds, 2, &o, NULL, NULL, &g));
+  while (g && !ol_generator_done(g)) CHECK_OK(ol_generator_step(g, NULL));
+  CHECK_OK(ol_generator_tokens(g, &out));
+  if (out) {
+    static const int64_t want[10] = {1, 2, 3, 4, 5, 5, 6, 7, 0, 1};
+    CHECK(memcmp(tok(out), want, sizeof want) == 0);
+  }
+  ol_value_release(out);
+  ol_generator_destroy(g);
+  ol_value_release(ids);
+  ol_value_release(seen);
+  ol_session_destroy(s);
+  ol_model_destroy(m);
 }
 
 /* Logits of the wrong batch size: a session's step fails the same way every
@@ -1210,7 +1277,7 @@ static void generator_bad_logits(void) {
     const char *names[2] = {"input_ids", "past"};
     ol_value *feeds[2] = {ids, past};
     ol_generator *g = NULL;
-    CHECK_OK(ol_generator_create(m, NULL, names, feeds, 2, NULL, NULL, NULL, &g));
+    CHECK_OK(ol_generator_create(m, NULL, NULL, names, feeds, 2, NULL, NULL, NULL, &g));
     CHECK_STATUS(ol_generator_step(g, NULL), OL_INVALID_ARGUMENT);
     CHECK(strstr(ol_last_error(), "logits") != NULL);
     CHECK(ol_generator_generated(g) == 0 && ol_generator_done(g) == bind);
@@ -1230,4 +1297,4 @@ OL_TEST_MAIN(TEST(greedy_without_bindings), TEST(greedy_with_bindings), TEST(see
              TEST(steps_equal_generate), TEST(generator_retains_its_feeds), TEST(generator_create_errors),
              TEST(generator_stop_conditions), TEST(generator_masks_and_positions),
              TEST(generator_cancelled_between_steps), TEST(generator_failed_step_changes_nothing),
-             TEST(generator_bad_logits))
+             TEST(generator_on_a_growing_session), TEST(generator_bad_logits))

@@ -23,7 +23,7 @@ ol_status ol_generate(ol_model *model, ol_context *context, const char *const *n
   if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_generate: out is NULL");
   *out = NULL;
   ol_generator *g = NULL;
-  OL_TRY(ol_generator_create(model, context, names, feeds, n_feeds, options, session_options, completion, &g));
+  OL_TRY(ol_generator_create(model, NULL, context, names, feeds, n_feeds, options, session_options, completion, &g));
   ol_status st = OL_OK;
   while (st == OL_OK && !ol_generator_done(g)) st = ol_generator_step(g, NULL);
   if (st == OL_OK) st = ol_generator_tokens(g, out);

@@ -6,9 +6,9 @@
  * A decoder maps INT64 input_ids [batch, seq] to floating-point logits
  * [batch, seq, vocab] or [batch, vocab]:
  *
- *  - models without GraphProto.persistent_bindings use an ordinary session and
- *    evaluate the whole growing prefix every step (no cache is guessed from
- *    names);
+ *  - models without GraphProto.persistent_bindings use an ordinary session
+ *    (the caller's, or one of their own) and evaluate the whole growing prefix
+ *    every step (no cache is guessed from names);
  *  - models with bindings use an ol_state created from the caller's initial
  *    values of the bound inputs (taken from the feeds by name): the prompt is
  *    evaluated once, then one token per step. Every generator owns fresh state.
@@ -58,6 +58,7 @@
 struct ol_generator {
   /* what runs the model: a session (no bindings) or a persistent state */
   ol_session *session;
+  ol_session *own_session; /* the session when the generator made it */
   ol_state *state;
   const ol_session *meta; /* the session naming inputs and outputs */
   ol_context *context;    /* borrowed */
@@ -174,9 +175,9 @@ static bool is_bound(const Onnx__GraphProto *gp, const char *name) {
 
 /* Sorts the feeds that are neither ids, mask nor positions: the unbound ones
  * are retained for every run, the bound ones start the persistent state;
- * then opens the session or the state. */
-static ol_status open_runner(ol_generator *g, ol_model *model, const char *const *names, ol_value *const *feeds,
-                             size_t n_feeds, const ol_session_options *session_options) {
+ * then opens the state, or takes the caller's session or makes one. */
+static ol_status open_runner(ol_generator *g, ol_model *model, ol_session *session, const char *const *names,
+                             ol_value *const *feeds, size_t n_feeds, const ol_session_options *session_options) {
   const Onnx__GraphProto *gp = model->data->proto ? model->data->proto->graph : NULL;
   const char **bound_names = ol_xcalloc(n_feeds, sizeof *bound_names);
   ol_value **bound_values = ol_xcalloc(n_feeds, sizeof *bound_values);
@@ -200,10 +201,15 @@ static ol_status open_runner(ol_generator *g, ol_model *model, const char *const
     st = ol_state_create(model, bound_names, bound_values, n_bound, session_options, &g->state);
     if (st != OL_OK) ol_error_wrap(st, "generate: creating the persistent state");
     g->meta = ol_state_session(g->state);
+  } else if (st == OL_OK && session) {
+    g->session = session;
+    g->allocator = session->allocator;
+    g->meta = session;
   } else if (st == OL_OK) {
-    st = ol_session_create(model, session_options, &g->session);
+    st = ol_session_create(model, session_options, &g->own_session);
     if (st != OL_OK) ol_error_wrap(st, "generate: creating the session");
-    g->meta = g->session;
+    g->session = g->own_session;
+    g->meta = g->own_session;
   }
   free(bound_names);
   free(bound_values);
@@ -351,12 +357,12 @@ static ol_status init_rows(ol_generator *g, const feed_roles *r) {
   return OL_OK;
 }
 
-static ol_status setup(ol_generator *g, ol_model *model, const char *const *names, ol_value *const *feeds,
-                       size_t n_feeds, const ol_generate_options *o, const ol_session_options *session_options,
-                       const feed_roles *r) {
+static ol_status setup(ol_generator *g, ol_model *model, ol_session *session, const char *const *names,
+                       ol_value *const *feeds, size_t n_feeds, const ol_generate_options *o,
+                       const ol_session_options *session_options, const feed_roles *r) {
   OL_TRY(copy_options(g, o, r));
   g->allocator = session_options ? session_options->allocator : NULL;
-  OL_TRY(open_runner(g, model, names, feeds, n_feeds, session_options));
+  OL_TRY(open_runner(g, model, session, names, feeds, n_feeds, session_options));
   OL_TRY(check_interface(g, r));
   OL_TRY(init_rows(g, r));
   g->done = g->max_new_tokens == 0;
@@ -407,6 +413,11 @@ static ol_status run_model(ol_generator *g, ol_value **logits) {
                                           logits, 1, g->completion)
                   : ol_session_run_with(g->session, g->context, g->run_names, g->run_values, n_run, out_names,
                                         logits, 1, g->completion);
+  /* a session that grows its outputs may return a pitched tensor */
+  if (st == OL_OK && (st = ol_value_densify(g->allocator, logits)) != OL_OK) {
+    ol_value_release(*logits);
+    *logits = NULL;
+  }
   if (st != OL_OK) ol_error_wrap(st, "generate: step %lld", (long long)(g->len - g->prompt));
   for (int i = 0; i < 3; i++) ol_value_release(made[i]);
   ol_payload_pool_leave(reuse);
@@ -466,13 +477,15 @@ static void commit_tokens(ol_generator *g, uint64_t rng) {
 
 /* ------------------------------------------------------------ public */
 
-ol_status ol_generator_create(ol_model *model, ol_context *context, const char *const *names,
+ol_status ol_generator_create(ol_model *model, ol_session *session, ol_context *context, const char *const *names,
                               ol_value *const *feeds, size_t n_feeds, const ol_generate_options *options,
                               const ol_session_options *session_options, ol_completion *completion,
                               ol_generator **out) {
   if (!out) return ol_error(OL_INVALID_ARGUMENT, "generate: out is NULL");
   *out = NULL;
   if (!model || !model->data) return ol_error(OL_INVALID_ARGUMENT, "generate: model is NULL");
+  if (session && session->model != model->data)
+    return ol_error(OL_INVALID_ARGUMENT, "generate: the session was not made from this model");
   ol_generate_options defaults;
   if (!options) {
     ol_generate_options_init(&defaults);
@@ -485,7 +498,7 @@ ol_status ol_generator_create(ol_model *model, ol_context *context, const char *
   if (!g) return OL_OUT_OF_MEMORY;
   g->context = context;
   g->completion = completion;
-  ol_status st = setup(g, model, names, feeds, n_feeds, options, session_options, &roles);
+  ol_status st = setup(g, model, session, names, feeds, n_feeds, options, session_options, &roles);
   if (st != OL_OK) {
     ol_generator_destroy(g);
     return st;
@@ -546,7 +559,7 @@ ol_status ol_generator_tokens(const ol_generator *g, ol_value **out) {
 void ol_generator_destroy(ol_generator *g) {
   if (!g) return;
   ol_state_destroy(g->state);
-  ol_session_destroy(g->session);
+  ol_session_destroy(g->own_session);
   for (size_t i = 0; i < g->n_fixed; i++) {
     free((char *)g->run_names[i]);
     ol_value_release(g->run_values[i]);

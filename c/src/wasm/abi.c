@@ -400,7 +400,8 @@ static int64_t option_or(double value, int64_t fallback) { return value == value
  * doubles (exact below 2^53; NaN: the default), the uint64 seed as two 32-bit halves, the
  * graph names (input ids, logits, attention mask, position ids; NULL entries
  * for the defaults) as a table, and the session options the JS package sets. */
-OLW int olw_generator_create(ol_model *model, const char *const *names, ol_value *const *feeds, size_t n_feeds,
+OLW int olw_generator_create(ol_model *model, ol_session *session, const char *const *names, ol_value *const *feeds,
+                             size_t n_feeds,
                              double max_new_tokens, double temperature, uint32_t seed_low, uint32_t seed_high,
                              double eos_token_id, double pad_token_id, const char *const *io_names,
                              double persistent_tensor_initial_capacity, int intra_op_num_threads,
@@ -421,7 +422,8 @@ OLW int olw_generator_create(ol_model *model, const char *const *names, ol_value
   session_options.persistent_tensor_initial_capacity =
       option_or(persistent_tensor_initial_capacity, session_options.persistent_tensor_initial_capacity);
   session_options.intra_op_num_threads = intra_op_num_threads;
-  return ol_generator_create(model, NULL, names, feeds, n_feeds, &options, &session_options, completion, out);
+  return ol_generator_create(model, session, NULL, names, feeds, n_feeds, &options, &session_options, completion,
+                             out);
 }
 OLW int olw_generator_step(ol_generator *g, int *done) { return ol_generator_step(g, done); }
 OLW int olw_generator_done(const ol_generator *g) { return ol_generator_done(g); }
