@@ -237,6 +237,36 @@ void ol_free(void *ptr);
 typedef struct ol_session ol_session;
 typedef struct ol_completion ol_completion;
 
+/* Paged KV caches (ai.rt::PagedAttention): the storage format of the pages
+ * an execution appends, chosen per execution for keys and values. */
+typedef struct ol_page_format {
+  /* OL_DTYPE_FLOAT (or UNDEFINED) for dense float pages, or affine codes:
+   * INT8, UINT8, INT4, UINT4, INT2, UINT2 (x = (code - zero_point) * scale,
+   * codes rounded to nearest even and saturated). */
+  ol_dtype type;
+  /* Affine: > 0. 0: calibrated for each appended page from its own values
+   * (largest magnitude over the largest code distance from the zero point),
+   * with zero_point 0 for signed codes and the range's midpoint for unsigned. */
+  float scale;
+  int32_t zero_point;
+} ol_page_format;
+
+typedef struct ol_page_formats {
+  ol_page_format key, value;
+} ol_page_formats;
+
+/* Chooses the formats of the pages appended by one execution from the new
+ * keys and values and the number of tokens already cached. */
+typedef ol_status (*ol_page_format_fn)(void *user, const ol_value *key, const ol_value *value,
+                                       int64_t past_length, ol_page_formats *out);
+
+/* A format rule: from `from_tokens` cached tokens on (the last rule whose
+ * from_tokens <= the cached length applies). */
+typedef struct ol_page_format_rule {
+  int64_t from_tokens;
+  ol_page_formats formats;
+} ol_page_format_rule;
+
 typedef struct ol_session_options {
   ol_allocator *allocator; /* NULL: default */
   /* Initial capacity (elements along the append axis, tokens for Attention)
@@ -245,6 +275,12 @@ typedef struct ol_session_options {
   int64_t persistent_tensor_initial_capacity;
   /* Threads of this session's runs; 0 (the default): ol_get_num_threads(). */
   int intra_op_num_threads;
+  /* Formats of appended paged-cache pages: the function when set, else the
+   * rules (ascending from_tokens, copied at creation), else dense FLOAT. */
+  ol_page_format_fn page_format_fn;
+  void *page_format_user;
+  const ol_page_format_rule *page_format_rules;
+  size_t page_format_rule_count;
 } ol_session_options;
 
 void ol_session_options_init(ol_session_options *options);
@@ -299,6 +335,7 @@ typedef struct ol_context ol_context;
 
 typedef enum ol_event_action {
   OL_EVENT_PERSISTENT_STORAGE = 1,
+  OL_EVENT_PAGED_ATTENTION = 2, /* the paged_* counters of one execution */
 } ol_event_action;
 
 typedef struct ol_runtime_event {
@@ -312,6 +349,14 @@ typedef struct ol_runtime_event {
   uint64_t storage_reuse_count;
   uint64_t allocated_bytes; /* allocator live bytes when recorded */
   uint64_t peak_bytes;      /* allocator peak bytes when recorded */
+  /* OL_EVENT_PAGED_ATTENTION: payload bytes of the appended pages written
+   * (copied or converted); float bytes decoded from quantized pages for
+   * visible tokens (every query counts); peak numerical scratch; page
+   * metadata checked for the first time by this node. */
+  uint64_t paged_copied_bytes;
+  uint64_t paged_dequantized_bytes;
+  uint64_t paged_peak_workspace_bytes;
+  uint64_t paged_validated_pages;
 } ol_runtime_event;
 
 typedef struct ol_context_options {

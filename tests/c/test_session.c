@@ -173,7 +173,7 @@ static void intermediates_are_released_after_last_use(void) {
   if (!m) return;
   ol_allocator *a;
   ol_allocator_create(NULL, NULL, NULL, &a);
-  ol_session_options options = {a, 0, 0};
+  ol_session_options options = {.allocator = a};
   ol_session *s = NULL;
   CHECK_OK(ol_session_create(m, &options, &s));
   int64_t dims[1] = {262144};

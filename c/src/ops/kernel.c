@@ -185,6 +185,10 @@ void ol_tensor_set_double(ol_tensor *t, int64_t i, double v) {
     case OL_DTYPE_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
     case OL_DTYPE_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
     case OL_DTYPE_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+    case OL_DTYPE_INT4:
+    case OL_DTYPE_UINT4:
+    case OL_DTYPE_INT2:
+    case OL_DTYPE_UINT2: ol_packed_set(t->dtype, p, i, (int32_t)v); break;
     default: break;
   }
 }

@@ -49,6 +49,22 @@ typedef struct ol_append_reservation {
   ol_storage_counts counts;
 } ol_append_reservation;
 
+/* The page-format policy of paged caches (ol_session_options). */
+typedef struct ol_paged_policy {
+  ol_page_format_fn fn;
+  void *user;
+  const ol_page_format_rule *rules;
+  size_t rule_count;
+} ol_paged_policy;
+
+/* What one paged-attention execution did (OL_EVENT_PAGED_ATTENTION). */
+typedef struct ol_paged_stats {
+  uint64_t copied_bytes;
+  uint64_t dequantized_bytes;
+  uint64_t peak_workspace_bytes;
+  uint64_t validated_pages;
+} ol_paged_stats;
+
 /* What a kernel may use while computing. Filled by the runtime. */
 struct ol_kernel_ctx {
   const ol_node *node;
@@ -82,6 +98,10 @@ struct ol_kernel_ctx {
    * pitched layout, buffer->append_end rows in use, see ol_value_grow_from)
    * and be appended to by a later run. */
   uint32_t grow_outputs;
+  /* Formats of appended paged-cache pages; NULL: dense FLOAT. */
+  const ol_paged_policy *paged;
+  /* Records a paged-attention event; NULL when events are off. */
+  ol_status (*record_paged)(void *runtime, const ol_paged_stats *stats);
 };
 
 typedef ol_status (*ol_kernel_create_fn)(const ol_node *node, ol_kernel **out);

@@ -8,6 +8,7 @@
 #include "ops/matmul/matmul.h"
 #include "ops/misc/misc.h"
 #include "ops/nn/nn.h"
+#include "ops/paged/paged.h"
 #include "ops/quantize/quantize.h"
 #include "ops/recurrent/recurrent.h"
 #include "ops/reduce/reduce.h"
@@ -21,7 +22,7 @@ static const ol_op_schema *const tables[] = {
     ol_schema_matmul,      ol_schema_nn,     ol_schema_resize,    ol_schema_control,
     ol_schema_sequence,    ol_schema_nn23,   ol_schema_attention, ol_schema_contrib_ms,
     ol_schema_loss,        ol_schema_recurrent, ol_schema_quantize_linear, ol_schema_quantize_rt,
-    ol_schema_misc,        ol_schema_signal,
+    ol_schema_misc,        ol_schema_signal,    ol_schema_paged,
 };
 #define TABLE_COUNT (sizeof tables / sizeof tables[0])
 

@@ -532,6 +532,11 @@ static ol_status scope_record(void *runtime, const ol_storage_counts *counts) {
   return ol_context_record_storage(sc->env->context, sc->node, counts, sc->env->allocator);
 }
 
+static ol_status scope_record_paged(void *runtime, const ol_paged_stats *stats) {
+  run_scope *sc = runtime;
+  return ol_context_record_paged(sc->env->context, sc->node, stats, sc->env->allocator);
+}
+
 static ol_status run_subgraph(void *runtime, const ol_graph *graph, ol_value *const *inputs,
                               size_t num_inputs, ol_value **outputs, size_t num_outputs) {
   const run_scope *scope = runtime;
@@ -636,7 +641,7 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
                          env->cancelled, &scope, run_subgraph,
                          appends ? scope_reserve : NULL, appends ? scope_commit : NULL,
                          events ? scope_record : NULL,
-                         grow ? step->kept_outputs : 0};
+                         grow ? step->kept_outputs : 0, env->paged, events ? scope_record_paged : NULL};
     if (s == OL_OK) s = step->kernel->compute(step->kernel, &ctx);
     for (size_t j = 0; densified && j < n->num_inputs; j++) {
       ol_value_release(dense[j]);

@@ -75,6 +75,7 @@ typedef struct ol_run_env {
   /* Session caches: nodes continuing a cache into a graph output give it
    * spare capacity and append in place to such an input (ctx->grow_outputs). */
   bool grow_outputs;
+  const ol_paged_policy *paged; /* formats of appended paged-cache pages (may be NULL) */
 } ol_run_env;
 
 /* Builds the plan for graph (and, recursively, its subgraphs). parent_names

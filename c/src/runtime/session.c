@@ -26,6 +26,10 @@ ol_status ol_session_create(ol_model *model, const ol_session_options *options, 
   s->allocator = options && options->allocator ? options->allocator : ol_allocator_default();
   s->threads = options ? options->intra_op_num_threads : 0;
   if (s->threads > 1) ol_pool_reserve(s->threads);
+  if (options && ol_session_set_page_formats(s, options) != OL_OK) {
+    ol_session_destroy(s);
+    return OL_OUT_OF_MEMORY;
+  }
   const ol_graph *g = s->model->graph;
   ol_status st = ol_plan_create(g, NULL, &s->plan);
   if (st == OL_OK) st = ol_session_reuse_payloads(s, true);
@@ -49,6 +53,19 @@ ol_status ol_session_create(ol_model *model, const ol_session_options *options, 
 
 void ol_session_grow_outputs(ol_session *s, bool on) { s->grow_outputs = on; }
 
+ol_status ol_session_set_page_formats(ol_session *s, const ol_session_options *options) {
+  ol_page_format_rule *rules = NULL;
+  size_t n = options->page_format_rule_count;
+  if (n && options->page_format_rules) {
+    rules = ol_xcalloc(n, sizeof *rules);
+    if (!rules) return OL_OUT_OF_MEMORY;
+    memcpy(rules, options->page_format_rules, n * sizeof *rules);
+  }
+  free((void *)s->paged.rules);
+  s->paged = (ol_paged_policy){options->page_format_fn, options->page_format_user, rules, rules ? n : 0};
+  return OL_OK;
+}
+
 bool ol_session_input_grows(const ol_session *s, size_t i, int64_t *axis) {
   return s->grow_outputs && i < s->num_inputs && ol_plan_input_grow_axis(s->plan, s->input_index[i], axis);
 }
@@ -68,6 +85,7 @@ void ol_session_destroy(ol_session *s) {
   if (!s) return;
   ol_payload_pool_destroy(s->pool);
   ol_plan_destroy(s->plan);
+  free((void *)s->paged.rules);
   free(s->input_index);
   ol_model_data_release(s->model);
   free(s);
@@ -520,7 +538,7 @@ ol_status ol_session_run_with(ol_session *s, ol_context *context, const char *co
   if (st == OL_OK) st = ol_session_match_outputs(s, output_names, n_outputs, pick);
   if (st == OL_OK) {
     ol_run_env env = {allocator, completion ? &completion->cancelled : NULL, context, NULL, s->threads,
-                      s->grow_outputs};
+                      s->grow_outputs, &s->paged};
     st = ol_plan_run(s->plan, NULL, &env, feeds, g->num_inputs, all, g->num_outputs);
     if (st == OL_CANCELLED && completion && completion->reason[0]) ol_error_wrap(st, "%s", completion->reason);
   }

@@ -16,8 +16,12 @@ struct ol_session {
   /* Payloads released during runs, reused by the next (core/payload_pool.h);
    * NULL: every run allocates afresh. */
   ol_payload_pool *pool;
+  /* Formats of appended paged-cache pages (rules copied from the options). */
+  ol_paged_policy paged;
 };
 
+/* Copies the page-format function and rules of options (paged caches). */
+ol_status ol_session_set_page_formats(ol_session *s, const ol_session_options *options);
 /* Turns payload reuse across runs on (the default) or off; off frees what
  * the pool holds. Not during a run. */
 ol_status ol_session_reuse_payloads(ol_session *s, bool on);

@@ -538,7 +538,7 @@ static ol_status state_run(ol_state *st, ol_context *context, const char *const 
     ol_append_host host = {&ra, reserve_append, commit_append};
     ol_allocator *allocator = allocator_of(st, context);
     ol_run_env env = {allocator, completion ? &completion->cancelled : NULL, context,
-                      st->initial_capacity > 0 ? &host : NULL, session->threads, false};
+                      st->initial_capacity > 0 ? &host : NULL, session->threads, false, &session->paged};
     s = ol_plan_run(session->plan, NULL, &env, feeds, g->num_inputs, all, g->num_outputs);
   }
   /* validate every next value before publishing any */
