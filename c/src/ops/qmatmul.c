@@ -50,14 +50,14 @@ static void qmatmul_destroy(ol_kernel *kernel) {
   free(k);
 }
 
-ol_status ol_qmatmul_create(const ol_node *matmul, ol_value *encoded, const Onnx__ModelProto *model,
+ol_status ol_qmatmul_create(const ol_node *matmul, ol_value *encoded, const ol_type_catalogue *types,
                             ol_kernel **out) {
   *out = NULL;
   if (!encoded || encoded->kind != OL_VALUE_ENCODED || !encoded->encoded) return OL_OK;
   ol_quant_affine_view view;
   bool eligible;
   const char *reason;
-  OL_TRY(ol_quant_affine_view_make(encoded->encoded, model, &view, &eligible, &reason));
+  OL_TRY(ol_quant_affine_view_make(encoded->encoded, types, &view, &eligible, &reason));
   if (!eligible) return OL_OK;
   ol_kernel *kernel;
   ol_status s = ol_kernel_alloc(matmul, sizeof(qmatmul_kernel), qmatmul_compute, &kernel);

@@ -26,7 +26,7 @@ static ol_value *constant_encoded(const ol_graph *g, const char *name) {
 ol_status ol_fuse_dequantized_b(const ol_graph *g, const int32_t *producer, int32_t *const *use_slots,
                                 const size_t *use_counts, const int32_t *output_slots, bool *skip,
                                 int32_t *bypass, ol_kernel **kernels) {
-  const Onnx__ModelProto *model = g->model ? g->model->proto : NULL;
+  const ol_type_catalogue *types = g->model ? g->model->types : NULL;
   for (size_t i = 0; i < g->num_nodes; i++) {
     const ol_node *m = &g->nodes[i];
     if (strcmp(m->op_type, "MatMul") != 0 || (m->domain[0] && strcmp(m->domain, "ai.onnx") != 0) ||
@@ -42,7 +42,7 @@ ol_status ol_fuse_dequantized_b(const ol_graph *g, const int32_t *producer, int3
     ol_value *encoded = constant_encoded(g, g->nodes[di].inputs[0]);
     if (readers != 1 || !encoded) continue;
     ol_kernel *kernel = NULL;
-    OL_TRY(ol_qmatmul_create(m, encoded, model, &kernel));
+    OL_TRY(ol_qmatmul_create(m, encoded, types, &kernel));
     if (!kernel) continue; /* layout not eligible: Dequantize + MatMul as written */
     int32_t eslot = use_slots[di][0];
     skip[di] = true;
