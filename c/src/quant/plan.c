@@ -297,6 +297,7 @@ ol_status ol_quant_plan_run_layout(const ol_quant_plan *plan, size_t run, ol_qua
 
 ol_status ol_quant_plan_block(const ol_quant_plan *plan, size_t run, size_t block, ol_quant_block *out) {
   NEED_PLAN(plan, "ol_quant_plan_block");
+  if (!out) return INVALID("ol_quant_plan_block: out is NULL");
   ol_quant_run *r = NULL;
   OL_TRY(run_at(plan, run, &r));
   if (block >= r->block_count)

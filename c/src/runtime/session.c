@@ -57,6 +57,7 @@ bool ol_session_input_grow_axis(const ol_session *s, size_t i, int64_t *axis) {
 
 bool ol_session_scope_begin(const ol_session *s, ol_run_scope *scope) {
   _Static_assert(sizeof(ol_payload_pool_scope) <= sizeof(ol_run_scope), "ol_run_scope holds a pool scope");
+  if (!scope) return false;
   ol_payload_pool_scope inner = ol_payload_pool_enter(s ? s->pool : NULL, s ? s->allocator : NULL);
   memset(scope, 0, sizeof *scope);
   memcpy(scope, &inner, sizeof inner);
@@ -64,6 +65,7 @@ bool ol_session_scope_begin(const ol_session *s, ol_run_scope *scope) {
 }
 
 void ol_session_scope_end(ol_run_scope *scope) {
+  if (!scope) return;
   ol_payload_pool_scope inner;
   memcpy(&inner, scope, sizeof inner);
   memset(scope, 0, sizeof *scope);

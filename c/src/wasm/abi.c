@@ -12,7 +12,6 @@
  * results packed into out-arrays, a flag choosing between two calls. The
  * quantization exports are abi_quant.c. */
 #include <emscripten/emscripten.h>
-#include <stdlib.h>
 
 #include "onnxlight.h"
 #include "runtime/generate.h" /* olw_pick_token only (being replaced; see below) */
