@@ -445,7 +445,7 @@ ol_status ol_model_bind_persistent(const ol_model *model, const char *const *inp
 /* ---------------------------------------------------------------- generation */
 
 typedef struct ol_generate_options {
-  int64_t max_new_tokens;   /* required, >= 0 */
+  int64_t max_new_tokens;   /* >= 0 (16 from ol_generate_options_init) */
   double temperature;       /* 0: greedy */
   uint64_t seed;            /* sampling seed */
   int64_t eos_token_id;     /* -1: none */
@@ -454,21 +454,73 @@ typedef struct ol_generate_options {
   const char *logits_name;         /* default "logits" */
   const char *attention_mask_name; /* default "attention_mask" */
   const char *position_ids_name;   /* default "position_ids" */
-  /* Called after each generated step with the new token of every row;
-   * returning nonzero stops generation (not an error). */
+  /* Called after each step with the new token of every row and the 0-based
+   * step; returning nonzero stops generation (not an error). */
   int (*on_token)(void *user, const int64_t *tokens, size_t batch, size_t step);
   void *on_token_user;
 } ol_generate_options;
 
 void ol_generate_options_init(ol_generate_options *options);
 
-/* Runs the token loop. feeds: input_ids [batch, prompt] (INT64) plus any other
- * inputs (initial empty caches for models with persistent bindings). out:
- * INT64 [batch, prompt + generated]. Feeds and model are not modified. */
+/* Runs the token loop: ol_generator_create, ol_generator_step until done,
+ * ol_generator_tokens. feeds: input_ids [batch, prompt] (INT64) plus any
+ * other inputs (initial empty caches for models with persistent bindings).
+ * out: INT64 [batch, prompt + generated]. Feeds and model are not modified. */
 ol_status ol_generate(ol_model *model, ol_context *context, const char *const *names,
                       ol_value *const *feeds, size_t n_feeds, const ol_generate_options *options,
                       const ol_session_options *session_options, ol_completion *completion,
                       ol_value **out);
+
+/* The token loop one step at a time, for callers that must regain control
+ * between tokens (an event loop streaming tokens or watching a stop button).
+ * It holds every rule of generation:
+ *  - models without persistent bindings run in `session` (may be NULL: the
+ *    generator makes one from session_options), which evaluates the whole
+ *    growing prefix every step; models with bindings in a fresh ol_state
+ *    made from the bound feeds (the initial caches) with session_options
+ *    (allocator, threads, persistent_tensor_initial_capacity): the prompt
+ *    once, then one token per step;
+ *  - declared INT64 attention_mask / position_ids inputs are created when not
+ *    fed (ones; positions = cumulative mask - 1, clamped at 0) and extended
+ *    every step; a fed mask must be left-padded (0/1, zeros first, ending in 1);
+ *  - temperature 0 is greedy (lowest index wins ties, NaN never wins); > 0
+ *    samples softmax(logits / T) with one splitmix64 draw per unfinished row
+ *    per step, seeded by seed: the same tokens natively and in wasm;
+ *  - done after max_new_tokens, when every row has emitted eos_token_id
+ *    (finished rows then get pad_token_id), when on_token returns nonzero,
+ *    or after ol_generator_stop.
+ * Feeds are retained (the caller may release them after create), names and
+ * options copied. session (a session of `model`), context and completion
+ * (each may be NULL) must outlive the generator, and the session must not
+ * run elsewhere during a step. Nothing runs before the first step. */
+typedef struct ol_generator ol_generator;
+
+ol_status ol_generator_create(ol_model *model, ol_session *session, ol_context *context,
+                              const char *const *names, ol_value *const *feeds, size_t n_feeds,
+                              const ol_generate_options *options,
+                              const ol_session_options *session_options, ol_completion *completion,
+                              ol_generator **out);
+/* One step: the prompt on the first, otherwise the last token; appends one
+ * token to every row. *done (may be NULL) is set to ol_generator_done.
+ * A cancelled completion fails with OL_CANCELLED (polled before the step,
+ * and between nodes during it). A failed step leaves the generator as it was,
+ * except after a persistent state has run (the logits are not usable
+ * logits, or no memory for the sampling scratch): then every later step
+ * fails. Stepping a finished generator fails with OL_FAILED_PRECONDITION. */
+ol_status ol_generator_step(ol_generator *gen, int *done);
+/* 1 when no step remains (finished, stopped, or failed after a state run). */
+int ol_generator_done(const ol_generator *gen);
+/* Ends the generation here (not an error): the tokens so far are the result. */
+void ol_generator_stop(ol_generator *gen);
+size_t ol_generator_batch(const ol_generator *gen);
+/* Tokens appended to every row so far. */
+int64_t ol_generator_generated(const ol_generator *gen);
+/* The batch tokens of the last step (NULL before the first); valid until
+ * the next step or destroy. */
+const int64_t *ol_generator_last_tokens(const ol_generator *gen);
+/* New INT64 [batch, prompt + generated]: the prompt and every token so far. */
+ol_status ol_generator_tokens(const ol_generator *gen, ol_value **out);
+void ol_generator_destroy(ol_generator *gen);
 
 /* ---------------------------------------------------------------- quantization
  *

@@ -105,9 +105,17 @@ export class InferenceSession {
     return generateSteps(this.#generationModel(), feeds, options);
   }
 
-  /** Internal: what generation needs of this session. */
+  /**
+   * Internal: what generation needs of this session. handles() gives the
+   * ol_model and ol_session (the generator runs models without bindings in
+   * this session) and raises once the session is released.
+   */
   #generationModel() {
-    return { runtime: this.#runtime, session: this, modelHandle: this.#model, bindings: this.persistentBindings, threads: this.#threads };
+    const handles = () => {
+      this.#alive();
+      return { model: this.#model, session: this.#handle };
+    };
+    return { runtime: this.#runtime, threads: this.#threads, handles };
   }
 
   /** Frees the session (idempotent). Tensors it returned stay valid. */

@@ -186,7 +186,7 @@ export class PersistentValueState {
  * Internal: a state on a loaded ol_model handle (the handle stays the
  * caller's). bindings: [{ input, output }] for the `bindings` property.
  */
-export function createStateFromHandle(runtime, modelHandle, bindings, initial, { persistentTensorInitialCapacity = 32, events = false, intraOpNumThreads = 0 } = {}) {
+function createStateFromHandle(runtime, modelHandle, bindings, initial, { persistentTensorInitialCapacity = 32, events = false, intraOpNumThreads = 0 } = {}) {
   checkMap(initial, 'PersistentValueState.create: initial');
   const m = runtime.m;
   let handle = 0;

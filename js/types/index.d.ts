@@ -247,7 +247,9 @@ export class InferenceSession {
    * the other inputs (initial empty caches for models with bindings, see
    * emptyCaches). Models with persistent bindings run the prompt once and then
    * one token per step in a fresh PersistentValueState; models without re-run
-   * the growing prefix. Resolves to int64 [batch, prompt + generated].
+   * the growing prefix in this session. The token loop is the C library's
+   * (ol_generator_*), so option errors name its fields (max_new_tokens, ...).
+   * Resolves to int64 [batch, prompt + generated].
    */
   generate(feeds: { readonly [name: string]: TensorInput }, options?: GenerateOptions): Promise<Tensor<'int64'>>;
   /** generate() as an async iterator of steps. */

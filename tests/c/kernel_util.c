@@ -79,8 +79,8 @@ ol_status tk_run_domain(const char *domain, const char *op_type, int opset, ol_a
   node.outputs = out_names;
   node.num_attrs = num_attrs;
   node.attrs = attrs;
-  const ol_op_registration *reg;
-  OL_TRY(ol_registry_find(&node, &reg));
+  const ol_op_schema *reg;
+  OL_TRY(ol_schema_find(&node, &reg));
   ol_kernel *k;
   OL_TRY(reg->create(&node, &k));
   for (size_t i = 0; i < num_outputs; i++) outputs[i] = NULL;

@@ -58,6 +58,9 @@ ol_model_data *ol_model_data_retain(ol_model_data *data);
 void ol_model_data_release(ol_model_data *data);
 
 /* Decodes a model proto (takes ownership of proto, also on failure). */
+/* ol_model_load_owned without the weight packing of model/pack.c (the
+ * public entry points in model/load.c add it). */
+ol_status ol_ir_load_owned(void *bytes, size_t size, const ol_model_load_options *options, ol_model **out);
 ol_status ol_model_from_proto(Onnx__ModelProto *proto, const ol_model_load_options *options,
                               ol_model **out);
 

@@ -270,7 +270,7 @@ ol_status ol_quant_quantize_shared(const ol_value *tensor, const ol_model *model
   if (!tensor || tensor->kind != OL_VALUE_TENSOR)
     return ol_error(OL_INVALID_ARGUMENT, "ol_quant_quantize_shared: expected a tensor");
   const ol_tensor *t = &tensor->tensor;
-  if (ol_tensor_is_strided(t) || ol_tensor_has_layout(t))
+  if (!ol_tensor_is_dense(tensor))
     return ol_error(OL_INVALID_ARGUMENT, "ol_quant_quantize_shared: the tensor is not dense (ol_tensor_densify it first)");
   ol_quant_shared_set *set = NULL;
   OL_TRY(ol_quant_model_set(data_of(model), set_name, &set));

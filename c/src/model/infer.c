@@ -264,7 +264,7 @@ static ol_status infer_node(walker *w, const ol_graph *g, Onnx__GraphProto *dst,
     } else if (b.op == LOOP || b.op == SCAN) {
       loop_outputs(n, inputs, &b, outputs);
     } else if (b.op == PLAIN) {
-      ol_infer_fn fn = ol_infer_find(n);
+      ol_infer_fn fn = ol_schema_infer(n);
       if (fn) {
         ol_infer_ctx ctx = {n, n->num_inputs, inputs, n->num_outputs, outputs, w->types};
         st = fn(&ctx);

@@ -19,16 +19,6 @@ struct ol_kernel {
   ol_kernel_compute_fn compute;
   void (*destroy)(ol_kernel *kernel); /* NULL: free(kernel) */
   const ol_node *node;
-  /* Bit i set: input i may be a strided (pitched) tensor, read through its
-   * pitch (see core/value.h). The runtime gives every other input a dense
-   * copy. Set at creation by kernels that read caches in place. */
-  uint32_t pitched_inputs;
-  /* Bit i set: input i may be a tiled float matrix (core/value.h, weights
-   * prepared at load); every other input gets a dense copy. */
-  uint32_t tiled_inputs;
-  /* Bit i set: input i may be in the lane layout (core/value.h, MatMulNBits
-   * weights and scales prepared at load); every other input gets a dense copy. */
-  uint32_t lane_inputs;
 };
 
 /* Storage work a kernel reports through ctx->record_storage (runtime events). */
@@ -106,7 +96,7 @@ ol_status ol_kernel_alloc(const ol_node *node, size_t size, ol_kernel_compute_fn
 
 /* Runs fn on ctx with the strided (pitched) inputs selected by `which` (bit
  * i: input i) replaced by dense copies: for kernels that read some pitched
- * layouts in place (pitched_inputs) and meet another one. */
+ * layouts in place (their row's pitched_inputs) and meet another one. */
 ol_status ol_kernel_run_densified(ol_kernel *kernel, ol_kernel_ctx *ctx, uint32_t which, ol_kernel_compute_fn fn);
 
 /* Input i as a tensor; NULL when absent. */

@@ -20,7 +20,7 @@ static ol_status float_tensor(const ol_value *tensor, const char *what) {
   if (!ol_quant_float_bytes(tensor->tensor.dtype))
     return ol_error(OL_INVALID_ARGUMENT, "%s: the tensor must be float32, float64, float16 or bfloat16 (got %s)",
                     what, ol_dtype_name(tensor->tensor.dtype));
-  if (ol_tensor_is_strided(&tensor->tensor) || ol_tensor_has_layout(&tensor->tensor))
+  if (!ol_tensor_is_dense(tensor))
     return ol_error(OL_INVALID_ARGUMENT, "%s: the tensor is not dense (ol_tensor_densify it first)", what);
   return OL_OK;
 }

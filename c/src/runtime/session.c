@@ -531,7 +531,7 @@ ol_status ol_session_run_with(ol_session *s, ol_context *context, const char *co
    * caller takes growing caches as they are */
   for (size_t i = 0; st == OL_OK && i < n_outputs; i++) {
     outputs[i] = ol_value_retain(all[pick[i]]);
-    if (!s->grow_outputs || ol_tensor_has_layout(&outputs[i]->tensor)) st = ol_value_densify(s->allocator, &outputs[i]);
+    if (!s->grow_outputs || ol_tensor_is_packed(&outputs[i]->tensor)) st = ol_value_densify(s->allocator, &outputs[i]);
   }
   if (st != OL_OK)
     for (size_t i = 0; i < n_outputs; i++) {

@@ -14,7 +14,6 @@
 #include <emscripten/emscripten.h>
 
 #include "onnxlight.h"
-#include "runtime/generate.h" /* olw_pick_token only (being replaced; see below) */
 
 #define OLW EMSCRIPTEN_KEEPALIVE
 
@@ -329,24 +328,43 @@ OLW int olw_model_bind_persistent(const ol_model *model, const char *const *inpu
 
 /* ------------------------------------------------------------ generation */
 
-/* ol_generate without a token callback (the JS package runs its own loop for
- * streaming; this export serves parity checks against the C loop). seed is
- * exact up to 2^53; eos/pad -1 mean none/eos. */
-/* One token from a logits row in wasm memory (see runtime/generate.h). */
-OLW int olw_pick_token(int dtype, const void *row, int vocab, double temperature, uint64_t *rng_state,
-                       double *weights) {
-  return (int)ol_generate_pick_token((ol_dtype)dtype, row, vocab, temperature, rng_state, weights);
-}
+/* An int64 option passed as a double: NaN (not given) keeps the default. */
+static int64_t option_or(double value, int64_t fallback) { return value == value ? (int64_t)value : fallback; }
 
-OLW int olw_generate(ol_model *model, const char *const *names, ol_value *const *feeds,
-                     size_t n_feeds, double max_new_tokens, double temperature, double seed,
-                     double eos_token_id, double pad_token_id, ol_value **out) {
+/* ol_generator_create with its options as scalars: int64 quantities as
+ * doubles (exact below 2^53; NaN: the default), the uint64 seed as two 32-bit halves, the
+ * graph names (input ids, logits, attention mask, position ids; NULL entries
+ * for the defaults) as a table, and the session options the JS package sets. */
+OLW int olw_generator_create(ol_model *model, ol_session *session, const char *const *names, ol_value *const *feeds,
+                             size_t n_feeds,
+                             double max_new_tokens, double temperature, uint32_t seed_low, uint32_t seed_high,
+                             double eos_token_id, double pad_token_id, const char *const *io_names,
+                             double persistent_tensor_initial_capacity, int intra_op_num_threads,
+                             ol_completion *completion, ol_generator **out) {
   ol_generate_options options;
   ol_generate_options_init(&options);
-  options.max_new_tokens = (int64_t)max_new_tokens;
+  options.max_new_tokens = option_or(max_new_tokens, options.max_new_tokens);
   options.temperature = temperature;
-  options.seed = (uint64_t)seed;
-  options.eos_token_id = (int64_t)eos_token_id;
-  options.pad_token_id = (int64_t)pad_token_id;
-  return ol_generate(model, NULL, names, feeds, n_feeds, &options, NULL, NULL, out);
+  options.seed = (uint64_t)seed_high << 32 | seed_low;
+  options.eos_token_id = option_or(eos_token_id, options.eos_token_id);
+  options.pad_token_id = option_or(pad_token_id, options.pad_token_id);
+  options.input_ids_name = io_names[0];
+  options.logits_name = io_names[1];
+  options.attention_mask_name = io_names[2];
+  options.position_ids_name = io_names[3];
+  ol_session_options session_options;
+  ol_session_options_init(&session_options);
+  session_options.persistent_tensor_initial_capacity =
+      option_or(persistent_tensor_initial_capacity, session_options.persistent_tensor_initial_capacity);
+  session_options.intra_op_num_threads = intra_op_num_threads;
+  return ol_generator_create(model, session, NULL, names, feeds, n_feeds, &options, &session_options, completion,
+                             out);
 }
+OLW int olw_generator_step(ol_generator *g, int *done) { return ol_generator_step(g, done); }
+OLW int olw_generator_done(const ol_generator *g) { return ol_generator_done(g); }
+OLW void olw_generator_stop(ol_generator *g) { ol_generator_stop(g); }
+OLW size_t olw_generator_batch(const ol_generator *g) { return ol_generator_batch(g); }
+OLW double olw_generator_generated(const ol_generator *g) { return (double)ol_generator_generated(g); }
+OLW const int64_t *olw_generator_last_tokens(const ol_generator *g) { return ol_generator_last_tokens(g); }
+OLW int olw_generator_tokens(const ol_generator *g, ol_value **out) { return ol_generator_tokens(g, out); }
+OLW void olw_generator_destroy(ol_generator *g) { ol_generator_destroy(g); }
