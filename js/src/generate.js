@@ -106,7 +106,7 @@ function createGenerator(target, feeds, c, completion) {
   const { runtime, threads } = target;
   const { model, session } = target.handles();
   const m = runtime.m;
-  const bind = (v) => m._olw_encoded_bind_model(v, model);
+  const bind = (v) => m._olw_quant_bind_model(v, model);
   const inputs = marshalInputs(runtime, Object.entries(feeds), 'generate', bind);
   const [names, freeNames] = nameTable(runtime, c.names);
   try {

@@ -14,6 +14,13 @@ const decoder = new TextDecoder();
 let platform = null;
 let loading = null;
 let current = null;
+const loadHooks = [];
+
+/** Runs fn(runtime) once the wasm module is loaded (now when it already is). */
+export function onLoad(fn) {
+  if (current) fn(current);
+  else loadHooks.push(fn);
+}
 
 /** Called once by the entry module (node.js or browser.js). */
 export function setPlatform(p) {
@@ -34,7 +41,11 @@ export function init(options = {}) {
       return Promise.reject(error);
     }
     loading = Runtime.load(options, threads).then(
-      (runtime) => (current = runtime),
+      (runtime) => {
+        current = runtime;
+        for (const hook of loadHooks) hook(runtime);
+        return runtime;
+      },
       (error) => {
         loading = null;
         throw error;

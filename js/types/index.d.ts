@@ -393,7 +393,11 @@ export const version: string;
 // Needs the wasm module loaded (await init() first). C errors throw
 // OnnxLightError with the C message.
 
-/** Upper-case profile name -> numeric format, in catalogue order (INT8 = 0 ... ORT_MATMULNBITS_INT8 = 42). */
+/**
+ * Upper-case profile name -> numeric format, in catalogue order (INT8 = 0 ...
+ * ORT_MATMULNBITS_INT8 = 42). Filled from the C catalogue when the wasm module
+ * loads (await init()); tests/js/quantization.test.mjs keeps this list equal to it.
+ */
 export const QuantizationFormat: Readonly<{
   INT8: 0; INT8_PER_CHANNEL: 1; INT4: 2; GPTQ: 3; AWQ: 4; EETQ: 5; MATMULNBITS: 6; Q2_K: 7; Q3_K: 8; Q4_K: 9;
   Q5_K: 10; Q6_K: 11; HQQ: 12; EXL2: 13; EXL3: 14; NF4: 15; IQ4_NL: 16; BINARY: 17; TERNARY: 18; TQ1_0: 19;

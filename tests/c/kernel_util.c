@@ -163,7 +163,7 @@ void tk_check_gives_back_bytes(ol_model *m, const uint8_t *bytes, size_t size) {
     }
     CHECK(at == size && memcmp(joined, bytes, size) == 0);
     free(joined);
-    ol_serial_pieces_free(pieces);
+    ol_serial_pieces_destroy(pieces);
   }
   /* the text printer prints the dense values */
   char *printed = NULL, *plain = NULL;

@@ -589,7 +589,7 @@ static Onnx__StructTypeProto *int4_type(uint64_t count, uint64_t block) {
   ol_quant_plan *plan = NULL;
   Onnx__StructTypeProto *st = NULL;
   CHECK_OK(ol_quant_make_plan(OL_QUANT_INT4, count, block, &plan));
-  if (plan) CHECK_OK(ol_quant_make_type(plan, &st));
+  if (plan) CHECK_OK(ol_quant_make_type_proto(plan, &st));
   ol_quant_plan_destroy(plan);
   return st;
 }

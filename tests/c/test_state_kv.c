@@ -345,8 +345,8 @@ static void session_attention_caches_grow_in_place(const char *text, int mode) {
   ol_session_grow_outputs(grown, true);
   const size_t past_k = 3; /* session input numbering: past_k follows q, k, v */
   int64_t axis = -1;
-  CHECK(ol_session_input_grows(grown, past_k, &axis) && axis == 2);
-  CHECK(!ol_session_input_grows(grown, 0, &axis) && !ol_session_input_grows(dense, past_k, &axis));
+  CHECK(ol_session_input_grow_axis(grown, past_k, &axis) && axis == 2);
+  CHECK(!ol_session_input_grow_axis(grown, 0, &axis) && !ol_session_input_grow_axis(dense, past_k, &axis));
   const char *gnames[7] = {"q", "k", "v", "past_k", "past_v", "seqlens_k", "total"};
   ol_value *gpast[2] = {rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 0, 8), rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 0, 8)};
   ol_value *dpast[2] = {ol_value_retain(gpast[0]), ol_value_retain(gpast[1])};

@@ -78,6 +78,7 @@ void ol_model_data_release(ol_model_data *d) {
   free(d->opsets);
   ol_quant_catalogue_release(d->quant_params);
   free(d->quant_params_error);
+  ol_type_catalogue_destroy(d->types);
   ol_proto_owner_release(d->owner);
   free(d);
 }
@@ -492,7 +493,9 @@ static ol_status model_from_owner(ol_proto_owner *owner, const ol_model_load_opt
     d->opsets[0].version = 1;
     d->num_opsets = 1;
   }
-  s = load_quant_params(d, options);
+  s = ol_type_catalogue_create((const Onnx__StructTypeProto *const *)proto->struct_types,
+                               proto->n_struct_types, &d->types);
+  if (s == OL_OK) s = load_quant_params(d, options);
   if (s != OL_OK) goto fail;
   decode_ctx dc = {d, options, NULL, NULL, NULL, 0};
   s = decode_graph(&dc, proto->graph, NULL, &d->graph);

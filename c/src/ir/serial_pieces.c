@@ -102,7 +102,7 @@ ol_status ol_model_serialize_pieces(const ol_model *model, ol_serial_pieces **ou
   piece_buffer b = {{append}, p, false};
   size_t n = onnx__model_proto__pack_to_buffer(model->data->proto, &b.base);
   if (b.failed || n != p->total) {
-    ol_serial_pieces_free(p);
+    ol_serial_pieces_destroy(p);
     return ol_error(OL_OUT_OF_MEMORY, "out of memory serializing the model");
   }
   *out = p;
@@ -113,7 +113,7 @@ size_t ol_serial_pieces_count(const ol_serial_pieces *p) { return p->count; }
 const ol_serial_piece *ol_serial_pieces_list(const ol_serial_pieces *p) { return p->pieces; }
 size_t ol_serial_pieces_total(const ol_serial_pieces *p) { return p->total; }
 
-void ol_serial_pieces_free(ol_serial_pieces *p) {
+void ol_serial_pieces_destroy(ol_serial_pieces *p) {
   if (!p) return;
   for (size_t i = 0; i < p->num_blocks; i++) free(p->blocks[i]);
   free(p->blocks);

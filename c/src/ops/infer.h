@@ -55,7 +55,7 @@ typedef struct ol_infer_ctx {
   const ol_infer_type *const *inputs; /* NULL: absent or nothing known */
   size_t num_outputs;
   ol_infer_type *outputs; /* start unknown (ol_infer_unknown) */
-  const Onnx__ModelProto *model;
+  const ol_type_catalogue *types; /* the model's struct types (resolves type_refs) */
 } ol_infer_ctx;
 
 /* Fills ctx->outputs. Returns OL_OK leaving outputs unknown when the inputs

@@ -61,18 +61,18 @@ ol_status ol_matmul_fuse_dequantized_b(const ol_fusion_site *site, ol_kernel **o
   if (m->num_inputs != 2 || !m->inputs[0][0] || !site->constant || !site->constant->encoded ||
       !is_dequantize_float(site->producer))
     return OL_OK;
-  const Onnx__ModelProto *model = site->graph->model ? site->graph->model->proto : NULL;
-  return ol_qmatmul_create(m, site->constant->value, model, out);
+  const ol_type_catalogue *types = site->graph->model ? site->graph->model->types : NULL;
+  return ol_qmatmul_create(m, site->constant->value, types, out);
 }
 
-ol_status ol_qmatmul_create(const ol_node *matmul, ol_value *encoded, const Onnx__ModelProto *model,
+ol_status ol_qmatmul_create(const ol_node *matmul, ol_value *encoded, const ol_type_catalogue *types,
                             ol_kernel **out) {
   *out = NULL;
   if (!encoded || encoded->kind != OL_VALUE_ENCODED || !encoded->encoded) return OL_OK;
   ol_quant_affine_view view;
   bool eligible;
   const char *reason;
-  OL_TRY(ol_quant_affine_view_make(encoded->encoded, model, &view, &eligible, &reason));
+  OL_TRY(ol_quant_affine_view_make(encoded->encoded, types, &view, &eligible, &reason));
   if (!eligible) return OL_OK;
   ol_kernel *kernel;
   ol_status s = ol_kernel_alloc(matmul, sizeof(qmatmul_kernel), qmatmul_compute, &kernel);

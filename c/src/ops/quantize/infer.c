@@ -6,12 +6,14 @@
  * initializer (its logical_type), otherwise the shape stays unknown. Then
  * QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearMatMul,
  * ConvInteger and QLinearConv. */
+#include <stdio.h>
 #include <string.h>
 
 #include "ops/matmul/matmul.h"
 #include "ops/nn/nn.h"
 #include "ops/quantize/quantize.h"
 #include "quant/plan.h"
+#include "quant/type_catalogue.h"
 
 ol_status ol_infer_quantize(ol_infer_ctx *ctx) {
   const ol_attr *a = ol_node_attr(ctx->node, "type");
@@ -21,13 +23,11 @@ ol_status ol_infer_quantize(ol_infer_ctx *ctx) {
     return ol_infer_error(ctx, "attribute 'type' must be a TYPE_PROTO holding a struct_type (the "
                                "destination StructTypeProto, inline or a type_ref)");
   const Onnx__StructTypeProto *st = ap->tp->struct_type;
-  if (st->kind_case == ONNX__STRUCT_TYPE_PROTO__KIND_TYPE_REF) {
-    bool declared = false;
-    for (size_t i = 0; ctx->model && i < ctx->model->n_struct_types && !declared; i++)
-      declared = ctx->model->struct_types[i]->has_type_id && ctx->model->struct_types[i]->type_id == st->type_ref;
-    if (!declared)
-      return ol_infer_error(ctx, "attribute 'type' refers to struct_type.type_ref %llu, which is not declared "
-                                 "in the model's struct_types", (unsigned long long)st->type_ref);
+  const Onnx__StructTypeProto *root = NULL;
+  if (ol_type_catalogue_resolve(ctx->types, st, &root) != OL_OK) {
+    char why[256];
+    snprintf(why, sizeof why, "%s", ol_last_error());
+    return ol_infer_error(ctx, "attribute 'type': %s", why);
   }
   const ol_infer_type *x = ol_infer_input(ctx, 0);
   if (x && !ol_quant_float_bytes(x->dtype))

@@ -13,9 +13,9 @@
  *     OL_VALUE_ENCODED value owning a self-contained
  *     Onnx__EncodedValueProto (inline descriptor) with X's logical shape and
  *     dtype. When `scales` is omitted every block is calibrated from the
- *     actual input (ol_quant_calibrate); default zero points are 0 for signed
+ *     actual input (ol_quant_calibrate_values); default zero points are 0 for signed
  *     and 2^(bits-1) for unsigned affine codes, offsets 0, fixed tables from
- *     the catalogue (ol_quant_plan_from_type). ORT MatMulNBits destinations
+ *     the catalogue (ol_quant_plan_declared). ORT MatMulNBits destinations
  *     (the struct_type of an existing ORT value) take a [K, N] X, per-block
  *     scales/zero points or column/K-group calibration, and must match the
  *     result's matrix dimensions, scale dtype and zero-point storage.
@@ -25,9 +25,11 @@
  *     the set the value retains, else the model's); nonfinite results and
  *     overflow of dtype are errors.
  *
- * Descriptors and encoded values that use type_ref resolve through the
- * model holding the node (node->graph->model); kernels built on a bare node
- * (no graph) only accept inline descriptors. */
+ * Both kernels resolve what they need from the model holding the node when
+ * they are created: Quantize decodes its destination into a declared plan
+ * (or an ORT layout), Dequantize keeps the model's struct type catalogue
+ * (for values whose struct_type is a type_ref) and shared parameter sets.
+ * Kernels built on a bare node (no graph) only accept inline descriptors. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +43,7 @@
 #include "quant/inputs.h"
 #include "quant/shared.h"
 #include "quant/wire.h"
+#include "quant/wire_proto.h"
 
 #define IN_X OL_QUANT_IN_X
 #define IN_SCALES OL_QUANT_IN_SCALES
@@ -49,8 +52,8 @@
 #define IN_COUNT OL_QUANT_IN_COUNT
 #define input_names ol_quant_input_names
 
-static const Onnx__ModelProto *node_model(const ol_node *node) {
-  return node->graph && node->graph->model ? node->graph->model->proto : NULL;
+static const ol_model_data *node_model(const ol_node *node) {
+  return node->graph ? node->graph->model : NULL;
 }
 
 static ol_status node_wrap(const ol_node *node, ol_status s) {
@@ -63,12 +66,13 @@ static void encoded_free(void *payload) { ol_quant_proto_free((Onnx__EncodedValu
 
 typedef struct quantize_kernel {
   ol_kernel base;
-  const Onnx__StructTypeProto *type; /* in the model's NodeProto */
-  const Onnx__StructTypeProto *root; /* type resolved (ORT destinations) */
-  const Onnx__ModelProto *model;     /* may be NULL */
-  ol_quant_format ort_format;        /* an ORT MatMulNBits destination, else FORMAT_COUNT */
+  ol_quant_plan *declared;     /* portable destinations: the plan `type` declares */
+  ol_quant_format ort_format;  /* an ORT MatMulNBits destination, else FORMAT_COUNT */
   uint64_t ort_block_size;
-  ol_quant_shared_set *shared;       /* parameter_ref: the retained set, else NULL */
+  uint8_t *ort_type;           /* its descriptor, serialized without type_id */
+  size_t ort_type_size;
+  char *ort_name;
+  ol_quant_shared_set *shared; /* parameter_ref: the retained set, else NULL */
 } quantize_kernel;
 
 /* A shared parameter set's compact value as the node's output; the value
@@ -100,30 +104,23 @@ static ol_status apply_inputs(const ol_node *node, ol_kernel_ctx *ctx, ol_quant_
   return s == OL_OK || s == OL_OUT_OF_MEMORY ? s : node_wrap(node, s);
 }
 
+/* Per-block calibration from X (ol_quant_calibrate_values: the portable
+ * rule, or per column and K group for ORT layouts). */
+static ol_status calibrate(ol_quant_plan *plan, const ol_tensor *x) {
+  uint64_t count = (uint64_t)ol_tcount(x);
+  double *values = count <= SIZE_MAX / sizeof(double) ? ol_xmalloc(count ? (size_t)count * sizeof(double) : 1) : NULL;
+  ol_status s = values ? ol_quant_read_floats(x->dtype, ol_tdata(x), count, values) : OL_OUT_OF_MEMORY;
+  if (s == OL_OK) s = ol_quant_calibrate_values(plan, values, count);
+  free(values);
+  return s == OL_OK || s == OL_OUT_OF_MEMORY ? s : ol_error_wrap(s, "calibration");
+}
+
 /* Quantize into an ORT MatMulNBits layout: X is [K, N]; blocks run column
  * first, then K group (padding rows excluded). Scales and zero points are
  * per-block inputs or calibrated (zero point 2^(bits-1), scale from the
  * largest positive/negative ratio to the code range); the encoder rounds them
  * to X's dtype. The result's descriptor must equal the destination (matrix
  * dimensions, scale dtype, zero-point storage). */
-static bool same_type_bytes(const Onnx__StructTypeProto *a, const Onnx__StructTypeProto *b) {
-  Onnx__StructTypeProto ca = *a, cb = *b;
-  ca.has_type_id = cb.has_type_id = 0;
-  ca.type_id = cb.type_id = 0;
-  size_t na = onnx__struct_type_proto__get_packed_size(&ca), nb = onnx__struct_type_proto__get_packed_size(&cb);
-  if (na != nb) return false;
-  uint8_t *ba = ol_xmalloc(na ? na : 1), *bb = ol_xmalloc(nb ? nb : 1);
-  bool same = false;
-  if (ba && bb) {
-    onnx__struct_type_proto__pack(&ca, ba);
-    onnx__struct_type_proto__pack(&cb, bb);
-    same = memcmp(ba, bb, na) == 0;
-  }
-  free(ba);
-  free(bb);
-  return same;
-}
-
 static ol_status quantize_ort(quantize_kernel *k, ol_kernel_ctx *ctx, const ol_tensor *x) {
   const ol_node *node = ctx->node;
   for (size_t i = IN_OFFSETS; i < IN_COUNT; i++) {
@@ -141,36 +138,12 @@ static ol_status quantize_ort(quantize_kernel *k, ol_kernel_ctx *ctx, const ol_t
   ol_status s = ol_quant_make_matmul_nbits_plan(k->ort_format, kk, n, k->ort_block_size, &plan);
   if (s != OL_OK) return node_wrap(node, s);
   ol_quant_run *run = &plan->runs[0];
-  const uint64_t bs = run->layout.count, groups = n ? run->block_count / n : 0;
-  const double maximum = ldexp(1.0, (int)run->layout.bits) - 1;
   const ol_tensor *t;
   if ((t = ol_ctx_input(ctx, IN_ZERO_POINTS))) s = apply_per_block(node, plan, t, IN_ZERO_POINTS, run->block_count);
   if (s == OL_OK && (t = ol_ctx_input(ctx, IN_SCALES)))
     s = apply_per_block(node, plan, t, IN_SCALES, run->block_count);
-  else if (s == OL_OK) {
-    uint64_t count = kk * n;
-    double *v = ol_xmalloc(count ? (size_t)count * sizeof(double) : 1);
-    s = v ? ol_quant_read_floats(x->dtype, ol_tdata(x), count, v) : OL_OUT_OF_MEMORY;
-    for (uint64_t col = 0; s == OL_OK && col < n; col++)
-      for (uint64_t g = 0; s == OL_OK && g < groups; g++) {
-        ol_quant_block *b = &run->blocks[col * groups + g];
-        double up = maximum - b->zero_point, down = b->zero_point, scale = 0;
-        for (uint64_t r = g * bs; r < (g + 1) * bs && r < kk; r++) {
-          double value = v[r * n + col], ratio = 0;
-          if (!isfinite(value)) {
-            s = ol_kernel_error(node, OL_INVALID_ARGUMENT,
-                                "Quantization input must be finite (row %llu, column %llu)",
-                                (unsigned long long)r, (unsigned long long)col);
-            break;
-          }
-          if (value > 0 && up > 0) ratio = value / up;
-          if (value < 0 && down > 0) ratio = -value / down;
-          if (ratio > scale) scale = ratio;
-        }
-        b->scale = scale > 0 && isfinite(scale) ? scale : 1.0;
-      }
-    free(v);
-  }
+  else if (s == OL_OK && (s = calibrate(plan, x)) != OL_OK && s != OL_OUT_OF_MEMORY)
+    s = node_wrap(node, s);
   Onnx__EncodedValueProto *ev = NULL;
   if (s == OL_OK) {
     s = ol_quant_encode_proto(plan, x->dtype, ol_tdata(x), x->rank, x->dims,
@@ -179,13 +152,18 @@ static ol_status quantize_ort(quantize_kernel *k, ol_kernel_ctx *ctx, const ol_t
   }
   ol_quant_plan_destroy(plan);
   if (s != OL_OK) return s;
-  if (!same_type_bytes(ev->struct_type, k->root)) {
+  size_t size = 0;
+  uint8_t *bytes = ol_qw_pack_without_id(ev->struct_type, &size);
+  bool oom = !bytes, same = !oom && size == k->ort_type_size && memcmp(bytes, k->ort_type, size) == 0;
+  free(bytes);
+  if (!same) {
     ol_quant_proto_free(ev);
+    if (oom) return OL_OUT_OF_MEMORY;
     return ol_kernel_error(node, OL_INVALID_ARGUMENT,
                            "the ORT MatMulNBits result for a [%lld, %lld] %s input does not match the "
                            "destination type '%s' (matrix dimensions, scale dtype and zero-point "
                            "storage must agree)", (long long)kk, (long long)n,
-                           ol_dtype_name(x->dtype), k->root->name);
+                           ol_dtype_name(x->dtype), k->ort_name);
   }
   ol_value *out;
   OL_TRY(ol_value_new_encoded(ev, encoded_free, &out));
@@ -222,18 +200,12 @@ static ol_status quantize_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
                            ol_dtype_name(x->dtype));
   if (k->ort_format != OL_QUANT_FORMAT_COUNT) return quantize_ort(k, ctx, x);
   if (k->shared) return quantize_shared(k, ctx, x);
-  uint64_t count = (uint64_t)ol_tcount(x);
   ol_quant_plan *plan = NULL;
-  ol_status s = ol_quant_plan_from_type(k->type, k->model, count, &plan);
+  ol_status s = ol_quant_plan_fits(k->declared, (uint64_t)ol_tcount(x));
   if (s != OL_OK) return ol_error_wrap(s, "%s node '%s': attribute 'type'", node->op_type, node->name);
+  OL_TRY(ol_quant_plan_clone(k->declared, &plan));
   s = apply_inputs(node, ctx, plan);
-  if (s == OL_OK && !ol_ctx_input(ctx, IN_SCALES)) {
-    double *values = count <= SIZE_MAX / sizeof(double) ? ol_xmalloc(count ? (size_t)count * sizeof(double) : 1) : NULL;
-    s = values ? ol_quant_read_floats(x->dtype, ol_tdata(x), count, values) : OL_OUT_OF_MEMORY;
-    if (s == OL_OK) s = ol_quant_calibrate(plan, values, count);
-    free(values);
-    if (s != OL_OK && s != OL_OUT_OF_MEMORY) s = ol_error_wrap(s, "calibration");
-  }
+  if (s == OL_OK && !ol_ctx_input(ctx, IN_SCALES)) s = calibrate(plan, x);
   Onnx__EncodedValueProto *ev = NULL;
   if (s == OL_OK)
     s = ol_quant_encode_proto(plan, x->dtype, ol_tdata(x), x->rank, x->dims,
@@ -245,31 +217,21 @@ static ol_status quantize_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   return ol_ctx_set_output(ctx, 0, v);
 }
 
-/* Follows type_ref through the catalogue (unknown references fail when the
- * kernel is created; the codec resolves again when encoding). */
+/* The destination `type` resolved through the model's struct types. */
 static ol_status resolve_type(const ol_node *node, const Onnx__StructTypeProto *type,
-                              const Onnx__ModelProto *model, const Onnx__StructTypeProto **root) {
-  for (int depth = 0; depth < 64; depth++) {
-    if (type->kind_case != ONNX__STRUCT_TYPE_PROTO__KIND_TYPE_REF) {
-      *root = type;
-      return OL_OK;
-    }
-    const Onnx__StructTypeProto *found = NULL;
-    for (size_t i = 0; model && i < model->n_struct_types && !found; i++)
-      if (model->struct_types[i]->has_type_id && model->struct_types[i]->type_id == type->type_ref)
-        found = model->struct_types[i];
-    if (!found)
-      return ol_kernel_error(node, OL_INVALID_MODEL,
-                             "attribute 'type' refers to struct_type.type_ref %llu, which is not "
-                             "declared in the model's struct_types",
-                             (unsigned long long)type->type_ref);
-    type = found;
-  }
-  return ol_kernel_error(node, OL_INVALID_MODEL, "attribute 'type': type_ref nesting exceeds 64");
+                              const Onnx__StructTypeProto **root) {
+  const ol_model_data *md = node_model(node);
+  ol_status s = ol_type_catalogue_resolve(md ? md->types : NULL, type, root);
+  return s == OL_OK ? OL_OK
+                    : ol_error_wrap(OL_INVALID_MODEL, "%s node '%s': attribute 'type'", node->op_type, node->name);
 }
 
 static void quantize_destroy(ol_kernel *kernel) {
-  ol_quant_shared_release(((quantize_kernel *)kernel)->shared);
+  quantize_kernel *k = (quantize_kernel *)kernel;
+  ol_quant_shared_release(k->shared);
+  ol_quant_plan_destroy(k->declared);
+  free(k->ort_type);
+  free(k->ort_name);
   free(kernel);
 }
 
@@ -285,15 +247,13 @@ static ol_status quantize_create_shared(const ol_node *node, const ol_attr *ref,
     return ol_kernel_error(node, OL_INVALID_MODEL,
                            "attribute 'parameter_ref' names the quantization parameter set '%s', "
                            "which the model does not declare", ref->s);
-  ol_status s = ol_quant_shared_check_storage(set, type, md->proto);
+  ol_status s = ol_quant_shared_check_storage(set, type, md->types);
   if (s != OL_OK)
     return s == OL_OUT_OF_MEMORY ? s : ol_error_wrap(OL_INVALID_MODEL, "%s node '%s': attribute 'type'",
                                                      node->op_type, node->name);
   ol_kernel *kernel;
   OL_TRY(ol_kernel_alloc(node, sizeof(quantize_kernel), quantize_compute, &kernel));
   quantize_kernel *k = (quantize_kernel *)kernel;
-  k->type = type;
-  k->model = md->proto;
   k->ort_format = OL_QUANT_FORMAT_COUNT;
   k->shared = ol_quant_shared_retain(set);
   kernel->destroy = quantize_destroy;
@@ -315,9 +275,8 @@ static ol_status quantize_create(const ol_node *node, ol_kernel **out) {
                            "destination StructTypeProto, inline or a type_ref)");
   const ol_attr *ref = ol_node_attr(node, "parameter_ref");
   if (ref) return quantize_create_shared(node, ref, ap->tp->struct_type, out);
-  const Onnx__ModelProto *model = node_model(node);
   const Onnx__StructTypeProto *root = NULL;
-  OL_TRY(resolve_type(node, ap->tp->struct_type, model, &root));
+  OL_TRY(resolve_type(node, ap->tp->struct_type, &root));
   ol_quant_format format = OL_QUANT_FORMAT_COUNT;
   const size_t prefix = strlen(OL_QUANT_WIRE_PREFIX);
   if (root->name && strncmp(root->name, OL_QUANT_WIRE_PREFIX, prefix) == 0 &&
@@ -338,20 +297,31 @@ static ol_status quantize_create(const ol_node *node, ol_kernel **out) {
     ol_kernel *kernel;
     OL_TRY(ol_kernel_alloc(node, sizeof(quantize_kernel), quantize_compute, &kernel));
     quantize_kernel *k = (quantize_kernel *)kernel;
-    k->type = ap->tp->struct_type;
-    k->root = root;
-    k->model = model;
+    kernel->destroy = quantize_destroy;
     k->ort_format = format;
     k->ort_block_size = (uint64_t)c->int64_data[1];
+    k->ort_type = ol_qw_pack_without_id(root, &k->ort_type_size);
+    k->ort_name = ol_strdup(root->name);
+    if (!k->ort_type || !k->ort_name) {
+      quantize_destroy(kernel);
+      return OL_OUT_OF_MEMORY;
+    }
     *out = kernel;
     return OL_OK;
   }
+  ol_quant_plan *declared = NULL;
+  ol_status s = ol_quant_plan_declared(root, NULL, &declared);
+  if (s != OL_OK)
+    return s == OL_OUT_OF_MEMORY ? s : ol_error_wrap(s, "%s node '%s': attribute 'type'", node->op_type, node->name);
   ol_kernel *kernel;
-  OL_TRY(ol_kernel_alloc(node, sizeof(quantize_kernel), quantize_compute, &kernel));
+  s = ol_kernel_alloc(node, sizeof(quantize_kernel), quantize_compute, &kernel);
+  if (s != OL_OK) {
+    ol_quant_plan_destroy(declared);
+    return s;
+  }
   quantize_kernel *k = (quantize_kernel *)kernel;
-  k->type = ap->tp->struct_type;
-  k->root = root;
-  k->model = model;
+  kernel->destroy = quantize_destroy;
+  k->declared = declared;
   k->ort_format = OL_QUANT_FORMAT_COUNT;
   *out = kernel;
   return OL_OK;
@@ -362,7 +332,8 @@ static ol_status quantize_create(const ol_node *node, ol_kernel **out) {
 typedef struct dequantize_kernel {
   ol_kernel base;
   ol_dtype dtype;
-  const Onnx__ModelProto *model; /* may be NULL */
+  const ol_type_catalogue *types; /* the model's (outlives the kernel), or NULL */
+  ol_quant_catalogue *params;     /* the model's shared parameter sets (retained), or NULL */
 } dequantize_kernel;
 
 static ol_status dequantize_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
@@ -380,17 +351,15 @@ static ol_status dequantize_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   if (ev->parameter_ref && ev->parameter_ref[0]) {
     /* compact: the value's retained set, else the node's model catalogue */
     const ol_quant_shared_set *set = ol_quant_shared_of(x);
-    if (!set || strcmp(set->name, ev->parameter_ref) != 0)
-      set = ol_quant_catalogue_find(node->graph ? node->graph->model->quant_params : NULL,
-                                    ev->parameter_ref);
+    if (!set || strcmp(set->name, ev->parameter_ref) != 0) set = ol_quant_catalogue_find(k->params, ev->parameter_ref);
     if (!set)
       return ol_kernel_error(node, OL_INVALID_ARGUMENT,
                              "input 'X' ('%s') refers to the quantization parameter set '%s', which "
                              "neither the value nor the model provides", node->inputs[0],
                              ev->parameter_ref);
-    s = ol_quant_shared_decode(set, ev, k->model, &decoded);
+    s = ol_quant_shared_decode(set, ev, k->types, &decoded);
   } else {
-    s = ol_quant_decode_proto(ev, k->model, &decoded, NULL);
+    s = ol_quant_decode_proto(ev, k->types, &decoded, NULL);
   }
   if (s != OL_OK) return s == OL_OUT_OF_MEMORY ? s : node_wrap(node, s);
   /* the output is published only once the conversion succeeded */
@@ -410,6 +379,11 @@ static ol_status dequantize_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   return ol_ctx_set_output(ctx, 0, y);
 }
 
+static void dequantize_destroy(ol_kernel *kernel) {
+  ol_quant_catalogue_release(((dequantize_kernel *)kernel)->params);
+  free(kernel);
+}
+
 static ol_status dequantize_create(const ol_node *node, ol_kernel **out) {
   const ol_attr *a = ol_node_attr(node, "dtype");
   if (!a || a->type != OL_ATTR_INT)
@@ -424,8 +398,11 @@ static ol_status dequantize_create(const ol_node *node, ol_kernel **out) {
   ol_kernel *kernel;
   OL_TRY(ol_kernel_alloc(node, sizeof(dequantize_kernel), dequantize_compute, &kernel));
   dequantize_kernel *k = (dequantize_kernel *)kernel;
+  kernel->destroy = dequantize_destroy;
   k->dtype = dtype;
-  k->model = node_model(node);
+  const ol_model_data *md = node_model(node);
+  k->types = md ? md->types : NULL;
+  k->params = md ? ol_quant_catalogue_retain(md->quant_params) : NULL;
   *out = kernel;
   return OL_OK;
 }
