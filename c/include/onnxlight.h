@@ -487,6 +487,24 @@ const ol_session *ol_state_session(const ol_state *state);
 ol_status ol_model_bind_persistent(const ol_model *model, const char *const *input_names,
                                    const char *const *output_names, size_t count, ol_model **out);
 
+/* A decoder on paged KV caches: every attention over a `present = Concat(past,
+ * new, axis 2)` cache pair of a torch export (Q x K^T scaled by
+ * 1/sqrt(head size), optional mask Add, Softmax, x V, repeat_kv allowed)
+ * becomes one ai.rt::PagedAttention with a paged-cache input `<prefix>`
+ * replacing `<prefix>.key`/`<prefix>.value` (past_key_values.0.key ->
+ * past_key_values.0), the same for outputs, bound input <- output. The
+ * attention mask no longer takes part (paged attention is causal; left
+ * padding is not supported). Shares the source's weights like
+ * ol_model_bind_persistent. OL_NOT_IMPLEMENTED when nothing is recognized or
+ * another node reads a cache input. */
+typedef struct ol_paged_model_options {
+  int64_t block_size;       /* tokens per appended page at most (16) */
+  int64_t max_tokens;       /* cached tokens at most (4096) */
+  int64_t left_window_size; /* -1: unbounded (the default); >= 0: preceding tokens seen */
+} ol_paged_model_options;
+void ol_paged_model_options_init(ol_paged_model_options *options);
+ol_status ol_model_to_paged(const ol_model *model, const ol_paged_model_options *options, ol_model **out);
+
 /* ---------------------------------------------------------------- generation */
 
 typedef struct ol_generate_options {
