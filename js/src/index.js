@@ -10,6 +10,7 @@ export { parseModel, printModel } from './text.js';
 export { inferShapes } from './infer.js';
 export { version } from './version.js';
 export { bindCache, bindPersistent, emptyCaches } from './bind.js';
+export { toPagedModel } from './paged.js';
 export { PersistentValueState } from './state.js';
 export { createGenerator } from './generator.js';
 

@@ -10,6 +10,8 @@ import { init } from './runtime.js';
 import { runWith } from './values.js';
 
 const OL_VALUE_TENSOR = 0;
+/* ol_value_kind names of the other kinds (c/include/onnxlight.h) */
+const VALUE_KINDS = ['tensor', 'sequence', 'map', 'optional', 'encoded', 'struct'];
 const CREATE = Symbol('InferenceSession.create');
 
 export class InferenceSession {
@@ -140,13 +142,13 @@ export class InferenceSession {
     return this.#runtime;
   }
 
-  /** onnxruntime-web's ValueMetadata for input (0) or output (1) i. */
+  /** onnxruntime-web's ValueMetadata for input (0) or output (1) i (non-tensors also say their kind). */
   #metadata(name, isOutput, index) {
     const runtime = this.#runtime;
     return runtime.scratch(20, (out) => {
       runtime.check(runtime.m._olw_session_io_info(this.#handle, isOutput, index, out));
       const [kind, dtype, rank, dims, params] = [0, 1, 2, 3, 4].map((i) => runtime.i32(out + 4 * i));
-      if (kind !== OL_VALUE_TENSOR) return Object.freeze({ name, isTensor: false });
+      if (kind !== OL_VALUE_TENSOR) return Object.freeze({ name, isTensor: false, kind: VALUE_KINDS[kind] ?? 'unknown' });
       const type = dtypeOfCode(dtype)?.type ?? runtime.string(runtime.m._olw_dtype_name(dtype));
       const shape = Array.from({ length: Math.max(rank, 0) }, (_, i) => {
         const param = params ? runtime.u32(params + 4 * i) : 0;

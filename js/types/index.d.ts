@@ -127,6 +127,8 @@ export declare namespace InferenceSession {
   interface NonTensorValueMetadata {
     readonly name: string;
     readonly isTensor: false;
+    /** The value kind ('struct' for a paged cache). */
+    readonly kind: 'sequence' | 'map' | 'optional' | 'encoded' | 'struct' | 'unknown';
   }
   type ValueMetadata = TensorValueMetadata | NonTensorValueMetadata;
 
@@ -336,8 +338,23 @@ export class PersistentValueState<V extends Value = Tensor> {
 export function bindPersistent<M extends ModelSource>(model: M, bindings: { readonly [input: string]: string }, options?: LoadOptions): Promise<BoundModel<M>>;
 /** bindPersistent with past_key_values.{i}.key|value <- present.{i}.key|value. */
 export function bindCache<M extends ModelSource>(model: M, options?: LoadOptions): Promise<BoundModel<M>>;
-/** Empty initial caches (dims [batch, heads, 0, headSize] from the declared shapes) for the bound (or past_key_values.*) inputs. */
-export function emptyCaches(model: ModelSource | InferenceSession, options?: LoadOptions & { batch?: number }): Promise<Record<string, Tensor>>;
+/** Empty initial caches (dims [batch, heads, 0, headSize] from the declared shapes) for the bound (or past_key_values.*) inputs; `{ blocks: [] }` for paged caches. */
+export function emptyCaches(model: ModelSource | InferenceSession, options?: LoadOptions & { batch?: number }): Promise<Record<string, Tensor | PagedCacheValue>>;
+
+/** A paged KV cache as plain data: sealed blocks of `length` tokens from `start`. */
+export interface PagedCacheValue {
+  readonly blocks: ReadonlyArray<{ readonly start: Tensor<'int64'>; readonly length: Tensor<'int64'>; readonly key: Tensor | EncodedValue; readonly value: Tensor | EncodedValue }>;
+}
+export interface PagedModelOptions extends LoadOptions {
+  /** Tokens per appended page at most (16). */
+  blockSize?: number;
+  /** Cached tokens at most (4096). */
+  maxTokens?: number;
+  /** -1 (default): every preceding token; >= 0: the preceding tokens each query sees. */
+  leftWindowSize?: number;
+}
+/** A torch-exported decoder rewritten onto paged caches (ai.rt::PagedAttention), one bound cache per layer. */
+export function toPagedModel<M extends ModelSource>(model: M, options?: PagedModelOptions): Promise<BoundModel<M>>;
 
 /** The token loop of InferenceSession.generate, in a worker (default) or in this thread. */
 export interface TokenGenerator {

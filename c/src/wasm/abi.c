@@ -326,6 +326,12 @@ OLW int olw_model_bind_persistent(const ol_model *model, const char *const *inpu
   return ol_model_bind_persistent(model, input_names, output_names, count, out);
 }
 
+OLW int olw_model_to_paged(const ol_model *model, double block_size, double max_tokens, double left_window_size,
+                           ol_model **out) {
+  ol_paged_model_options options = {(int64_t)block_size, (int64_t)max_tokens, (int64_t)left_window_size};
+  return ol_model_to_paged(model, &options, out);
+}
+
 /* ------------------------------------------------------------ generation */
 
 /* An int64 option passed as a double: NaN (not given) keeps the default. */
