@@ -338,8 +338,8 @@ export class PersistentValueState<V extends Value = Tensor> {
 export function bindPersistent<M extends ModelSource>(model: M, bindings: { readonly [input: string]: string }, options?: LoadOptions): Promise<BoundModel<M>>;
 /** bindPersistent with past_key_values.{i}.key|value <- present.{i}.key|value. */
 export function bindCache<M extends ModelSource>(model: M, options?: LoadOptions): Promise<BoundModel<M>>;
-/** Empty initial caches (dims [batch, heads, 0, headSize] from the declared shapes) for the bound (or past_key_values.*) inputs; `{ blocks: [] }` for paged caches. */
-export function emptyCaches(model: ModelSource | InferenceSession, options?: LoadOptions & { batch?: number }): Promise<Record<string, Tensor | PagedCacheValue>>;
+/** Empty initial caches (dims [batch, heads, 0, headSize] from the declared shapes) for the bound (or past_key_values.*) inputs; `{ blocks: [] }` for paged caches (`emptyCaches<PagedCacheValue>(pagedModel)`). */
+export function emptyCaches<V extends Tensor | PagedCacheValue = Tensor>(model: ModelSource | InferenceSession, options?: LoadOptions & { batch?: number }): Promise<Record<string, V>>;
 
 /** A paged KV cache as plain data: sealed blocks of `length` tokens from `start`. */
 export interface PagedCacheValue {
