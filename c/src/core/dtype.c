@@ -399,3 +399,4 @@ ol_dtype ol_dtype_from_name(const char *name) {
 
 bool ol_dtype_computes_f32(ol_dtype dtype) { return ol_dtype_info(dtype)->computes_f32; }
 bool ol_dtype_widens(ol_dtype dtype) { return dtype != OL_DTYPE_FLOAT && ol_dtype_computes_f32(dtype); }
+bool ol_dtype_is_arith_float(ol_dtype dtype) { return dtype == OL_DTYPE_DOUBLE || ol_dtype_computes_f32(dtype); }

@@ -54,6 +54,9 @@ ol_dtype ol_dtype_from_name(const char *name);
 bool ol_dtype_computes_f32(ol_dtype dtype);
 /* float16 or bfloat16: computed in float32 through the row converters. */
 bool ol_dtype_widens(ol_dtype dtype);
+/* float16, bfloat16, float32 or float64: the floating types operators
+ * compute with (float8 and float4 are storage formats). */
+bool ol_dtype_is_arith_float(ol_dtype dtype);
 
 
 /* Single conversions; the rows in the table give the same bits. */

@@ -536,11 +536,11 @@ static ol_status gqa_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       /* the whole past buffer, as a shared past/present buffer would hold
        * it (already in place in a reserved cache), zeros past it */
       if (!kres) {
-        if (!kwhole) memset(kd, 0, sizeof(float) * (size_t)(T * H));
+        if (!kwhole) memset(kd + P * H, 0, sizeof(float) * (size_t)((T - P) * H));
         if (P) ol_floats_get(ft, ol_tdata(pk), (b * KN + kh) * pks, P * H, kd);
       }
       if (!vres) {
-        if (!vwhole) memset(vd, 0, sizeof(float) * (size_t)(T * H));
+        if (!vwhole) memset(vd + P * H, 0, sizeof(float) * (size_t)((T - P) * H));
         if (P) ol_floats_get(ft, ol_tdata(pv), (b * KN + kh) * pvs, P * H, vd);
       }
       for (int64_t t = 0; t < S; t++) {
