@@ -331,8 +331,9 @@ PACKED_CONVERTERS(i2, OL_DTYPE_INT2)
 #define READ(N) N##_to_float, N##_to_double, NULL, N##_from_double, N##_load_row, NULL
 #define PACKED(N) N##_to_float, N##_to_double, NULL, NULL, N##_load_row, NULL
 #define FLOATING(N) N##_to_float, N##_to_double, N##_from_float, N##_from_double, N##_load_row, N##_store_row
+#define NO_CONVERTERS NULL, NULL, NULL, NULL, NULL, NULL
 static const ol_dtype_traits traits[OL_DTYPE_COUNT] = {
-    [OL_DTYPE_UNDEFINED] = {"undefined", "UNDEFINED", 0, false, false, false, false},
+    [OL_DTYPE_UNDEFINED] = {"undefined", "UNDEFINED", 0, false, false, false, false, NO_CONVERTERS},
     [OL_DTYPE_FLOAT] = {"float32", "FLOAT", 32, true, true, false, true, FLOATING(f32)},
     [OL_DTYPE_UINT8] = {"uint8", "UINT8", 8, false, false, true, false, READ(u8)},
     [OL_DTYPE_INT8] = {"int8", "INT8", 8, false, true, true, false, READ(i8)},
@@ -340,14 +341,14 @@ static const ol_dtype_traits traits[OL_DTYPE_COUNT] = {
     [OL_DTYPE_INT16] = {"int16", "INT16", 16, false, true, true, false, READ(i16)},
     [OL_DTYPE_INT32] = {"int32", "INT32", 32, false, true, true, false, READ(i32)},
     [OL_DTYPE_INT64] = {"int64", "INT64", 64, false, true, true, false, READ(i64)},
-    [OL_DTYPE_STRING] = {"string", "STRING", 0, false, false, false, false},
+    [OL_DTYPE_STRING] = {"string", "STRING", 0, false, false, false, false, NO_CONVERTERS},
     [OL_DTYPE_BOOL] = {"bool", "BOOL", 8, false, false, true, false, READ(bool)},
     [OL_DTYPE_FLOAT16] = {"float16", "FLOAT16", 16, true, true, false, true, FLOATING(f16)},
     [OL_DTYPE_DOUBLE] = {"float64", "DOUBLE", 64, true, true, false, false, FLOATING(f64)},
     [OL_DTYPE_UINT32] = {"uint32", "UINT32", 32, false, false, true, false, READ(u32)},
     [OL_DTYPE_UINT64] = {"uint64", "UINT64", 64, false, false, true, false, READ(u64)},
-    [OL_DTYPE_COMPLEX64] = {"complex64", "COMPLEX64", 64, false, true, false, false},
-    [OL_DTYPE_COMPLEX128] = {"complex128", "COMPLEX128", 128, false, true, false, false},
+    [OL_DTYPE_COMPLEX64] = {"complex64", "COMPLEX64", 64, false, true, false, false, NO_CONVERTERS},
+    [OL_DTYPE_COMPLEX128] = {"complex128", "COMPLEX128", 128, false, true, false, false, NO_CONVERTERS},
     [OL_DTYPE_BFLOAT16] = {"bfloat16", "BFLOAT16", 16, true, true, false, true, FLOATING(bf16)},
     [OL_DTYPE_FLOAT8E4M3FN] = {"float8e4m3fn", "FLOAT8E4M3FN", 8, true, true, false, false, FLOATING(e4m3fn)},
     [OL_DTYPE_FLOAT8E4M3FNUZ] = {"float8e4m3fnuz", "FLOAT8E4M3FNUZ", 8, true, true, false, false, FLOATING(e4m3fnuz)},
@@ -363,6 +364,7 @@ static const ol_dtype_traits traits[OL_DTYPE_COUNT] = {
 #undef READ
 #undef PACKED
 #undef FLOATING
+#undef NO_CONVERTERS
 
 /* ------------------------------------------------------------ lookups */
 
