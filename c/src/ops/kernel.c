@@ -136,33 +136,8 @@ ol_status ol_tensor_to_int64s(const ol_tensor *t, int64_t *values, size_t cap, s
 }
 
 double ol_tensor_get_double(const ol_tensor *t, int64_t i) {
-  const void *p = ol_tdata(t);
-  switch (t->dtype) {
-    case OL_DTYPE_FLOAT: return ((const float *)p)[i];
-    case OL_DTYPE_DOUBLE: return ((const double *)p)[i];
-    case OL_DTYPE_FLOAT16: return ol_f16_to_f32(((const uint16_t *)p)[i]);
-    case OL_DTYPE_BFLOAT16: return ol_bf16_to_f32(((const uint16_t *)p)[i]);
-    case OL_DTYPE_INT8: return ((const int8_t *)p)[i];
-    case OL_DTYPE_UINT8: return ((const uint8_t *)p)[i];
-    case OL_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
-    case OL_DTYPE_INT16: return ((const int16_t *)p)[i];
-    case OL_DTYPE_UINT16: return ((const uint16_t *)p)[i];
-    case OL_DTYPE_INT32: return ((const int32_t *)p)[i];
-    case OL_DTYPE_UINT32: return ((const uint32_t *)p)[i];
-    case OL_DTYPE_INT64: return (double)((const int64_t *)p)[i];
-    case OL_DTYPE_UINT64: return (double)((const uint64_t *)p)[i];
-    case OL_DTYPE_FLOAT8E4M3FN:
-    case OL_DTYPE_FLOAT8E4M3FNUZ:
-    case OL_DTYPE_FLOAT8E5M2:
-    case OL_DTYPE_FLOAT8E5M2FNUZ:
-    case OL_DTYPE_FLOAT8E8M0: return ol_minifloat_to_f32(t->dtype, ((const uint8_t *)p)[i]);
-    case OL_DTYPE_FLOAT4E2M1: return ol_minifloat_to_f32(t->dtype, (uint8_t)ol_packed_get(OL_DTYPE_UINT4, p, i));
-    case OL_DTYPE_INT4:
-    case OL_DTYPE_UINT4:
-    case OL_DTYPE_INT2:
-    case OL_DTYPE_UINT2: return ol_packed_get(t->dtype, p, i);
-    default: return 0.0;
-  }
+  ol_to_double_fn get = ol_dtype_info(t->dtype)->to_double;
+  return get ? get(ol_tdata(t), i) : 0.0;
 }
 
 double ol_tensor_scalar_double(const ol_tensor *t, int64_t index) {
@@ -170,27 +145,8 @@ double ol_tensor_scalar_double(const ol_tensor *t, int64_t index) {
 }
 
 void ol_tensor_set_double(ol_tensor *t, int64_t i, double v) {
-  void *p = ol_tdata(t);
-  switch (t->dtype) {
-    case OL_DTYPE_FLOAT: ((float *)p)[i] = (float)v; break;
-    case OL_DTYPE_DOUBLE: ((double *)p)[i] = v; break;
-    case OL_DTYPE_FLOAT16: ((uint16_t *)p)[i] = ol_f32_to_f16((float)v); break;
-    case OL_DTYPE_BFLOAT16: ((uint16_t *)p)[i] = ol_f32_to_bf16((float)v); break;
-    case OL_DTYPE_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
-    case OL_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-    case OL_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0.0; break;
-    case OL_DTYPE_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
-    case OL_DTYPE_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
-    case OL_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
-    case OL_DTYPE_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-    case OL_DTYPE_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
-    case OL_DTYPE_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
-    case OL_DTYPE_INT4:
-    case OL_DTYPE_UINT4:
-    case OL_DTYPE_INT2:
-    case OL_DTYPE_UINT2: ol_packed_set(t->dtype, p, i, (int32_t)v); break;
-    default: break;
-  }
+  ol_from_double_fn set = ol_dtype_info(t->dtype)->from_double;
+  if (set) set(ol_tdata(t), i, v);
 }
 
 ol_status ol_normalize_axis(const ol_node *node, int64_t axis, int rank, int *out) {

@@ -162,9 +162,12 @@ ol_status ol_kernel_bad_dtype(const ol_node *node, const char *what, ol_dtype dt
 ol_status ol_tensor_to_int64s(const ol_tensor *t, int64_t *values, size_t cap, size_t *count);
 /* Reads a scalar (any numeric dtype) as double. */
 double ol_tensor_scalar_double(const ol_tensor *t, int64_t index);
-/* Element i of a tensor converted to double (numeric and bool types). */
+/* Element i of a tensor converted to double (numeric and bool types; 0 for
+ * others): the dtype table's to_double. */
 double ol_tensor_get_double(const ol_tensor *t, int64_t index);
-/* Stores a double into element i (rounding/saturation as C conversion). */
+/* Stores a double into element i (the dtype table's from_double: C
+ * conversion for integers, through float for float16/bfloat16, saturating
+ * for float8; packed integers, strings and complex are left alone). */
 void ol_tensor_set_double(ol_tensor *t, int64_t index, double value);
 
 /* Normalizes a possibly negative axis against rank; error when out of range. */

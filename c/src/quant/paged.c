@@ -70,11 +70,8 @@ void ol_page_encode(ol_dtype storage, float scale, int32_t zero, const float *x,
 void ol_page_decode(const ol_page_payload *p, int64_t t, int64_t w0, int64_t n, float *out) {
   int64_t e0 = t * p->width + w0;
   if (!ol_page_is_affine(p)) {
-    if (p->storage == OL_DTYPE_FLOAT) memcpy(out, (const float *)p->data + e0, sizeof(float) * (size_t)n);
-    else if (p->storage == OL_DTYPE_FLOAT16)
-      for (int64_t i = 0; i < n; i++) out[i] = ol_f16_to_f32(((const uint16_t *)p->data)[e0 + i]);
-    else
-      for (int64_t i = 0; i < n; i++) out[i] = ol_bf16_to_f32(((const uint16_t *)p->data)[e0 + i]);
+    const ol_dtype_traits *d = ol_dtype_info(p->storage);
+    d->load_row((const char *)p->data + (size_t)e0 * (d->bits / 8), n, out);
     return;
   }
   for (int64_t i = 0; i < n; i++) {
@@ -125,7 +122,7 @@ const ol_value *ol_paged_cache_block(const ol_value *cache, size_t index) {
 }
 
 static ol_status dense_view(const ol_tensor *t, ol_page_payload *out) {
-  if (t->dtype != OL_DTYPE_FLOAT && t->dtype != OL_DTYPE_FLOAT16 && t->dtype != OL_DTYPE_BFLOAT16)
+  if (!ol_dtype_computes_f32(t->dtype))
     return ol_error(OL_INVALID_ARGUMENT, "a dense page must be FLOAT, FLOAT16 or BFLOAT16, not %s",
                     ol_dtype_name(t->dtype));
   if (t->rank != 4 || t->dims[0] != 1 || t->dims[1] != 1)

@@ -25,8 +25,7 @@ typedef struct loss_kernel {
 } loss_kernel;
 
 static bool is_float_type(ol_dtype dt) {
-  return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_DOUBLE || dt == OL_DTYPE_FLOAT16 ||
-         dt == OL_DTYPE_BFLOAT16;
+  return ol_dtype_is_arith_float(dt);
 }
 
 static ol_status loss_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {

@@ -29,12 +29,11 @@ static ol_status tb_generic(ol_kernel_ctx *ctx, const ol_tensor *a, const ol_ten
   int64_t mats = R > 0 && Ccols > 0 ? ol_tcount(bt) / (R * Ccols) : 0;
   char *b = ol_xmalloc(es * (size_t)ol_tcount(bt) + 1);
   float *scratch = NULL;
-  if (a->dtype == OL_DTYPE_FLOAT16 || a->dtype == OL_DTYPE_BFLOAT16)
-    scratch = ol_xmalloc(sizeof(float) * (size_t)(p->M * p->K + p->K * p->N + p->M * p->N + 1));
-  bool half = a->dtype == OL_DTYPE_FLOAT16 || a->dtype == OL_DTYPE_BFLOAT16;
+  bool half = ol_dtype_widens(a->dtype); /* widened into float32 scratch per product */
+  if (half) scratch = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(p->M * p->K + p->K * p->N + p->M * p->N + 1));
   if (!b || (half && !scratch)) {
     free(b);
-    free(scratch);
+    ol_dealloc(ctx->allocator, scratch);
     return OL_OUT_OF_MEMORY;
   }
   const char *src = ol_tdata(bt);
@@ -49,9 +48,8 @@ static ol_status tb_generic(ol_kernel_ctx *ctx, const ol_tensor *a, const ol_ten
     s = ol_mm_gemm_any(a->dtype, p->M, p->N, p->K, (const char *)ol_tdata(a) + (size_t)ao * es,
                        b + (size_t)bo * es, (char *)ol_tdata(y) + (size_t)(t * p->M * p->N) * es, scratch);
   }
-  (void)ctx;
   free(b);
-  free(scratch);
+  ol_dealloc(ctx->allocator, scratch);
   return s;
 }
 

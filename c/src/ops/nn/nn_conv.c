@@ -151,8 +151,7 @@ static inline bool next_index(int n, const int64_t *dims, int64_t *idx) {
 }
 
 static bool conv_float_type(ol_dtype dt) {
-  return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_DOUBLE || dt == OL_DTYPE_FLOAT16 ||
-         dt == OL_DTYPE_BFLOAT16;
+  return ol_dtype_is_arith_float(dt);
 }
 
 /* Converts a tensor of any float type to a new float or double array. */
@@ -595,7 +594,6 @@ static ol_status pool_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       }
       if (y->dtype == OL_DTYPE_FLOAT) ((float *)ol_tdata(y))[e] = (float)r;
       else if (y->dtype == OL_DTYPE_DOUBLE) ((double *)ol_tdata(y))[e] = r;
-      else if (y->dtype == OL_DTYPE_FLOAT16 || y->dtype == OL_DTYPE_BFLOAT16) ol_tensor_set_double(y, e, (float)r);
       else ol_tensor_set_double(y, e, r);
       if (ind) ((int64_t *)ol_tdata(ind))[e] = best < 0 ? 0 : best;
       next_index(nsp, g.out, oidx);

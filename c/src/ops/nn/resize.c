@@ -167,8 +167,7 @@ static ol_status build_plan(const resize_kernel *k, axis_plan *p, int64_t in_len
 }
 
 static bool is_floatish(ol_dtype dt) {
-  return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_DOUBLE || dt == OL_DTYPE_FLOAT16 ||
-         dt == OL_DTYPE_BFLOAT16;
+  return ol_dtype_is_arith_float(dt);
 }
 
 static double round_half_even(double v) {

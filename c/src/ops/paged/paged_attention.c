@@ -122,13 +122,9 @@ static ol_status memo_sync(const ol_node *node, page_memo *m, const ol_value *pa
 
 static bool finite_tensor(const ol_tensor *t) {
   int64_t n = ol_tcount(t);
-  const void *d = ol_tdata(t);
-  for (int64_t i = 0; i < n; i++) {
-    float x = t->dtype == OL_DTYPE_FLOAT ? ((const float *)d)[i]
-              : t->dtype == OL_DTYPE_FLOAT16 ? ol_f16_to_f32(((const uint16_t *)d)[i])
-                                             : ol_bf16_to_f32(((const uint16_t *)d)[i]);
-    if (!isfinite(x)) return false;
-  }
+  ol_to_float_fn get = ol_dtype_info(t->dtype)->to_float;
+  for (int64_t i = 0; i < n; i++)
+    if (!isfinite(get(ol_tdata(t), i))) return false;
   return true;
 }
 
@@ -137,7 +133,7 @@ static ol_status check_inputs(const ol_node *node, const ol_tensor *q, const ol_
   const ol_tensor *t[3] = {q, k, v};
   static const char *const names[3] = {"Q", "K", "V"};
   for (int i = 0; i < 3; i++) {
-    if (!ol_is_float_type(t[i]->dtype)) return ol_kernel_bad_dtype(node, names[i], t[i]->dtype);
+    if (!ol_dtype_computes_f32(t[i]->dtype)) return ol_kernel_bad_dtype(node, names[i], t[i]->dtype);
     if (t[i]->dtype != q->dtype)
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "%s is %s but Q is %s", names[i], ol_dtype_name(t[i]->dtype),
                              ol_dtype_name(q->dtype));
@@ -200,12 +196,7 @@ static void gather_row(const ol_tensor *x, int64_t l, float *row) {
   int64_t B = x->dims[0], H = x->dims[1], L = x->dims[2], D = x->dims[3];
   for (int64_t b = 0; b < B; b++)
     for (int64_t h = 0; h < H; h++) {
-      int64_t at = ((b * H + h) * L + l) * D;
-      if (x->dtype == OL_DTYPE_FLOAT) memcpy(row, (const float *)ol_tdata(x) + at, sizeof(float) * (size_t)D);
-      else if (x->dtype == OL_DTYPE_FLOAT16)
-        for (int64_t d = 0; d < D; d++) row[d] = ol_f16_to_f32(((const uint16_t *)ol_tdata(x))[at + d]);
-      else
-        for (int64_t d = 0; d < D; d++) row[d] = ol_bf16_to_f32(((const uint16_t *)ol_tdata(x))[at + d]);
+      ol_floats_get(x->dtype, ol_tdata(x), ((b * H + h) * L + l) * D, D, row);
       row += D;
     }
 }
@@ -320,14 +311,7 @@ static void attend(const paged_kernel *k, const paged_shape *sh, const ol_tensor
   const float *q[MAX_GROUP];
   for (int64_t i = 0; i < g; i++) {
     int64_t at = ((b * sh->Hq + h0 + i) * sh->L + l) * sh->Dk;
-    if (Q->dtype == OL_DTYPE_FLOAT) q[i] = (const float *)ol_tdata(Q) + at;
-    else {
-      float *dst = w->qrow + i * sh->Dk;
-      for (int64_t d = 0; d < sh->Dk; d++)
-        dst[d] = Q->dtype == OL_DTYPE_FLOAT16 ? ol_f16_to_f32(((const uint16_t *)ol_tdata(Q))[at + d])
-                                              : ol_bf16_to_f32(((const uint16_t *)ol_tdata(Q))[at + d]);
-      q[i] = dst;
-    }
+    q[i] = ol_floats_row(Q->dtype, ol_tdata(Q), at, sh->Dk, w->qrow + i * sh->Dk);
   }
   float m[MAX_GROUP], sum[MAX_GROUP];
   for (int64_t i = 0; i < g; i++) m[i] = -INFINITY, sum[i] = 0.0f;

@@ -33,7 +33,7 @@ static ol_status destination(const ol_node *node, const char *what, const ol_ten
   out->type = zero->dtype;
   out->scale = s;
   out->zero_point = 0;
-  if (ol_is_float_type(zero->dtype)) return OL_OK;
+  if (ol_dtype_computes_f32(zero->dtype)) return OL_OK;
   if (!ol_page_code_bits(zero->dtype))
     return ol_kernel_error(node, OL_INVALID_ARGUMENT,
                            "%s_zero_point is %s (INT8, UINT8, INT4, UINT4, INT2, UINT2, FLOAT, FLOAT16 or BFLOAT16)",

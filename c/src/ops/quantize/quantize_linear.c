@@ -21,8 +21,7 @@
 /* ------------------------------------------------------------ helpers */
 
 static bool is_float_type(ol_dtype dt) {
-  return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_DOUBLE || dt == OL_DTYPE_FLOAT16 ||
-         dt == OL_DTYPE_BFLOAT16;
+  return ol_dtype_is_arith_float(dt);
 }
 
 static bool is_float8(ol_dtype dt) {
@@ -135,19 +134,20 @@ typedef struct q_kernel {
   ol_dtype precision;    /* UNDEFINED: the scale's type */
 } q_kernel;
 
+/* v rounded to type dt and widened back (through the dtype table). */
+static float in_type(ol_dtype dt, float v) {
+  const ol_dtype_traits *t = ol_dtype_info(dt);
+  float e = 0.0f; /* room for one element of any floating type up to 32 bits */
+  t->from_float(&e, 0, v);
+  return t->to_float(&e, 0);
+}
+
 /* x / s computed in the precision type (float16/bfloat16: operands rounded
  * to the type, divided in float32, quotient rounded to the type). */
 static double divide_in(ol_dtype prec, double x, double s) {
-  switch (prec) {
-    case OL_DTYPE_DOUBLE: return x / s;
-    case OL_DTYPE_FLOAT16:
-      return ol_f16_to_f32(ol_f32_to_f16(ol_f16_to_f32(ol_f32_to_f16((float)x)) /
-                                         ol_f16_to_f32(ol_f32_to_f16((float)s))));
-    case OL_DTYPE_BFLOAT16:
-      return ol_bf16_to_f32(ol_f32_to_bf16(ol_bf16_to_f32(ol_f32_to_bf16((float)x)) /
-                                           ol_bf16_to_f32(ol_f32_to_bf16((float)s))));
-    default: return (double)((float)x / (float)s);
-  }
+  if (prec == OL_DTYPE_DOUBLE) return x / s;
+  if (ol_dtype_widens(prec)) return in_type(prec, in_type(prec, (float)x) / in_type(prec, (float)s));
+  return (double)((float)x / (float)s);
 }
 
 /* ------------------------------------------------------------ QuantizeLinear */

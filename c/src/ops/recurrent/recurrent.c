@@ -58,8 +58,7 @@ static double apply_act(const act *a, double x) {
 }
 
 static bool is_float_type(ol_dtype dt) {
-  return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_DOUBLE || dt == OL_DTYPE_FLOAT16 ||
-         dt == OL_DTYPE_BFLOAT16;
+  return ol_dtype_is_arith_float(dt);
 }
 
 static ol_status load(const ol_node *node, const ol_tensor *t, const char *what, int rank,

@@ -18,8 +18,7 @@
 static const double PI = 3.14159265358979323846;
 
 static bool is_float_type(ol_dtype dt) {
-  return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_DOUBLE || dt == OL_DTYPE_FLOAT16 ||
-         dt == OL_DTYPE_BFLOAT16;
+  return ol_dtype_is_arith_float(dt);
 }
 
 static ol_status scalar_int(const ol_node *node, const ol_tensor *t, const char *what, int64_t *out) {

@@ -387,8 +387,28 @@ static ol_status cumsum_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     case OL_DTYPE_INT64: CUMSUM_LOOP(int64_t, uint64_t, (uint64_t), (int64_t)); break;
     case OL_DTYPE_UINT32: CUMSUM_LOOP(uint32_t, uint32_t, ID, ID); break;
     case OL_DTYPE_UINT64: CUMSUM_LOOP(uint64_t, uint64_t, ID, ID); break;
-    case OL_DTYPE_FLOAT16: CUMSUM_LOOP(uint16_t, float, ol_f16_to_f32, ol_f32_to_f16); break;
-    default: CUMSUM_LOOP(uint16_t, float, ol_bf16_to_f32, ol_f32_to_bf16); break;
+    default: { /* float16, bfloat16: summed in float32 through the dtype table */
+      const ol_dtype_traits *t = ol_dtype_info(x->dtype);
+      const void *in = ol_tdata(x);
+      void *out = ol_tdata(y);
+      for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+          float acc = 0;
+          for (int64_t jj = 0; jj < n; jj++) {
+            int64_t j = k->reverse ? n - 1 - jj : jj;
+            int64_t e = (o * n + j) * inner + i;
+            float v = t->to_float(in, e);
+            if (k->exclusive) {
+              t->from_float(out, e, acc);
+              acc = acc + v;
+            } else {
+              acc = acc + v;
+              t->from_float(out, e, acc);
+            }
+          }
+        }
+      break;
+    }
   }
   return OL_OK;
 }

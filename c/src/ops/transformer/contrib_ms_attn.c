@@ -25,7 +25,9 @@
  *
  * Scores are scale * dot(q, k) in float (fixed lane order), softmax with
  * ol_expf and a double sum; float16 is computed in float32 and rounded on
- * store. */
+ * store: the past caches are widened one (batch, KV head) block at a time
+ * through the dtype table (core/dtype.h) into scratch from the run's
+ * allocator, never whole. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,29 +39,6 @@
 
 
 static bool is_ft(ol_dtype dt) { return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_FLOAT16; }
-
-typedef struct fviews {
-  float *p[12];
-  bool own[12];
-  int n;
-  bool oom;
-} fviews;
-
-static float *fv_load(fviews *v, const ol_tensor *t) {
-  if (!t) return NULL;
-  bool own;
-  float *f = ol_floats_load(t, &own);
-  if (!f) v->oom = true;
-  v->p[v->n] = f;
-  v->own[v->n] = own;
-  v->n++;
-  return f;
-}
-static void fv_free(fviews *v) {
-  for (int i = 0; i < v->n; i++)
-    if (v->own[i]) free(v->p[i]);
-  v->n = 0;
-}
 
 /* out[0..Hv) = softmax over keys j in [lo, hi) of
  * (softcap? softcap*tanh(s/softcap) : s) + add1[j] + add2[j], s = scale*q.k_j,
@@ -197,59 +176,55 @@ static ol_status mha_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     ol_value_release(grown[1]);
     return OL_OK;
   }
-  fviews v = {0};
-  const float *qf = fv_load(&v, q), *kf = fv_load(&v, key), *vf = fv_load(&v, val),
-              *bf = fv_load(&v, bias), *af = fv_load(&v, abias), *pkf = fv_load(&v, pk),
-              *pvf = fv_load(&v, pv);
-  /* K/V rows: (b, h) blocks kst/vst elements apart — a grown present (past
-   * rows already in place) or whole scratch; past blocks pks/pvs apart */
-  float *Kb = grown[0] ? ol_tdata(&grown[0]->tensor) : ol_xmalloc(sizeof(float) * (size_t)(B * N * T * H + 1));
-  float *Vb = grown[1] ? ol_tdata(&grown[1]->tensor) : ol_xmalloc(sizeof(float) * (size_t)(B * N * T * Hv + 1));
+  /* K/V rows: (b, h) blocks kst/vst elements apart in a grown present
+   * (past rows already in place) or a float32 present; otherwise (float16,
+   * or the present not wanted) one block at a time in scratch, stored to
+   * the float16 present when done. Past blocks are pks/pvs apart. */
+  ol_dtype ft = q->dtype;
   const bool kgrown = grown[0] != NULL, vgrown = grown[1] != NULL; /* Kb/Vb belong to the presents */
+  const bool kwhole = kgrown || (yk && ft == OL_DTYPE_FLOAT), vwhole = vgrown || (yv && ft == OL_DTYPE_FLOAT);
+  float *Kb = kgrown ? ol_tdata(&grown[0]->tensor) : kwhole ? ol_tdata(yk) : NULL;
+  float *Vb = vgrown ? ol_tdata(&grown[1]->tensor) : vwhole ? ol_tdata(yv) : NULL;
   int64_t kst = (kgrown ? grown[0]->tensor.pitch : T) * H, vst = (vgrown ? grown[1]->tensor.pitch : T) * Hv;
   int64_t pks = pk ? past_stride(pk) * H : 0, pvs = pv ? past_stride(pv) * Hv : 0;
-  float *qrow = ol_xmalloc(sizeof(float) * (size_t)(H + 1));
-  float *p = ol_xmalloc(sizeof(float) * (size_t)(T + 1));
-  float *add = ol_xmalloc(sizeof(float) * (size_t)(T + 1));
-  float *out = ol_xmalloc(sizeof(float) * (size_t)(B * S * Dv + 1));
+  /* one block of scratch: K/V blocks, the query row, scores, mask, float16
+   * attention_bias rows, bias and output */
+  int64_t nbias = bias ? ol_floats_scratch(ft, 2 * D + Dv) : 0, nout = ol_floats_scratch(ft, B * S * Dv);
+  int64_t nk = kwhole ? 0 : T * H, nv = vwhole ? 0 : T * Hv, nab = abias ? ol_floats_scratch(ft, T) : 0;
+  float *scratch = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(nk + nv + H + 3 * (T + 1) + nbias + nout));
   ol_status s = OL_OK;
-  if (v.oom || !Kb || !Vb || !qrow || !p || !add || !out) {
+  if (!scratch) {
     s = OL_OUT_OF_MEMORY;
     goto done;
   }
-  /* present K/V: past rows then the new (biased) rows, per (b, h) */
-  for (int64_t b = 0; b < B; b++)
-    for (int64_t h = 0; h < N; h++) {
-      float *kd = Kb + (b * N + h) * kst, *vd = Vb + (b * N + h) * vst;
-      if (P && !kgrown) memcpy(kd, pkf + (b * N + h) * pks, sizeof(float) * (size_t)(P * H));
-      if (P && !vgrown) memcpy(vd, pvf + (b * N + h) * pvs, sizeof(float) * (size_t)(P * Hv));
-      for (int64_t j = 0; j < L; j++)
-        for (int64_t d = 0; d < H; d++) {
-          float kv = split ? kf[((b * N + h) * L + j) * H + d] : kf[(b * L + j) * D + h * H + d];
-          if (bf) kv = kv + bf[D + h * H + d];
-          kd[(P + j) * H + d] = kv;
-        }
-      for (int64_t j = 0; j < L; j++)
-        for (int64_t d = 0; d < Hv; d++) {
-          float vv = split ? vf[((b * N + h) * L + j) * Hv + d] : vf[(b * L + j) * Dv + h * Hv + d];
-          if (bf) vv = vv + bf[2 * D + h * Hv + d];
-          vd[(P + j) * Hv + d] = vv;
-        }
-    }
+  float *kblk = scratch, *vblk = kblk + nk, *qrow = vblk + nv, *p = qrow + H, *add = p + T + 1, *abw = add + T + 1;
+  float *bw = abw + nab, *ow = bw + nbias;
+  const float *bf = bias ? ol_floats_row(ft, ol_tdata(bias), 0, 2 * D + Dv, bw) : NULL;
+  float *out = ft == OL_DTYPE_FLOAT ? (float *)ol_tdata(y) : ow;
   const int32_t *mk = kpm ? ol_tdata(kpm) : NULL;
+  float scale = k->scale > 0 ? k->scale : 1.0f / sqrtf((float)H);
   for (int64_t b = 0; b < B; b++)
     for (int64_t h = 0; h < N; h++) {
       if (ctx->cancelled && *ctx->cancelled) {
         s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
         goto done;
       }
-      const float *kd = Kb + (b * N + h) * kst, *vd = Vb + (b * N + h) * vst;
+      /* present K/V: past rows then the new (biased) rows */
+      float *kd = kwhole ? Kb + (b * N + h) * kst : kblk, *vd = vwhole ? Vb + (b * N + h) * vst : vblk;
+      if (P && !kgrown) ol_floats_get(ft, ol_tdata(pk), (b * N + h) * pks, P * H, kd);
+      if (P && !vgrown) ol_floats_get(ft, ol_tdata(pv), (b * N + h) * pvs, P * Hv, vd);
+      for (int64_t j = 0; j < L; j++) {
+        float *kr = kd + (P + j) * H, *vr = vd + (P + j) * Hv;
+        ol_floats_get(ft, ol_tdata(key), split ? ((b * N + h) * L + j) * H : (b * L + j) * D + h * H, H, kr);
+        ol_floats_get(ft, ol_tdata(val), split ? ((b * N + h) * L + j) * Hv : (b * L + j) * Dv + h * Hv, Hv, vr);
+        for (int64_t d = 0; bf && d < H; d++) kr[d] = kr[d] + bf[D + h * H + d];
+        for (int64_t d = 0; bf && d < Hv; d++) vr[d] = vr[d] + bf[2 * D + h * Hv + d];
+      }
+      if (!kwhole && yk) ol_floats_store(yk, (b * N + h) * T * H, kd, T * H);
+      if (!vwhole && yv) ol_floats_store(yv, (b * N + h) * T * Hv, vd, T * Hv);
       for (int64_t t = 0; t < S; t++) {
-        for (int64_t d = 0; d < H; d++) {
-          float qv = qf[(b * S + t) * D + h * H + d];
-          if (bf) qv = qv + bf[h * H + d];
-          qrow[d] = qv;
-        }
+        ol_floats_get(ft, ol_tdata(q), (b * S + t) * D + h * H, H, qrow);
+        for (int64_t d = 0; bf && d < H; d++) qrow[d] = qrow[d] + bf[h * H + d];
         bool any = mk || k->causal;
         for (int64_t j = 0; any && j < T; j++) {
           bool masked = k->causal && j > P + t;
@@ -257,30 +232,24 @@ static ol_status mha_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
           add[j] = masked ? k->mask_filter : 0.0f;
         }
         const float *ab = NULL;
-        if (af)
-          ab = af + (((abias->dims[0] == 1 ? 0 : b) * abias->dims[1] + (abias->dims[1] == 1 ? 0 : h)) * S + t) * T;
-        attend_row(qrow, kd, H, vd, Hv, H, Hv, 0, T, k->scale > 0 ? k->scale : 1.0f / sqrtf((float)H),
-                   0.0f, any ? add : NULL, ab, NULL, p, out + (b * S + t) * Dv + h * Hv);
+        if (abias)
+          ab = ol_floats_row(ft, ol_tdata(abias),
+                             (((abias->dims[0] == 1 ? 0 : b) * abias->dims[1] + (abias->dims[1] == 1 ? 0 : h)) * S + t) * T,
+                             T, abw);
+        attend_row(qrow, kd, H, vd, Hv, H, Hv, 0, T, scale, 0.0f, any ? add : NULL, ab, NULL, p,
+                   out + (b * S + t) * Dv + h * Hv);
       }
     }
   ol_floats_store(y, 0, out, B * S * Dv);
-  if (yk) ol_floats_store(yk, 0, Kb, B * N * T * H);
-  if (yv) ol_floats_store(yv, 0, Vb, B * N * T * Hv);
   for (int c = 0; c < 2 && s == OL_OK; c++)
     if (grown[c]) {
       s = ol_ctx_set_output(ctx, 1 + (size_t)c, grown[c]);
       grown[c] = NULL;
     }
 done:
-  fv_free(&v);
-  if (!kgrown) free(Kb);
-  if (!vgrown) free(Vb);
+  ol_dealloc(ctx->allocator, scratch);
   ol_value_release(grown[0]); /* left only when failing before setting the outputs */
   ol_value_release(grown[1]);
-  free(qrow);
-  free(p);
-  free(add);
-  free(out);
   return s;
 }
 
@@ -358,12 +327,13 @@ static ol_status gqa_commit(ol_kernel_ctx *ctx, ol_append_reservation *res, int6
 static ol_status gqa_run(ol_kernel *kernel, ol_kernel_ctx *ctx);
 
 /* past_key/past_value are read in place when pitched along the sequence
- * axis in float32 (caches growing in place); any other pitched layout gets
- * a dense copy first. */
+ * axis (caches growing in place; float16 ones a head block at a time
+ * through the dtype table); any other pitched layout gets a dense copy
+ * first. */
 static ol_status gqa_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   for (size_t i = 3; i <= 4 && i < ctx->num_inputs; i++) {
     const ol_tensor *t = ol_ctx_input(ctx, i);
-    if (t && ol_tensor_is_strided(t) && (t->dtype != OL_DTYPE_FLOAT || t->pitch_axis != 2))
+    if (t && ol_tensor_is_strided(t) && t->pitch_axis != 2)
       return ol_kernel_run_densified(kernel, ctx, (1u << 3) | (1u << 4), gqa_run);
   }
   return gqa_run(kernel, ctx);
@@ -502,22 +472,23 @@ static ol_status gqa_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     ol_value_release(grown[1]);
     return s;
   }
-  fviews v = {0};
-  const float *qf = fv_load(&v, q), *kf = fv_load(&v, key), *vf = fv_load(&v, val),
-              *pkf = fv_load(&v, pk), *pvf = fv_load(&v, pv), *cf = fv_load(&v, cosc),
-              *sf = fv_load(&v, sinc), *af = fv_load(&v, abias), *hs = fv_load(&v, sinkt);
-  static const float zero_sink = 0.0f;
-  size_t kvn = (size_t)(B * KN * T * H);
   /* K/V rows: (b, h) blocks kst/vst elements apart — the reserved caches
    * (first block at writable - P rows, see gqa_reserve), the grown session
-   * caches (past rows already in place) or whole scratch */
+   * caches (past rows already in place) or float32 presents; otherwise
+   * (float16, or the present not wanted) one block at a time in scratch,
+   * stored to the float16 present when done. */
+  ol_dtype ft = q->dtype;
+  size_t kvn = (size_t)(B * KN * T * H);
   bool kres = res[0].result || grown[0], vres = res[1].result || grown[1]; /* the commit clears result */
+  bool kwhole = kres || (yk && ft == OL_DTYPE_FLOAT), vwhole = vres || (yv && ft == OL_DTYPE_FLOAT);
   float *Kb = res[0].result ? (float *)res[0].writable - P * H
               : grown[0]    ? ol_tdata(&grown[0]->tensor)
-                            : ol_xcalloc(kvn + 1, sizeof(float));
+              : kwhole      ? ol_tdata(yk)
+                            : NULL;
   float *Vb = res[1].result ? (float *)res[1].writable - P * H
               : grown[1]    ? ol_tdata(&grown[1]->tensor)
-                            : ol_xcalloc(kvn + 1, sizeof(float));
+              : vwhole      ? ol_tdata(yv)
+                            : NULL;
   int64_t kst = res[0].result ? (int64_t)(res[0].row_stride / sizeof(float))
                 : grown[0]    ? grown[0]->tensor.pitch * H
                               : T * H;
@@ -525,70 +496,87 @@ static ol_status gqa_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
                 : grown[1]    ? grown[1]->tensor.pitch * H
                               : T * H;
   int64_t pks = pk ? past_stride(pk) * H : 0, pvs = pv ? past_stride(pv) * H : 0;
-  float *Qb = ol_xmalloc(sizeof(float) * (size_t)(B * S * N * H + 1));
-  float *p = ol_xmalloc(sizeof(float) * (size_t)(T + 1));
-  float *out = ol_xmalloc(sizeof(float) * (size_t)(B * S * N * H + 1));
-  if (v.oom || !Kb || !Vb || !Qb || !p || !out) {
+  /* one block of scratch: K/V blocks, rotated queries, scores, and float16
+   * rows of cos/sin, attention_bias, head_sink and the output */
+  int64_t nq = B * S * N * H, nk = kwhole ? 0 : T * H, nv = vwhole ? 0 : T * H;
+  int64_t ncs = k->rotary ? ol_floats_scratch(ft, half) : 0, nab = abias ? ol_floats_scratch(ft, T) : 0;
+  int64_t nhs = sinkt ? ol_floats_scratch(ft, N) : 0, nout = ol_floats_scratch(ft, nq);
+  float *scratch = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(nk + nv + nq + T + 1 + 2 * ncs + nab + nhs + nout));
+  if (!scratch) {
     s = OL_OUT_OF_MEMORY;
     goto done;
   }
+  float *kblk = scratch, *vblk = kblk + nk, *Qb = vblk + nv, *p = Qb + nq, *cw = p + T + 1, *sw = cw + ncs;
+  float *abw = sw + ncs, *hsw = abw + nab, *ow = hsw + nhs;
+  if (nab) memset(abw, 0, sizeof(float) * (size_t)nab); /* past `total`: read only when seqlens_k exceeds it */
+  float *out = ft == OL_DTYPE_FLOAT ? (float *)ol_tdata(y) : ow;
+  const float *hs = sinkt ? ol_floats_row(ft, ol_tdata(sinkt), 0, N, hsw) : NULL;
+  static const float zero_sink = 0.0f;
   int64_t qw = packed ? (N + 2 * KN) * H : N * H, kw = packed ? qw : KN * H;
-  const float *ksrc = packed ? qf + N * H : kf, *vsrc = packed ? qf + (N + KN) * H : vf;
+  const void *ksrc = packed ? ol_tdata(q) : ol_tdata(key), *vsrc = packed ? ol_tdata(q) : ol_tdata(val);
+  int64_t koff = packed ? N * H : 0, voff = packed ? (N + KN) * H : 0;
   int64_t rot = 2 * half;
-  for (int64_t b = 0; b < B; b++) {
-    int64_t tb = (int64_t)sl[b] + 1, pb = first ? 0 : tb - S;
-    for (int64_t h = 0; h < KN; h++) {
-      float *kd = Kb + (b * KN + h) * kst, *vd = Vb + (b * KN + h) * vst;
-      /* the whole past buffer, as a shared past/present buffer would hold
-       * it (already in place in a reserved cache) */
-      if (P && !kres) memcpy(kd, pkf + (b * KN + h) * pks, sizeof(float) * (size_t)(P * H));
-      if (P && !vres) memcpy(vd, pvf + (b * KN + h) * pvs, sizeof(float) * (size_t)(P * H));
-      for (int64_t t = 0; t < S; t++) {
-        float *kr = kd + (pb + t) * H;
-        memcpy(kr, ksrc + (b * S + t) * kw + h * H, sizeof(float) * (size_t)H);
-        memcpy(vd + (pb + t) * H, vsrc + (b * S + t) * kw + h * H, sizeof(float) * (size_t)H);
-        if (k->rotary) {
-          int64_t pi = pos ? ((const int64_t *)ol_tdata(pos))[b * S + t] : pb + t;
-          ol_nn23_rotate(kr, kr, cf + pi * half, sf + pi * half, H, rot, k->interleaved);
-        }
-      }
-    }
-    for (int64_t t = 0; t < S; t++)
-      for (int64_t h = 0; h < N; h++) {
-        float *qr = Qb + ((b * S + t) * N + h) * H;
-        memcpy(qr, qf + (b * S + t) * qw + h * H, sizeof(float) * (size_t)H);
-        if (k->rotary) {
-          int64_t pi = pos ? ((const int64_t *)ol_tdata(pos))[b * S + t] : pb + t;
-          ol_nn23_rotate(qr, qr, cf + pi * half, sf + pi * half, H, rot, k->interleaved);
-        }
-      }
-  }
   float scale = k->scale > 0 ? k->scale : 1.0f / sqrtf((float)H);
   int64_t group = N / KN;
+  const int64_t *posd = pos ? ol_tdata(pos) : NULL;
   for (int64_t b = 0; b < B; b++) {
     int64_t tb = (int64_t)sl[b] + 1, pb = first ? 0 : tb - S;
-    for (int64_t h = 0; h < N; h++) {
-      if (ctx->cancelled && *ctx->cancelled) {
-        s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
-        goto done;
+    for (int64_t t = 0; t < S; t++) {
+      int64_t pi = posd ? posd[b * S + t] : pb + t;
+      const float *cr = k->rotary ? ol_floats_row(ft, ol_tdata(cosc), pi * half, half, cw) : NULL;
+      const float *sr = k->rotary ? ol_floats_row(ft, ol_tdata(sinc), pi * half, half, sw) : NULL;
+      for (int64_t h = 0; h < N; h++) {
+        float *qr = Qb + ((b * S + t) * N + h) * H;
+        ol_floats_get(ft, ol_tdata(q), (b * S + t) * qw + h * H, H, qr);
+        if (k->rotary) ol_nn23_rotate(qr, qr, cr, sr, H, rot, k->interleaved);
       }
-      const float *kd = Kb + (b * KN + h / group) * kst, *vd = Vb + (b * KN + h / group) * vst;
+    }
+    for (int64_t kh = 0; kh < KN; kh++) {
+      float *kd = kwhole ? Kb + (b * KN + kh) * kst : kblk, *vd = vwhole ? Vb + (b * KN + kh) * vst : vblk;
+      /* the whole past buffer, as a shared past/present buffer would hold
+       * it (already in place in a reserved cache), zeros past it */
+      if (!kres) {
+        if (!kwhole) memset(kd + P * H, 0, sizeof(float) * (size_t)((T - P) * H));
+        if (P) ol_floats_get(ft, ol_tdata(pk), (b * KN + kh) * pks, P * H, kd);
+      }
+      if (!vres) {
+        if (!vwhole) memset(vd + P * H, 0, sizeof(float) * (size_t)((T - P) * H));
+        if (P) ol_floats_get(ft, ol_tdata(pv), (b * KN + kh) * pvs, P * H, vd);
+      }
       for (int64_t t = 0; t < S; t++) {
-        int64_t causal = pb + t + 1, lo = 0;
-        if (causal > tb) causal = tb; /* padding rows of a prompt see the valid keys only */
-        if (k->window >= 0 && causal > k->window) lo = causal - k->window;
-        const float *ab = NULL;
-        if (af)
-          ab = af + (((abias->dims[0] == 1 ? 0 : b) * abias->dims[1] + (abias->dims[1] == 1 ? 0 : h)) * S + t) * total;
-        attend_row(Qb + ((b * S + t) * N + h) * H, kd, H, vd, H, H, H, lo, causal, scale,
-                   k->softcap, ab, NULL, hs ? hs + h : k->smooth ? &zero_sink : NULL, p,
-                   out + (b * S + t) * N * H + h * H);
+        float *kr = kd + (pb + t) * H;
+        ol_floats_get(ft, ksrc, (b * S + t) * kw + koff + kh * H, H, kr);
+        ol_floats_get(ft, vsrc, (b * S + t) * kw + voff + kh * H, H, vd + (pb + t) * H);
+        if (k->rotary) {
+          int64_t pi = posd ? posd[b * S + t] : pb + t;
+          ol_nn23_rotate(kr, kr, ol_floats_row(ft, ol_tdata(cosc), pi * half, half, cw),
+                         ol_floats_row(ft, ol_tdata(sinc), pi * half, half, sw), H, rot, k->interleaved);
+        }
+      }
+      if (!kwhole && yk) ol_floats_store(yk, (b * KN + kh) * T * H, kd, T * H);
+      if (!vwhole && yv) ol_floats_store(yv, (b * KN + kh) * T * H, vd, T * H);
+      for (int64_t h = kh * group; h < (kh + 1) * group; h++) {
+        if (ctx->cancelled && *ctx->cancelled) {
+          s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
+          goto done;
+        }
+        for (int64_t t = 0; t < S; t++) {
+          int64_t causal = pb + t + 1, lo = 0;
+          if (causal > tb) causal = tb; /* padding rows of a prompt see the valid keys only */
+          if (k->window >= 0 && causal > k->window) lo = causal - k->window;
+          const float *ab = NULL;
+          if (abias)
+            ab = ol_floats_row(ft, ol_tdata(abias),
+                               (((abias->dims[0] == 1 ? 0 : b) * abias->dims[1] + (abias->dims[1] == 1 ? 0 : h)) * S + t) * total,
+                               total, abw);
+          attend_row(Qb + ((b * S + t) * N + h) * H, kd, H, vd, H, H, H, lo, causal, scale,
+                     k->softcap, ab, NULL, hs ? hs + h : k->smooth ? &zero_sink : NULL, p,
+                     out + (b * S + t) * N * H + h * H);
+        }
       }
     }
   }
   ol_floats_store(y, 0, out, B * S * N * H);
-  if (yk) ol_floats_store(yk, 0, Kb, (int64_t)kvn);
-  if (yv) ol_floats_store(yv, 0, Vb, (int64_t)kvn);
   s = gqa_commit(ctx, res, B * KN * S * H, B * KN * P * H, (int64_t)kvn);
   for (int c = 0; c < 2 && s == OL_OK; c++)
     if (grown[c]) {
@@ -596,16 +584,11 @@ static ol_status gqa_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       grown[c] = NULL;
     }
 done:
-  fv_free(&v);
-  if (!kres) free(Kb);
-  if (!vres) free(Vb);
+  ol_dealloc(ctx->allocator, scratch);
   ol_value_release(res[0].result); /* left only when failing before the commit */
   ol_value_release(res[1].result);
   ol_value_release(grown[0]);
   ol_value_release(grown[1]);
-  free(Qb);
-  free(p);
-  free(out);
   return s;
 }
 
