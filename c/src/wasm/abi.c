@@ -768,3 +768,30 @@ OLW int olw_quant_plan_set_matrix_shape(ol_quant_plan *plan, int rank, double k,
   plan->matrix_shape[1] = rank ? (int64_t)n : 0;
   return OL_OK;
 }
+
+/* ------------------------------------------------------------ paged KV caches */
+
+/* Token and byte counts come back as doubles (see the top of this file). */
+OLW int olw_paged_cache_empty(ol_value **out) { return ol_paged_cache_empty(out); }
+OLW int olw_paged_cache_parse(const void *bytes, size_t size, ol_value **out) {
+  return ol_paged_cache_parse(bytes, size, out);
+}
+OLW int olw_paged_cache_serialize(const ol_value *cache, void **out_bytes, size_t *out_size) {
+  return ol_paged_cache_serialize(cache, out_bytes, out_size);
+}
+OLW int olw_paged_cache_length(const ol_value *cache, double *tokens) {
+  int64_t n = 0;
+  ol_status s = ol_paged_cache_length(cache, &n);
+  *tokens = (double)n;
+  return s;
+}
+OLW int olw_paged_cache_payload_bytes(const ol_value *cache, double *bytes) {
+  size_t n = 0;
+  ol_status s = ol_paged_cache_payload_bytes(cache, &n);
+  *bytes = (double)n;
+  return s;
+}
+OLW int olw_paged_cache_truncate(const ol_value *cache, double tokens, ol_value **out) {
+  return ol_paged_cache_truncate(cache, (int64_t)tokens, out);
+}
+OLW int olw_paged_cache_fork(ol_value *cache, ol_value **out) { return ol_paged_cache_fork(cache, out); }
