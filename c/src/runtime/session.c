@@ -422,13 +422,11 @@ static ol_status walk_struct(vwalk *w, const Onnx__StructTypeProto *declared, co
     snprintf(why, sizeof why, "%s", ol_last_error());
     return fail(w, OL_INVALID_MODEL, "%s", why);
   }
-  ol_cache_decl cache;
   bool layoutless = !st || st->kind_case == ONNX__STRUCT_TYPE_PROTO__KIND__NOT_SET;
-  /* layout-less: a paged cache when persistent, else any struct */
-  if ((layoutless && w->persistent) || (!layoutless && ol_struct_type_paged_cache(w->model, st, &cache))) {
-    if (layoutless) ol_struct_type_paged_cache(w->model, st, &cache);
-    return walk_cache(w, &cache, v, depth);
-  }
+  ol_cache_decl cache;
+  bool is_cache = ol_struct_type_paged_cache(w->model, st, &cache); /* always for layout-less */
+  /* layout-less: a paged cache when persistent, any struct in a session's feeds */
+  if (is_cache && (!layoutless || w->persistent)) return walk_cache(w, &cache, v, depth);
   if (layoutless) {
     if (v->kind != OL_VALUE_STRUCT && v->kind != OL_VALUE_ENCODED)
       return fail(w, OL_INVALID_ARGUMENT, "expected a struct, got a %s", kind_name(v->kind));
