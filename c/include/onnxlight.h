@@ -457,7 +457,11 @@ ol_status ol_session_run_with(ol_session *session, ol_context *context,
  * the state layer. A failed or cancelled run leaves the state unchanged. */
 typedef struct ol_state ol_state;
 
-/* initial: one value per bound input (names are exact graph input names). */
+/* initial: one value per bound input (names are exact graph input names);
+ * an input left out starts from its initializer default (a
+ * GraphProto.paged_cache_initializer, say), else it is an error. Paged
+ * caches are checked whole when retained (ol_paged_cache_parse's rules).
+ * options->page_format_* choose the formats PagedAttention appends. */
 ol_status ol_state_create(ol_model *model, const char *const *names, ol_value *const *initial,
                           size_t count, const ol_session_options *options, ol_state **out);
 /* feeds: the remaining (unbound) inputs. outputs as in ol_session_run. */
@@ -465,6 +469,8 @@ ol_status ol_state_run(ol_state *state, ol_context *context, const char *const *
                        ol_value *const *inputs, size_t n_inputs,
                        const char *const *output_names, ol_value **outputs, size_t n_outputs,
                        ol_completion *completion);
+/* Replaces the retained values as ol_state_create takes them (omitted
+ * inputs from their initializer defaults); on failure nothing changes. */
 ol_status ol_state_reset(ol_state *state, const char *const *names, ol_value *const *initial,
                          size_t count);
 /* Releases the retained values; later calls fail with OL_FAILED_PRECONDITION. */
@@ -486,6 +492,47 @@ const ol_session *ol_state_session(const ol_state *state);
  * destroyed first. */
 ol_status ol_model_bind_persistent(const ol_model *model, const char *const *input_names,
                                    const char *const *output_names, size_t count, ol_model **out);
+
+/* ---------------------------------------------------------------- paged KV caches */
+
+/* A paged cache (the past/present of ai.rt::PagedAttention) is an ol_value:
+ * a struct whose one field `blocks` is a sequence of blocks {start, length:
+ * INT64 scalars; key, value: pages of logical shape [1, 1, capacity, width],
+ * dense FLOAT/FLOAT16/BFLOAT16 tensors or affine ENCODED values}. Starts run
+ * contiguously from 0 and 0 < length <= capacity. Blocks are immutable once
+ * made: caches share them by reference, an append adds blocks, and nothing
+ * here copies or decodes a page. Its wire form is PagedCacheProto (also
+ * GraphProto.paged_cache_initializer, a cache default for a graph input or
+ * a persistent state). */
+
+/* A new empty cache ({blocks: []}). */
+ol_status ol_paged_cache_empty(ol_value **out);
+/* Serialized PagedCacheProto bytes -> a cache owning its pages (the bytes
+ * may be freed after the call). Malformed bytes or a cache that breaks a
+ * rule (a block without key or value, a missing, negative or
+ * non-contiguous start, length <= 0 or above the page capacity, K/V
+ * capacities or widths that disagree, external data, non-concrete or
+ * ambiguous encoded pages) fail with OL_INVALID_ARGUMENT naming the block;
+ * page formats this runtime cannot read fail with OL_NOT_IMPLEMENTED. */
+ol_status ol_paged_cache_parse(const void *bytes, size_t size, ol_value **out);
+/* The cache as PagedCacheProto bytes (free with ol_free): dense pages as
+ * TensorProto raw_data, encoded pages as their EncodedValueProto. The cache
+ * is validated first; pages are written as stored, never decoded. */
+ol_status ol_paged_cache_serialize(const ol_value *cache, void **out_bytes, size_t *out_size);
+/* Tokens held (the sum of the block lengths); the cache is validated. */
+ol_status ol_paged_cache_length(const ol_value *cache, int64_t *tokens);
+/* Bytes of the K and V page payloads (codes or elements, whole capacity;
+ * affine parameters and block metadata not counted). Pages shared with
+ * other caches count in full. */
+ol_status ol_paged_cache_payload_bytes(const ol_value *cache, size_t *bytes);
+/* A new cache holding the first `tokens` tokens (all when tokens >= the
+ * length): earlier blocks are shared, the block crossing the boundary is a
+ * new block over the same payloads with a shorter length (no copy). */
+ol_status ol_paged_cache_truncate(const ol_value *cache, int64_t tokens, ol_value **out);
+/* A second reference to the cache (ol_value_retain after a structure
+ * check). Blocks being immutable, both holders may go on independently: a
+ * run appending to one makes a new cache value sharing the old blocks. */
+ol_status ol_paged_cache_fork(ol_value *cache, ol_value **out);
 
 /* A decoder on paged KV caches: every attention over a `present = Concat(past,
  * new, axis 2)` cache pair of a torch export (Q x K^T scaled by

@@ -466,3 +466,68 @@ ol_status ol_page_affine_new(ol_dtype storage, float scale, int32_t zero, int64_
   *bytes = n;
   return OL_OK;
 }
+
+/* ------------------------------------------------------------ public API */
+
+ol_status ol_paged_cache_empty(ol_value **out) {
+  if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_paged_cache_empty: out is NULL");
+  *out = NULL;
+  return ol_paged_cache_new(NULL, 0, out);
+}
+
+ol_status ol_paged_cache_length(const ol_value *cache, int64_t *tokens) {
+  if (!tokens) return ol_error(OL_INVALID_ARGUMENT, "ol_paged_cache_length: tokens is NULL");
+  *tokens = 0;
+  return ol_paged_cache_validate(cache, tokens, NULL, NULL);
+}
+
+ol_status ol_paged_cache_payload_bytes(const ol_value *cache, size_t *bytes) {
+  if (!bytes) return ol_error(OL_INVALID_ARGUMENT, "ol_paged_cache_payload_bytes: bytes is NULL");
+  *bytes = 0;
+  OL_TRY(ol_paged_cache_validate(cache, NULL, NULL, NULL));
+  size_t total = 0;
+  for (size_t i = 0; i < ol_paged_cache_block_count(cache); i++) {
+    ol_page page;
+    OL_TRY(ol_page_view(ol_paged_cache_block(cache, i), i, &page));
+    total += page.key.bytes + page.value.bytes;
+    ol_page_clear(&page);
+  }
+  *bytes = total;
+  return OL_OK;
+}
+
+ol_status ol_paged_cache_truncate(const ol_value *cache, int64_t tokens, ol_value **out) {
+  if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_paged_cache_truncate: out is NULL");
+  *out = NULL;
+  if (tokens < 0) return ol_error(OL_INVALID_ARGUMENT, "ol_paged_cache_truncate: tokens %lld is negative", (long long)tokens);
+  OL_TRY(ol_paged_cache_validate(cache, NULL, NULL, NULL));
+  size_t n = ol_paged_cache_block_count(cache), kept = 0;
+  ol_value **blocks = ol_xcalloc(n + 1, sizeof *blocks);
+  if (!blocks) return OL_OUT_OF_MEMORY;
+  ol_status s = OL_OK;
+  for (; s == OL_OK && kept < n; kept++) {
+    ol_value *b = (ol_value *)ol_paged_cache_block(cache, kept);
+    int64_t start = int64_scalar(ol_struct_field(b, "start")), length = int64_scalar(ol_struct_field(b, "length"));
+    if (start >= tokens) break;
+    if (start + length <= tokens) {
+      blocks[kept] = ol_value_retain(b); /* shared: blocks are immutable */
+      continue;
+    }
+    /* the block crossing the boundary: same payloads, a shorter valid prefix */
+    s = ol_page_block_new(start, tokens - start, ol_struct_field(b, "key"), ol_struct_field(b, "value"), &blocks[kept]);
+  }
+  if (s == OL_OK) s = ol_paged_cache_new(blocks, kept, out);
+  for (size_t i = 0; i < kept; i++) ol_value_release(blocks[i]);
+  free(blocks);
+  return s;
+}
+
+ol_status ol_paged_cache_fork(ol_value *cache, ol_value **out) {
+  if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_paged_cache_fork: out is NULL");
+  *out = NULL;
+  if (!ol_paged_cache_is(cache))
+    return ol_error(OL_INVALID_ARGUMENT, "ol_paged_cache_fork: not a paged cache (a struct of 'blocks': start, length, "
+                                         "key, value)");
+  *out = ol_value_retain(cache);
+  return OL_OK;
+}

@@ -374,3 +374,30 @@ OLW double olw_generator_generated(const ol_generator *g) { return (double)ol_ge
 OLW const int64_t *olw_generator_last_tokens(const ol_generator *g) { return ol_generator_last_tokens(g); }
 OLW int olw_generator_tokens(const ol_generator *g, ol_value **out) { return ol_generator_tokens(g, out); }
 OLW void olw_generator_destroy(ol_generator *g) { ol_generator_destroy(g); }
+
+/* ------------------------------------------------------------ paged KV caches */
+
+/* Token and byte counts come back as doubles (see the top of this file). */
+OLW int olw_paged_cache_empty(ol_value **out) { return ol_paged_cache_empty(out); }
+OLW int olw_paged_cache_parse(const void *bytes, size_t size, ol_value **out) {
+  return ol_paged_cache_parse(bytes, size, out);
+}
+OLW int olw_paged_cache_serialize(const ol_value *cache, void **out_bytes, size_t *out_size) {
+  return ol_paged_cache_serialize(cache, out_bytes, out_size);
+}
+OLW int olw_paged_cache_length(const ol_value *cache, double *tokens) {
+  int64_t n = 0;
+  ol_status s = ol_paged_cache_length(cache, &n);
+  *tokens = (double)n;
+  return s;
+}
+OLW int olw_paged_cache_payload_bytes(const ol_value *cache, double *bytes) {
+  size_t n = 0;
+  ol_status s = ol_paged_cache_payload_bytes(cache, &n);
+  *bytes = (double)n;
+  return s;
+}
+OLW int olw_paged_cache_truncate(const ol_value *cache, double tokens, ol_value **out) {
+  return ol_paged_cache_truncate(cache, (int64_t)tokens, out);
+}
+OLW int olw_paged_cache_fork(ol_value *cache, ol_value **out) { return ol_paged_cache_fork(cache, out); }
