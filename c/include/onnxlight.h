@@ -307,7 +307,9 @@ typedef ol_status (*ol_page_format_fn)(void *user, const ol_value *key, const ol
                                        int64_t past_length, ol_page_formats *out);
 
 /* A format rule: from `from_tokens` cached tokens on (the last rule whose
- * from_tokens <= the cached length applies). */
+ * from_tokens <= the cached length applies). Rules are checked when a
+ * session (state, generator) is made: from_tokens >= 0 and strictly
+ * ascending, formats as above (OL_INVALID_ARGUMENT naming the rule). */
 typedef struct ol_page_format_rule {
   int64_t from_tokens;
   ol_page_formats formats;
@@ -507,6 +509,10 @@ ol_status ol_model_bind_persistent(const ol_model *model, const char *const *inp
 
 /* A new empty cache ({blocks: []}). */
 ol_status ol_paged_cache_empty(ol_value **out);
+/* Whether value has the cache structure (a struct of one `blocks` sequence
+ * of structs with exactly start, length, key and value); the pages are not
+ * checked (ol_paged_cache_length does). */
+bool ol_paged_cache_is(const ol_value *value);
 /* Serialized PagedCacheProto bytes -> a cache owning its pages (the bytes
  * may be freed after the call). Malformed bytes or a cache that breaks a
  * rule (a block without key or value, a missing, negative or
@@ -517,8 +523,23 @@ ol_status ol_paged_cache_empty(ol_value **out);
 ol_status ol_paged_cache_parse(const void *bytes, size_t size, ol_value **out);
 /* The cache as PagedCacheProto bytes (free with ol_free): dense pages as
  * TensorProto raw_data, encoded pages as their EncodedValueProto. The cache
- * is validated first; pages are written as stored, never decoded. */
+ * is validated and compacted first (ol_paged_cache_compact with
+ * OL_PAGED_CACHE_COMPACT_TOKENS, on a temporary copy: the cache itself is
+ * unchanged); pages are never decoded or requantized, so the parsed cache
+ * decodes every token to the same floats. */
+#define OL_PAGED_CACHE_COMPACT_TOKENS 64
 ol_status ol_paged_cache_serialize(const ol_value *cache, void **out_bytes, size_t *out_size);
+/* A new cache with runs of consecutive blocks merged into blocks of at most
+ * max_block_tokens tokens (>= 1): a run's K pages share one storage type,
+ * its V pages too, and their affine parameters are per page or per token
+ * (not along the width). The valid rows are concatenated as stored (dense
+ * elements, affine codes; rows past a block's length are dropped) and the
+ * affine parameters become one scale and zero point per token
+ * (AffineLayoutProto axis 2), or one pair when all tokens share it: lossless,
+ * every token decodes to the same floats. Blocks left alone are shared.
+ * Decoding one token per step makes one block per token; compacting saves
+ * the per-block metadata (in memory and in bytes). */
+ol_status ol_paged_cache_compact(const ol_value *cache, int64_t max_block_tokens, ol_value **out);
 /* Tokens held (the sum of the block lengths); the cache is validated. */
 ol_status ol_paged_cache_length(const ol_value *cache, int64_t *tokens);
 /* Bytes of the K and V page payloads (codes or elements, whole capacity;
@@ -529,6 +550,16 @@ ol_status ol_paged_cache_payload_bytes(const ol_value *cache, size_t *bytes);
  * length): earlier blocks are shared, the block crossing the boundary is a
  * new block over the same payloads with a shorter length (no copy). */
 ol_status ol_paged_cache_truncate(const ol_value *cache, int64_t tokens, ol_value **out);
+/* A new cache with the blocks `indices` (unique, in range) converted to
+ * the formats key and value, the others shared (what ai.rt::QuantizePagedCache
+ * does): INT8, UINT8, INT4, UINT4, INT2, UINT2 with scale > 0 and a zero
+ * point in range, or FLOAT, FLOAT16, BFLOAT16 (scale and zero point
+ * ignored). A converted block keeps its capacity and length: its valid rows
+ * are decoded and encoded again (ties to even, saturated), the rest hold
+ * zeros. The whole cache is checked first, then the request; nothing is
+ * made before both pass. */
+ol_status ol_paged_cache_quantize(const ol_value *cache, const int64_t *indices, size_t count,
+                                  const ol_page_format *key, const ol_page_format *value, ol_value **out);
 /* A second reference to the cache (ol_value_retain after a structure
  * check). Blocks being immutable, both holders may go on independently: a
  * run appending to one makes a new cache value sharing the old blocks. */
@@ -551,6 +582,17 @@ typedef struct ol_paged_model_options {
 } ol_paged_model_options;
 void ol_paged_model_options_init(ol_paged_model_options *options);
 ol_status ol_model_to_paged(const ol_model *model, const ol_paged_model_options *options, ol_model **out);
+
+/* A new model with caches[i] as GraphProto.paged_cache_initializer
+ * names[i] (replacing one of that name): each name is a graph input without
+ * a tensor or encoded initializer (a bound cache input: a state or
+ * generator created without it starts from the cache, a feed overrides
+ * it). The caches are serialized as ol_paged_cache_serialize does
+ * (validated, compacted) and copied into the new model, which shares the
+ * rest of the source's messages (like ol_model_bind_persistent); the source
+ * is not modified. */
+ol_status ol_model_with_paged_cache_initializers(const ol_model *model, const char *const *names,
+                                                 ol_value *const *caches, size_t count, ol_model **out);
 
 /* ---------------------------------------------------------------- generation */
 
@@ -630,6 +672,11 @@ int64_t ol_generator_generated(const ol_generator *gen);
 const int64_t *ol_generator_last_tokens(const ol_generator *gen);
 /* New INT64 [batch, prompt + generated]: the prompt and every token so far. */
 ol_status ol_generator_tokens(const ol_generator *gen, ol_value **out);
+/* The persistent state a model with bindings runs in (NULL for other
+ * models): its values (ol_state_value) are the caches after the last step
+ * (the last token is not in them yet: it is the next step's input). Owned
+ * by the generator; read it, do not run, reset or close it. */
+const ol_state *ol_generator_state(const ol_generator *gen);
 void ol_generator_destroy(ol_generator *gen);
 
 /* ---------------------------------------------------------------- quantization

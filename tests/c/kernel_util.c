@@ -8,6 +8,7 @@
 #include "harness.h"
 #include "ir/serial_pieces.h"
 #include "ir/text.h"
+#include "quant/paged.h"
 #include "ir/model.h"
 
 ol_value *tk_tensor(ol_dtype dtype, int rank, const int64_t *dims, const void *data) {
@@ -175,4 +176,32 @@ void tk_check_gives_back_bytes(ol_model *m, const uint8_t *bytes, size_t size) {
   free(plain);
   ol_free(printed);
   if (proto) onnx__model_proto__free_unpacked(proto, NULL);
+}
+
+/* Row t of K (which 0) or V of cache into out (false: no such token). */
+static bool paged_row(const ol_value *cache, int64_t t, int which, int64_t width, float *out) {
+  for (size_t i = 0; i < ol_paged_cache_block_count(cache); i++) {
+    ol_page p;
+    if (ol_page_view(ol_paged_cache_block(cache, i), i, &p) != OL_OK) return false;
+    bool here = t >= p.start && t < p.start + p.length;
+    if (here) ol_page_decode(which ? &p.value : &p.key, t - p.start, 0, width, out);
+    ol_page_clear(&p);
+    if (here) return true;
+  }
+  return false;
+}
+
+bool tk_paged_same_tokens(const ol_value *a, const ol_value *b) {
+  int64_t na = 0, nb = 0, kw = 0, vw = 0, kw2 = 0, vw2 = 0;
+  if (ol_paged_cache_validate(a, &na, &kw, &vw) != OL_OK || ol_paged_cache_validate(b, &nb, &kw2, &vw2) != OL_OK ||
+      na != nb || kw != kw2 || vw != vw2 || kw > 256 || vw > 256)
+    return false;
+  float x[256], y[256];
+  for (int64_t t = 0; t < na; t++)
+    for (int which = 0; which < 2; which++) {
+      int64_t w = which ? vw : kw;
+      if (!paged_row(a, t, which, w, x) || !paged_row(b, t, which, w, y) || memcmp(x, y, sizeof(float) * (size_t)w))
+        return false;
+    }
+  return true;
 }

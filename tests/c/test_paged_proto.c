@@ -502,8 +502,9 @@ static void state_runs_paged_attention(void) {
   ol_model_destroy(m);
 }
 
-/* Bytes -> cache -> bytes: the same blocks (quantized pages included), the
- * same bytes again. */
+/* Bytes -> cache -> bytes: the blocks compacted (each run of one format
+ * becomes one block), every token decoding to the same bits, the same bytes
+ * again. */
 static void byte_round_trip(void) {
   model_spec spec = {.text = ATTENTION, .cache_type = ol_paged_cache_type(), .bind = true};
   ol_model *m = make_model(&spec);
@@ -521,30 +522,24 @@ static void byte_round_trip(void) {
   ol_value *cache = state_cache(st), *back = NULL;
   void *bytes = NULL, *again = NULL;
   size_t size = 0, again_size = 0;
+  CHECK(ol_paged_cache_block_count(cache) == 4); /* 3 tokens in pages of 2: 2 + 1, twice */
   CHECK_OK(ol_paged_cache_serialize(cache, &bytes, &size));
   CHECK_OK(ol_paged_cache_parse(bytes, size, &back));
   if (back) CHECK_OK(ol_paged_cache_serialize(back, &again, &again_size));
   CHECK(again && again_size == size && memcmp(again, bytes, size) == 0);
-  size_t n = ol_paged_cache_block_count(cache);
-  CHECK(back && n == 4 && ol_paged_cache_block_count(back) == n); /* 3 tokens in pages of 2: 2 + 1, twice */
-  for (size_t i = 0; back && i < n; i++) {
-    ol_page a, b;
-    CHECK_OK(ol_page_view(ol_paged_cache_block(cache, i), i, &a));
+  CHECK(back && ol_paged_cache_block_count(back) == 2 && tk_paged_same_tokens(cache, back));
+  for (size_t i = 0; back && i < 2; i++) {
+    ol_page b;
     CHECK_OK(ol_page_view(ol_paged_cache_block(back, i), i, &b));
-    CHECK(a.start == b.start && a.length == b.length);
-    const ol_page_payload *pa[2] = {&a.key, &a.value}, *pb[2] = {&b.key, &b.value};
-    for (int k = 0; k < 2; k++) {
-      CHECK(pa[k]->storage == pb[k]->storage && pa[k]->bytes == pb[k]->bytes && pa[k]->capacity == pb[k]->capacity &&
-            pa[k]->width == pb[k]->width && memcmp(pa[k]->data, pb[k]->data, pa[k]->bytes) == 0);
-      CHECK(pa[k]->n_params == pb[k]->n_params && pa[k]->scale0 == pb[k]->scale0 && pa[k]->zero0 == pb[k]->zero0);
-      CHECK(pa[k]->data != pb[k]->data); /* parsed pages own their bytes */
-    }
-    CHECK(a.key.storage == (i < 2 ? OL_DTYPE_FLOAT : OL_DTYPE_INT8));
-    ol_page_clear(&a), ol_page_clear(&b);
+    CHECK(b.start == 3 * (int64_t)i && b.length == 3 && b.key.capacity == 3);
+    CHECK(b.key.storage == (i == 0 ? OL_DTYPE_FLOAT : OL_DTYPE_INT8));
+    CHECK(b.value.storage == (i == 0 ? OL_DTYPE_FLOAT : OL_DTYPE_UINT4));
+    CHECK(b.key.n_params == (i == 0 ? 0 : 1)); /* one fixed scale: the pair stays per tensor */
+    ol_page_clear(&b);
   }
   size_t payload = 0;
   CHECK_OK(ol_paged_cache_payload_bytes(back, &payload));
-  /* dense pages: 2 + 1 rows x 8 x 4 bytes x (K + V); quantized: 8 + 4 bytes per row */
+  /* dense pages: 3 rows x 8 x 4 bytes x (K + V); quantized: 8 + 4 bytes per row */
   CHECK(payload == 3 * 64 + 3 * 12);
   ol_free(bytes);
   ol_free(again);
@@ -553,18 +548,55 @@ static void byte_round_trip(void) {
   ol_model_destroy(m);
 }
 
+/* int8 keys and uint4 values, scales calibrated per page: compacted, their
+ * parameters become one per token */
+static const ol_page_format_rule CALIBRATED = {0, {{OL_DTYPE_INT8, 0.0f, 0}, {OL_DTYPE_UINT4, 0.0f, 0}}};
+
+/* Continues `resumed` (a model whose paged_cache_initializer 'past' holds N
+ * tokens) for M steps from a state without initial values, twice (reset
+ * goes back to the initializer): the outputs are expected's bits. */
+static void continue_resumed(ol_model *resumed, const ol_session_options *options, int N, int M,
+                             ol_value *const *expected) {
+  ol_state *next = new_state(resumed, NULL, options);
+  ol_context_options co = {1, NULL};
+  ol_context *ctx = NULL;
+  CHECK_OK(ol_context_create(&co, &ctx));
+  for (int round = 0; next && round < 2; round++) {
+    int64_t tokens = 0;
+    CHECK_OK(ol_paged_cache_length(state_cache(next), &tokens));
+    CHECK(tokens == N);
+    for (int i = 0; i < M; i++) {
+      ol_value *y = NULL;
+      ol_context_clear_events(ctx);
+      CHECK_OK(step(next, ctx, N + i, 1, NULL, &y));
+      CHECK(same_bits(y, expected[i]));
+      ol_value_release(y);
+      /* the imported pages are checked once, by the first step: the N
+       * one-token blocks were saved compacted, as one */
+      const ol_runtime_event *e = ol_context_event_count(ctx) == 1 ? ol_context_event(ctx, 0) : NULL;
+      CHECK(e && e->paged_validated_pages == (round == 0 && i == 0 ? 1 : 0));
+    }
+    CHECK_OK(ol_state_reset(next, NULL, NULL, 0));
+  }
+  ol_context_destroy(ctx);
+  ol_state_destroy(next);
+}
+
 /* Run N steps, serialize the cache, put it in a new model as
- * paged_cache_initializer (serialized model bytes), load, continue M steps:
- * the outputs are bit-identical to the uninterrupted N + M steps. */
+ * paged_cache_initializer (serialized model bytes, and with
+ * ol_model_with_paged_cache_initializers), load, continue M steps: the
+ * outputs are bit-identical to the uninterrupted N + M steps, with dense,
+ * fixed-scale and calibrated (per-token parameters once compacted) pages. */
 static void resume_from_initializer(void) {
   enum { N = 5, M = 4 };
-  for (int quantized = 0; quantized < 2; quantized++) {
+  const ol_page_format_rule *formats[3] = {NULL, &QUANTIZED, &CALIBRATED};
+  for (int f = 0; f < 3; f++) {
     model_spec spec = {.text = ATTENTION, .cache_type = ol_paged_cache_type(), .bind = true};
     ol_model *m = make_model(&spec);
     if (!m) return;
     ol_session_options options;
     ol_session_options_init(&options);
-    if (quantized) options.page_format_rules = &QUANTIZED, options.page_format_rule_count = 1;
+    if (formats[f]) options.page_format_rules = formats[f], options.page_format_rule_count = 1;
     ol_value *empty = NULL;
     CHECK_OK(ol_paged_cache_empty(&empty));
     ol_state *whole = new_state(m, empty, &options), *first = new_state(m, empty, &options);
@@ -576,7 +608,21 @@ static void resume_from_initializer(void) {
     void *cache_bytes = NULL;
     size_t cache_size = 0;
     CHECK_OK(ol_paged_cache_serialize(state_cache(first), &cache_bytes, &cache_size));
+    ol_model *edited = NULL;
+    const char *past = "past";
+    ol_value *saved_cache = state_cache(first);
+    CHECK_OK(ol_model_with_paged_cache_initializers(m, &past, &saved_cache, 1, &edited));
     ol_state_destroy(first);
+    if (edited) {
+      const ol_initializer *init = ol_graph_find_initializer(edited->data->graph, "past");
+      ol_page page = {0};
+      if (init) CHECK_OK(ol_page_view(ol_paged_cache_block(init->value, 0), 0, &page));
+      CHECK(init && ol_paged_cache_block_count(init->value) == 1 && page.length == N);
+      CHECK(page.key.n_params == (f == 0 ? 0 : f == 1 ? 1 : N) && (f < 2 || page.key.axis == 2));
+      ol_page_clear(&page);
+      continue_resumed(edited, &options, N, M, expected);
+      ol_model_destroy(edited);
+    }
     model_spec resumed_spec = {.text = ATTENTION, .cache_type = ol_paged_cache_type(), .bind = true, .cache = cache_bytes, .cache_size = cache_size, .cache_name = "past"};
     size_t size = 0;
     void *bytes = model_bytes(&resumed_spec, &size);
@@ -604,28 +650,7 @@ static void resume_from_initializer(void) {
       ol_serial_pieces_destroy(pieces);
       ol_free(saved);
       /* no initial value: the state starts from the initializer; reset goes back to it */
-      ol_state *next = new_state(resumed, NULL, &options);
-      ol_context_options co = {1, NULL};
-      ol_context *ctx = NULL;
-      CHECK_OK(ol_context_create(&co, &ctx));
-      for (int round = 0; next && round < 2; round++) {
-        int64_t tokens = 0;
-        CHECK_OK(ol_paged_cache_length(state_cache(next), &tokens));
-        CHECK(tokens == N);
-        for (int i = 0; i < M; i++) {
-          ol_value *y = NULL;
-          ol_context_clear_events(ctx);
-          CHECK_OK(step(next, ctx, N + i, 1, NULL, &y));
-          CHECK(same_bits(y, expected[i]));
-          ol_value_release(y);
-          /* the imported pages are checked once, by the first step */
-          const ol_runtime_event *e = ol_context_event_count(ctx) == 1 ? ol_context_event(ctx, 0) : NULL;
-          CHECK(e && e->paged_validated_pages == (round == 0 && i == 0 ? N : 0));
-        }
-        CHECK_OK(ol_state_reset(next, NULL, NULL, 0));
-      }
-      ol_context_destroy(ctx);
-      ol_state_destroy(next);
+      continue_resumed(resumed, &options, N, M, expected);
     }
     free(bytes);
     for (int i = 0; i < M; i++) ol_value_release(expected[i]);
@@ -990,7 +1015,88 @@ static void failures_leave_state_untouched(void) {
   ol_model_destroy(m);
 }
 
+/* ol_model_with_paged_cache_initializers: a second call replaces the
+ * initializer; names must be graph inputs, given once, with cache values;
+ * the source model is unchanged. */
+static void initializers_by_api(void) {
+  model_spec spec = {.text = ATTENTION, .cache_type = ol_paged_cache_type(), .bind = true};
+  ol_model *m = make_model(&spec);
+  ol_value *empty = NULL;
+  CHECK_OK(ol_paged_cache_empty(&empty));
+  ol_state *st = m ? new_state(m, empty, NULL) : NULL;
+  if (!st) return;
+  for (int64_t t = 0; t < 3; t++) CHECK_OK(step(st, NULL, t, 1, NULL, NULL));
+  ol_value *three = NULL;
+  CHECK_OK(ol_paged_cache_truncate(state_cache(st), 3, &three));
+  ol_value *two = NULL;
+  CHECK_OK(ol_paged_cache_truncate(three, 2, &two));
+  const char *past = "past";
+  ol_model *once = NULL, *twice = NULL;
+  CHECK_OK(ol_model_with_paged_cache_initializers(m, &past, &three, 1, &once));
+  if (once) CHECK_OK(ol_model_with_paged_cache_initializers(once, &past, &two, 1, &twice));
+  if (twice) {
+    CHECK(twice->data->proto->graph->n_paged_cache_initializer == 1);
+    ol_state *resumed = new_state(twice, NULL, NULL);
+    int64_t tokens = 0;
+    if (resumed) CHECK_OK(ol_paged_cache_length(state_cache(resumed), &tokens));
+    CHECK(tokens == 2);
+    ol_state_destroy(resumed);
+  }
+  CHECK(m->data->proto->graph->n_paged_cache_initializer == 0);
+  const char *names[2] = {"past", "past"};
+  ol_value *caches[2] = {three, two}, *tensor = qkv(0, 0, 1);
+  ol_model *bad = NULL;
+  CHECK_STATUS(ol_model_with_paged_cache_initializers(m, names, caches, 2, &bad), OL_INVALID_ARGUMENT);
+  CHECK(bad == NULL && error_has("given twice"));
+  CHECK_STATUS(ol_model_with_paged_cache_initializers(m, &past, &tensor, 1, &bad), OL_INVALID_ARGUMENT);
+  CHECK(error_has("not a paged cache"));
+  const char *missing = "pasta";
+  CHECK_STATUS(ol_model_with_paged_cache_initializers(m, &missing, &three, 1, &bad), OL_INVALID_ARGUMENT);
+  CHECK(error_has("'pasta' names no graph input"));
+  ol_value_release(tensor);
+  ol_value_release(two);
+  ol_value_release(three);
+  ol_value_release(empty);
+  ol_model_destroy(twice);
+  ol_model_destroy(once);
+  ol_state_destroy(st);
+  ol_model_destroy(m);
+}
+
+/* Page format rules are checked when the session (state) is made. */
+static void format_rules_checked(void) {
+  model_spec spec = {.text = ATTENTION, .cache_type = ol_paged_cache_type(), .bind = true};
+  ol_model *m = make_model(&spec);
+  if (!m) return;
+  const ol_page_formats int8 = {{OL_DTYPE_INT8, 0.0f, 0}, {OL_DTYPE_FLOAT, 0.0f, 0}};
+  struct {
+    ol_page_format_rule rules[2];
+    const char *message;
+  } bad[] = {
+      {{{4, int8}, {4, int8}}, "rule 1: from_tokens 4 must be >= 0 and above the previous rule's"},
+      {{{0, int8}, {8, {{OL_DTYPE_INT32, 1.0f, 0}, {0}}}}, "rule 1: key pages cannot be int32"},
+      {{{0, int8}, {8, {{0}, {OL_DTYPE_UINT4, -1.0f, 0}}}}, "rule 1: value page scale -1 must be finite"},
+      {{{0, {{OL_DTYPE_INT4, 0.5f, 8}, {0}}}, {8, int8}}, "rule 0: key zero point 8 is outside the int4 range"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ol_session_options options;
+    ol_session_options_init(&options);
+    options.page_format_rules = bad[i].rules, options.page_format_rule_count = 2;
+    ol_session *s = NULL;
+    CHECK_STATUS(ol_session_create(m, &options, &s), OL_INVALID_ARGUMENT);
+    CHECK(s == NULL && error_has(bad[i].message));
+    ol_value *empty = NULL;
+    CHECK_OK(ol_paged_cache_empty(&empty));
+    const char *name = "past";
+    ol_state *st = NULL;
+    CHECK_STATUS(ol_state_create(m, &name, &empty, 1, &options, &st), OL_INVALID_ARGUMENT);
+    CHECK(st == NULL && error_has(bad[i].message));
+    ol_value_release(empty);
+  }
+  ol_model_destroy(m);
+}
+
 OL_TEST_MAIN(TEST(proto_rejections), TEST(typed_fields), TEST(state_runs_paged_attention), TEST(byte_round_trip),
              TEST(resume_from_initializer), TEST(session_cache_default), TEST(initializers_checked),
              TEST(inference_records_cache_type), TEST(truncate_and_fork), TEST(cache_declarations),
-             TEST(failures_leave_state_untouched))
+             TEST(failures_leave_state_untouched), TEST(initializers_by_api), TEST(format_rules_checked))

@@ -263,14 +263,18 @@ ol_status ol_paged_cache_serialize(const ol_value *cache, void **out_bytes, size
   *out_bytes = NULL;
   *out_size = 0;
   if (!cache) return ol_error(OL_INVALID_ARGUMENT, "ol_paged_cache_serialize: cache is NULL");
-  /* payload types, shapes and page ranges are checked before export */
-  OL_TRY(ol_paged_cache_validate(cache, NULL, NULL, NULL));
+  /* payload types, shapes and page ranges are checked before export (by
+   * compacting, which also keeps one-token blocks from dominating the bytes) */
+  ol_value *compact = NULL;
+  OL_TRY(ol_paged_cache_compact(cache, OL_PAGED_CACHE_COMPACT_TOKENS, &compact));
+  cache = compact;
   size_t n = ol_paged_cache_block_count(cache);
   export_block *blocks = ol_xcalloc(n + 1, sizeof *blocks);
   Onnx__PagedCacheBlockProto **list = ol_xcalloc(n + 1, sizeof *list);
   if (!blocks || !list) {
     free(blocks);
     free(list);
+    ol_value_release(compact);
     return OL_OUT_OF_MEMORY;
   }
   for (size_t i = 0; i < n; i++) {
@@ -307,6 +311,7 @@ ol_status ol_paged_cache_serialize(const ol_value *cache, void **out_bytes, size
   if (bytes) onnx__paged_cache_proto__pack(&proto, bytes);
   free(blocks);
   free(list);
+  ol_value_release(compact);
   if (!bytes) return OL_OUT_OF_MEMORY;
   *out_bytes = bytes;
   *out_size = size;

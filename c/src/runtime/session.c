@@ -29,9 +29,10 @@ ol_status ol_session_create(ol_model *model, const ol_session_options *options, 
   s->threads = options ? options->intra_op_num_threads : 0;
   s->grow_outputs = options && options->grow_outputs;
   if (s->threads > 1) ol_pool_reserve(s->threads);
-  if (options && ol_session_set_page_formats(s, options) != OL_OK) {
+  ol_status formats = options ? ol_session_set_page_formats(s, options) : OL_OK;
+  if (formats != OL_OK) {
     ol_session_destroy(s);
-    return OL_OUT_OF_MEMORY;
+    return formats;
   }
   const ol_graph *g = s->model->graph;
   ol_status st = ol_plan_create(g, NULL, &s->plan);
@@ -56,10 +57,26 @@ ol_status ol_session_create(ol_model *model, const ol_session_options *options, 
 
 void ol_session_grow_outputs(ol_session *s, bool on) { s->grow_outputs = on; }
 
+/* Rules: from_tokens >= 0 and ascending, formats PagedAttention can append. */
+static ol_status check_page_format_rules(const ol_page_format_rule *rules, size_t n) {
+  if (n && !rules) return ol_error(OL_INVALID_ARGUMENT, "page_format_rules is NULL but page_format_rule_count is %zu", n);
+  for (size_t i = 0; i < n; i++) {
+    if (rules[i].from_tokens < 0 || (i && rules[i].from_tokens <= rules[i - 1].from_tokens))
+      return ol_error(OL_INVALID_ARGUMENT,
+                      "page format rule %zu: from_tokens %lld must be >= 0 and above the previous rule's", i,
+                      (long long)rules[i].from_tokens);
+    ol_status s = ol_page_format_validate("key", &rules[i].formats.key, true);
+    if (s == OL_OK) s = ol_page_format_validate("value", &rules[i].formats.value, true);
+    if (s != OL_OK) return ol_error_wrap(s, "page format rule %zu", i);
+  }
+  return OL_OK;
+}
+
 ol_status ol_session_set_page_formats(ol_session *s, const ol_session_options *options) {
   ol_page_format_rule *rules = NULL;
   size_t n = options->page_format_rule_count;
-  if (n && options->page_format_rules) {
+  OL_TRY(check_page_format_rules(options->page_format_rules, n));
+  if (n) {
     rules = ol_xcalloc(n, sizeof *rules);
     if (!rules) return OL_OUT_OF_MEMORY;
     memcpy(rules, options->page_format_rules, n * sizeof *rules);

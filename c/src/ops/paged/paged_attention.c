@@ -158,23 +158,6 @@ static ol_status check_inputs(const ol_node *node, const ol_tensor *q, const ol_
 
 /* ------------------------------------------------------------ formats */
 
-ol_status ol_page_format_check(const ol_node *node, const char *what, const ol_page_format *f) {
-  if (f->type == OL_DTYPE_FLOAT || f->type == OL_DTYPE_UNDEFINED) return OL_OK;
-  if (!ol_page_code_bits(f->type))
-    return ol_kernel_error(node, OL_INVALID_ARGUMENT,
-                           "%s pages cannot be %s (FLOAT, INT8, UINT8, INT4, UINT4, INT2 or UINT2)", what,
-                           ol_dtype_name(f->type));
-  if (!(f->scale >= 0.0f) || !isfinite(f->scale))
-    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "%s page scale %g must be finite and positive (0: calibrated)",
-                           what, (double)f->scale);
-  int32_t lo, hi;
-  ol_page_code_range(f->type, &lo, &hi);
-  if (f->scale > 0.0f && (f->zero_point < lo || f->zero_point > hi))
-    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "%s zero point %d is outside the %s range [%d, %d]", what,
-                           f->zero_point, ol_dtype_name(f->type), lo, hi);
-  return OL_OK;
-}
-
 static ol_status select_formats(ol_kernel_ctx *ctx, int64_t past, ol_page_formats *f) {
   memset(f, 0, sizeof *f);
   const ol_paged_policy *p = ctx->paged;
@@ -185,8 +168,9 @@ static ol_status select_formats(ol_kernel_ctx *ctx, int64_t past, ol_page_format
     for (size_t i = 0; i < p->rule_count; i++)
       if (p->rules[i].from_tokens <= past) *f = p->rules[i].formats;
   }
-  OL_TRY(ol_page_format_check(ctx->node, "key", &f->key));
-  return ol_page_format_check(ctx->node, "value", &f->value);
+  ol_status s = ol_page_format_validate("key", &f->key, true);
+  if (s == OL_OK) s = ol_page_format_validate("value", &f->value, true);
+  return s == OL_OK ? OL_OK : ol_kernel_error(ctx->node, s, "%s", ol_last_error());
 }
 
 /* ------------------------------------------------------------ new pages */
