@@ -1,7 +1,7 @@
 // toPagedModel: the fortunes decoder rewritten onto paged caches
 // (ai.rt::PagedAttention) gives the contiguous model's logits within 1e-4
 // and its greedy tokens, step after step through InferenceSession.run with
-// caches as { blocks: [...] } values; options are checked; a model without
+// caches as PagedCache values; options are checked; a model without
 // the recognized attention is refused with OL_NOT_IMPLEMENTED.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -54,7 +54,8 @@ describe('toPagedModel', () => {
     assert.deepEqual(b.outputNames, ['logits', 'present.0', 'present.1', 'present.2', 'present.3']);
     assert.equal(b.inputMetadata.find((m) => m.name === 'past_key_values.0').kind, 'struct');
     const emptyB = await emptyCaches(b);
-    assert.deepEqual(emptyB['past_key_values.0'], { blocks: [] });
+    assert.ok(emptyB['past_key_values.0'] instanceof ol.PagedCache);
+    assert.equal(emptyB['past_key_values.0'].length, 0);
     const prompt = [84, 104, 101, 32]; // "The "
     const ra = await greedy(a, await emptyCaches(bytes), prompt, 32);
     const rb = await greedy(b, await emptyCaches(paged), prompt, 32);
@@ -73,7 +74,7 @@ describe('toPagedModel', () => {
     const session = await InferenceSession.create(paged);
     const out = await session.run({ ...feedsFor([72, 101, 108, 108, 111, 33, 32], 0), ...(await emptyCaches(session)) });
     const blocks = out['present.0'].blocks;
-    assert.deepEqual(blocks.map((b) => [Number(b.start.data[0]), Number(b.length.data[0])]), [[0, 3], [3, 3], [6, 1]]);
+    assert.deepEqual(blocks.map((b) => [b.start, b.length]), [[0, 3], [3, 3], [6, 1]]);
     assert.deepEqual(blocks[0].key.dims, [1, 1, 3, 2 * 32]); // each row: every head of the token
     await session.release();
   });
