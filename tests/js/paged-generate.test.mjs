@@ -161,6 +161,15 @@ describe('generation on paged caches', () => {
         if (step === 3) controller.abort(new Error('enough'));
       },
     }), isCode('OL_CANCELLED'));
+    // aborted from inside a step (the pagedFormats function of layer 1): the step stops at the next node
+    const mid = new AbortController();
+    let calls = 0;
+    const aborting = () => {
+      if (++calls === LAYERS + 2) mid.abort(new Error('mid-step'));
+      return {};
+    };
+    await assert.rejects(session.generate(feeds, { maxNewTokens: 20, returnCaches: true, signal: mid.signal, pagedFormats: aborting }), isCode('OL_CANCELLED'));
+    assert.equal(calls, LAYERS + 2, 'layers 2 and 3 of the second step never ran');
     const plain = await InferenceSession.create(FORTUNES);
     await assert.rejects(plain.generate({ input_ids: ids(PROMPT) }, { returnCaches: true }), isCode('OL_INVALID_ARGUMENT'));
     assert.throws(() => session.generateStream(feeds, { returnCaches: true }), isCode('OL_INVALID_ARGUMENT'));
