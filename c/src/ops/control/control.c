@@ -134,7 +134,10 @@ static ol_status loop_run(const ol_node *node, ol_kernel_ctx *ctx, const ol_grap
     if ((s = check_cancel(ctx)) != OL_OK) break;
     if ((s = ol_value_new_tensor(ctx->allocator, OL_DTYPE_INT64, 0, scalar_dims, &in[0])) != OL_OK) break;
     *(int64_t *)ol_tdata(&in[0]->tensor) = t;
-    if ((s = ol_value_new_tensor(ctx->allocator, OL_DTYPE_BOOL, 0, scalar_dims, &in[1])) != OL_OK) break;
+    if ((s = ol_value_new_tensor(ctx->allocator, OL_DTYPE_BOOL, 0, scalar_dims, &in[1])) != OL_OK) {
+      ol_value_release(in[0]);
+      break;
+    }
     *(uint8_t *)ol_tdata(&in[1]->tensor) = 1;
     for (size_t i = 0; i < n_carried; i++) in[2 + i] = carried[i];
     s = ctx->run_subgraph(ctx->runtime, body, in, body_in, out, body_out);

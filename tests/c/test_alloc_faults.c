@@ -1,11 +1,16 @@
-/* Allocation failures over whole decode steps of the fortunes model, run
- * through a persistent state with bound caches: failing the k-th allocation
- * of a step, for every k from 0 until the step succeeds, returns
- * OL_OUT_OF_MEMORY with a message, leaks nothing (the counting allocator's
- * live bytes come back to their level before the step) and leaves the state
- * as it was: the step that finally succeeds gives the same logits and
- * caches, bit for bit, as a state that never failed. Kernel scratch comes
- * from the run's allocator, so the walk reaches it too. */
+/* Allocation failures walked over whole runs: failing the k-th allocation
+ * of a run, for every k from 0 until the run succeeds, must return
+ * OL_OUT_OF_MEMORY with a message, leak nothing (the counting allocator's
+ * live bytes come back to their level before the run) and change nothing:
+ * - decode steps of the fortunes model through a persistent state with
+ *   bound caches: the step that finally succeeds gives the same logits and
+ *   caches, bit for bit, as a state that never failed;
+ * - control-flow and sequence kernels, whose bodies run through the runtime
+ *   (Loop with more scan outputs than its first buffer holds, Scan,
+ *   SequenceMap over SplitToSequence): the same outputs as a run without
+ *   failures.
+ * Kernel scratch comes from the run's allocator, so the walk reaches it too. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +132,20 @@ static uint64_t live_bytes(const ol_allocator *a) {
   return s.live_bytes;
 }
 
+/* The checks after a run whose allocation k was refused (status st, first
+ * output out): OL_OUT_OF_MEMORY with a message, no output, and the
+ * allocator's live bytes back at baseline. False: stop walking (reported). */
+static bool failed_cleanly(ol_status st, const ol_value *out, const ol_allocator *a, uint64_t baseline, int64_t k) {
+  CHECK_STATUS(st, OL_OUT_OF_MEMORY);
+  CHECK(out == NULL && ol_last_error()[0] != '\0');
+  uint64_t live = live_bytes(a);
+  if (live != baseline)
+    fprintf(stderr, "  failing allocation %lld: %llu live bytes, %llu before the run\n", (long long)k,
+            (unsigned long long)live, (unsigned long long)baseline);
+  CHECK(live == baseline);
+  return st == OL_OUT_OF_MEMORY && out == NULL && live == baseline;
+}
+
 /* Fails allocation k = 0, 1, ... of one step of `walked` until the step
  * succeeds; every failure must leave the state's values as they were.
  * Returns the number of allocations the step makes (the first k that
@@ -144,19 +163,13 @@ static int64_t walk_step(ol_state *walked, ol_allocator *a, const int64_t *ids, 
     ol_status s = step(walked, ids, n, past, logits);
     ol_allocator_fail_after(a, -1);
     if (s == OL_OK) return k;
-    CHECK_STATUS(s, OL_OUT_OF_MEMORY);
-    CHECK(*logits == NULL && ol_last_error()[0] != '\0');
-    uint64_t live = live_bytes(a);
-    if (live != baseline)
-      fprintf(stderr, "  failing allocation %lld: %llu live bytes, %llu before the step\n", (long long)k,
-              (unsigned long long)live, (unsigned long long)baseline);
-    CHECK(live == baseline);
+    bool clean = failed_cleanly(s, *logits, a, baseline, k);
     for (size_t i = 0; i < count && i < MAX_CACHES; i++) {
       ol_value *now = NULL;
       CHECK_OK(ol_state_value(walked, ol_state_value_name(walked, i), &now));
       CHECK(now == before[i]);
     }
-    if (s != OL_OUT_OF_MEMORY || live != baseline) return -1; /* one report is enough */
+    if (!clean) return -1; /* one report is enough */
   }
   CHECK(!"the step never succeeded");
   return -1;
@@ -186,7 +199,8 @@ static void decode_steps_survive_every_allocation_failure(void) {
     bool walk = s == 1 || s == 4;
     if (walk) {
       int64_t points = walk_step(walked, a, ids, n, past, &got);
-      if (points > 0) fprintf(stderr, "  decode step %d: %lld allocation points, each failure clean\n", s, (long long)points);
+      if (points > 0)
+        fprintf(stderr, "  decode step %d: %lld allocation points, each failure clean\n", s, (long long)points);
       CHECK(points > 0);
     } else {
       CHECK_OK(step(walked, ids, n, past, &got));
@@ -208,4 +222,91 @@ static void decode_steps_survive_every_allocation_failure(void) {
   ol_allocator_destroy(b);
 }
 
-OL_TEST_MAIN(TEST(decode_steps_survive_every_allocation_failure))
+/* ------------------------------------------------------------ control flow */
+
+static const char *CONTROL =
+    "<ir_version: 10, opset_import: [\"\" : 18]>\n"
+    "g (int64[] n, float[2] x, float[5,2] xs) => (float[2] last, float[T,2] steps, float[2] acc, float[5,2] ys,"
+    " float[10] flat) {\n"
+    "  last, steps = Loop (n, , x) <body = lb (int64 i, bool c, float[2] v) => (bool c2, float[2] w, float[2] o) {\n"
+    "    c2 = Identity (c)\n"
+    "    h = Constant <value = float {0.5}> ()\n"
+    "    w = Mul (v, h)\n"
+    "    o = Neg (v)\n"
+    "  }>\n"
+    "  acc, ys = Scan (x, xs) <num_scan_inputs = 1, body = sb (float[2] s, float[2] r) => (float[2] s2, float[2] y) {\n"
+    "    s2 = Add (s, r)\n"
+    "    y = Mul (s2, r)\n"
+    "  }>\n"
+    "  parts = SplitToSequence <axis = 0, keepdims = 0> (xs)\n"
+    "  mapped = SequenceMap <body = mb (float[2] e) => (float[2] f) { f = Sigmoid (e) }> (parts)\n"
+    "  flat = ConcatFromSequence <axis = 0> (mapped)\n"
+    "}\n";
+
+static bool same_outputs(ol_value **a, ol_value **b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!same_bits(a[i], b[i])) return false;
+  return true;
+}
+
+static void release_outputs(ol_value **v, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    ol_value_release(v[i]);
+    v[i] = NULL;
+  }
+}
+
+/* Walks every allocation failure of one run of the CONTROL model (session s
+ * on allocator a) and compares the run that finally succeeds with a run
+ * without failures. */
+static void walk_run(ol_session *s, ol_allocator *a, const char *const *names, ol_value *const *feeds,
+                     size_t n_feeds) {
+  ol_value *want[5] = {0}, *got[5] = {0};
+  CHECK_OK(ol_session_run(s, names, feeds, n_feeds, NULL, want, 5, NULL));
+  CHECK(want[1] && ol_tensor_dims(want[1])[0] == 20);
+  uint64_t baseline = live_bytes(a); /* the reference outputs */
+  int64_t k = 0;
+  for (; k < 100000; k++) {
+    ol_clear_error();
+    ol_allocator_fail_after(a, k);
+    ol_status st = ol_session_run(s, names, feeds, n_feeds, NULL, got, 5, NULL);
+    ol_allocator_fail_after(a, -1);
+    if (st == OL_OK || !failed_cleanly(st, got[0], a, baseline, k)) break;
+  }
+  if (got[0]) fprintf(stderr, "  Loop, Scan, SequenceMap: %lld allocation points, each failure clean\n", (long long)k);
+  CHECK(same_outputs(got, want, 5));
+  release_outputs(got, 5);
+  release_outputs(want, 5);
+}
+
+static void control_flow_survives_every_allocation_failure(void) {
+  ol_model *m = NULL;
+  CHECK_OK(ol_model_parse_text(CONTROL, &m));
+  ol_allocator *a = NULL;
+  CHECK_OK(ol_allocator_create(NULL, NULL, NULL, &a));
+  ol_session_options o;
+  ol_session_options_init(&o);
+  o.allocator = a;
+  ol_session *s = NULL;
+  if (m) CHECK_OK(ol_session_create(m, &o, &s));
+  int64_t one[1] = {2}, many[2] = {5, 2};
+  ol_value *feeds[3] = {NULL, NULL, NULL};
+  CHECK_OK(ol_tensor_create(NULL, OL_DTYPE_INT64, NULL, 0, &feeds[0]));
+  CHECK_OK(ol_tensor_create(NULL, OL_DTYPE_FLOAT, one, 1, &feeds[1]));
+  CHECK_OK(ol_tensor_create(NULL, OL_DTYPE_FLOAT, many, 2, &feeds[2]));
+  if (s && feeds[0] && feeds[1] && feeds[2]) {
+    *(int64_t *)ol_tensor_data(feeds[0]) = 20; /* 20 scan rows: the first buffer holds 16 */
+    float *x = ol_tensor_data(feeds[1]), *xs = ol_tensor_data(feeds[2]);
+    x[0] = 1.5f, x[1] = -2.0f;
+    for (int i = 0; i < 10; i++) xs[i] = sinf((float)i);
+    const char *names[3] = {"n", "x", "xs"};
+    walk_run(s, a, names, feeds, 3);
+  }
+  for (int i = 0; i < 3; i++) ol_value_release(feeds[i]);
+  ol_session_destroy(s);
+  CHECK(live_bytes(a) == 0);
+  ol_model_destroy(m);
+  ol_allocator_destroy(a);
+}
+
+OL_TEST_MAIN(TEST(decode_steps_survive_every_allocation_failure), TEST(control_flow_survives_every_allocation_failure))
