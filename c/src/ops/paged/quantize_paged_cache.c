@@ -42,13 +42,14 @@ static ol_status destination(const ol_node *node, const char *what, const ol_ten
   return ol_page_format_check(node, what, out);
 }
 
-/* Reads the selected indices; each unique and below n. */
-static ol_status read_indices(const ol_node *node, const ol_tensor *t, size_t n, int64_t **out, size_t *count) {
+/* Reads the selected indices; each unique and below n (checked in scratch from alloc). */
+static ol_status read_indices(ol_allocator *alloc, const ol_node *node, const ol_tensor *t, size_t n, int64_t **out,
+                              size_t *count) {
   if (t->dtype != OL_DTYPE_INT64 || t->rank != 1)
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "block_indices must be a rank-1 INT64 tensor");
   const int64_t *v = ol_tdata(t);
   *count = (size_t)ol_tcount(t);
-  bool *seen = calloc(n + 1, sizeof *seen);
+  bool *seen = ol_calloc(alloc, n + 1, sizeof *seen);
   if (!seen) return OL_OUT_OF_MEMORY;
   ol_status s = OL_OK;
   for (size_t i = 0; i < *count && s == OL_OK; i++) {
@@ -59,15 +60,17 @@ static ol_status read_indices(const ol_node *node, const ol_tensor *t, size_t n,
       s = ol_kernel_error(node, OL_INVALID_ARGUMENT, "block index %lld is repeated", (long long)v[i]);
     else seen[v[i]] = true;
   }
-  free(seen);
+  ol_dealloc(alloc, seen);
   *out = (int64_t *)v;
   return s;
 }
 
-/* The payload p (length valid rows) converted to format f, same capacity. */
-static ol_status convert(const ol_page_payload *p, int64_t length, const ol_page_format *f, ol_value **out) {
+/* The payload p (length valid rows) converted to format f, same capacity
+ * (the float rows in scratch from alloc). */
+static ol_status convert(ol_allocator *alloc, const ol_page_payload *p, int64_t length, const ol_page_format *f,
+                         ol_value **out) {
   int64_t n = p->capacity * p->width;
-  float *x = calloc((size_t)n + 1, sizeof *x); /* rows past length: logical zeros */
+  float *x = ol_calloc(alloc, (size_t)n + 1, sizeof *x); /* rows past length: logical zeros */
   if (!x) return OL_OUT_OF_MEMORY;
   for (int64_t t = 0; t < length; t++) ol_page_decode(p, t, 0, p->width, x + t * p->width);
   ol_status s;
@@ -80,17 +83,17 @@ static ol_status convert(const ol_page_payload *p, int64_t length, const ol_page
     s = ol_page_dense_new(NULL, f->type, p->capacity, p->width, out);
     if (s == OL_OK) ol_floats_store(&(*out)->tensor, 0, x, n);
   }
-  free(x);
+  ol_dealloc(alloc, x);
   return s;
 }
 
-static ol_status convert_block(const ol_value *block, size_t index, const ol_page_format *kf,
+static ol_status convert_block(ol_allocator *alloc, const ol_value *block, size_t index, const ol_page_format *kf,
                                const ol_page_format *vf, ol_value **out) {
   ol_page page;
   OL_TRY(ol_page_view(block, index, &page));
   ol_value *key = NULL, *value = NULL;
-  ol_status s = convert(&page.key, page.length, kf, &key);
-  if (s == OL_OK) s = convert(&page.value, page.length, vf, &value);
+  ol_status s = convert(alloc, &page.key, page.length, kf, &key);
+  if (s == OL_OK) s = convert(alloc, &page.value, page.length, vf, &value);
   if (s == OL_OK) s = ol_page_block_new(page.start, page.length, key, value, out);
   ol_value_release(key);
   ol_value_release(value);
@@ -115,15 +118,15 @@ static ol_status qpc_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   size_t n = ol_paged_cache_block_count(cache), count = 0;
   int64_t *indices = NULL;
   ol_page_format kf, vf;
-  OL_TRY(read_indices(node, idx, n, &indices, &count));
+  OL_TRY(read_indices(ctx->allocator, node, idx, n, &indices, &count));
   OL_TRY(destination(node, "key", ks, kz, &kf));
   OL_TRY(destination(node, "value", vs, vz, &vf));
-  ol_value **blocks = calloc(n + 1, sizeof *blocks);
+  ol_value **blocks = ol_calloc(ctx->allocator, n + 1, sizeof *blocks);
   if (!blocks) return OL_OUT_OF_MEMORY;
   for (size_t i = 0; i < n; i++) blocks[i] = ol_value_retain((ol_value *)ol_paged_cache_block(cache, i));
   for (size_t i = 0; i < count && s == OL_OK; i++) {
     ol_value *converted = NULL;
-    s = convert_block(blocks[indices[i]], (size_t)indices[i], &kf, &vf, &converted);
+    s = convert_block(ctx->allocator, blocks[indices[i]], (size_t)indices[i], &kf, &vf, &converted);
     if (s == OL_OK) {
       ol_value_release(blocks[indices[i]]);
       blocks[indices[i]] = converted;
@@ -132,7 +135,7 @@ static ol_status qpc_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_value *out = NULL;
   if (s == OL_OK) s = ol_paged_cache_new(blocks, n, &out);
   for (size_t i = 0; i < n; i++) ol_value_release(blocks[i]);
-  free(blocks);
+  ol_dealloc(ctx->allocator, blocks);
   return s == OL_OK ? ol_ctx_set_output(ctx, 0, out) : s;
 }
 
