@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "harness.h"
+#include "core/alloc.h"
+#include "core/status.h"
 #include "ir/serial_pieces.h"
 #include "ir/text.h"
 #include "quant/paged.h"
@@ -56,6 +58,38 @@ ol_attr tk_attr_string(const char *name, char *s) {
   return a;
 }
 
+/* Before the run that counts, the kernel computes with a counting allocator
+ * failing its allocation k, for k = 0, 1, ... until it stops reporting
+ * OL_OUT_OF_MEMORY (success, or the kernel's own error): outputs and
+ * scratch come from ctx->allocator (ops/kernel.h), so every failure must be
+ * OL_OUT_OF_MEMORY with a message and leave no block behind. */
+static void walk_allocation_failures(ol_kernel *k, ol_kernel_ctx *ctx) {
+  ol_allocator *a = NULL;
+  if (ol_allocator_create(NULL, NULL, NULL, &a) != OL_OK) return;
+  ctx->allocator = a;
+  for (int64_t fail = 0;; fail++) {
+    ol_allocator_fail_after(a, fail);
+    ol_clear_error();
+    ol_status s = k->compute(k, ctx);
+    bool injected = a->fail_after == 0; /* the run reached the refused allocation */
+    ol_allocator_fail_after(a, -1);
+    for (size_t i = 0; i < ctx->num_outputs; i++) {
+      ol_value_release(ctx->outputs[i]);
+      ctx->outputs[i] = NULL;
+    }
+    ol_allocator_stats st;
+    ol_allocator_get_stats(a, &st);
+    if (st.live_bytes != 0 || (s == OL_OUT_OF_MEMORY && !ol_last_error()[0]))
+      fprintf(stderr, "  %s: failing allocation %lld left %llu bytes, message '%s'\n", ctx->node->op_type,
+              (long long)fail, (unsigned long long)st.live_bytes, ol_last_error());
+    CHECK(st.live_bytes == 0);
+    if (s != OL_OUT_OF_MEMORY || !injected) break;
+    CHECK(ol_last_error()[0] != '\0');
+  }
+  ctx->allocator = NULL;
+  ol_allocator_destroy(a);
+}
+
 ol_status tk_run(const char *op_type, int opset, ol_attr *attrs, size_t num_attrs,
                  ol_value *const *inputs, size_t num_inputs, ol_value **outputs,
                  size_t num_outputs) {
@@ -93,6 +127,7 @@ ol_status tk_run_domain(const char *domain, const char *op_type, int opset, ol_a
   ctx.outputs = outputs;
   ctx.num_outputs = num_outputs;
   ctx.cancelled = &cancelled;
+  walk_allocation_failures(k, &ctx);
   ol_status s = k->compute(k, &ctx);
   if (k->destroy) k->destroy(k); else free(k);
   return s;

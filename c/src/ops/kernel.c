@@ -196,7 +196,8 @@ ol_status ol_broadcast_shapes(const ol_node *node, int ra, const int64_t *a, int
 
 ol_status ol_kernel_run_densified(ol_kernel *kernel, ol_kernel_ctx *ctx, uint32_t which, ol_kernel_compute_fn fn) {
   size_t n = ctx->num_inputs;
-  ol_value **in = ol_xcalloc(n + 1, sizeof *in), **dense = ol_xcalloc(n + 1, sizeof *dense);
+  ol_value **in = ol_calloc(ctx->allocator, n + 1, sizeof *in);
+  ol_value **dense = ol_calloc(ctx->allocator, n + 1, sizeof *dense);
   ol_status s = !in || !dense ? OL_OUT_OF_MEMORY : OL_OK;
   for (size_t i = 0; s == OL_OK && i < n; i++) {
     in[i] = ctx->inputs[i];
@@ -211,7 +212,7 @@ ol_status ol_kernel_run_densified(ol_kernel *kernel, ol_kernel_ctx *ctx, uint32_
     s = fn(kernel, &inner);
   }
   for (size_t i = 0; dense && i < n; i++) ol_value_release(dense[i]);
-  free(in);
-  free(dense);
+  ol_dealloc(ctx->allocator, in);
+  ol_dealloc(ctx->allocator, dense);
   return s;
 }

@@ -72,6 +72,17 @@ struct ol_kernel_ctx {
   size_t num_inputs;
   ol_value **outputs;      /* the kernel sets outputs[i] (owned references) */
   size_t num_outputs;
+  /* The run's allocator: outputs (ol_ctx_output) and every scratch block
+   * (ol_alloc/ol_calloc/ol_realloc/ol_dealloc, freed on every path before
+   * compute returns) come from it, so a session's payload pool hands them
+   * back on the next run and the counting allocator and its fault injection
+   * see them. Allocate on the calling thread, never in pool workers (they
+   * have no payload pool and their error messages are lost). Outside it
+   * remain: kernel objects and what they hold (attribute copies made by the
+   * create functions, which get no allocator, when the session is created;
+   * PagedAttention's page memo, kept across runs), freed with the session;
+   * string element bytes (core's string convention: malloc'd, freed by
+   * ol_buffer_release). */
   ol_allocator *allocator;
   const volatile int *cancelled; /* nonzero: stop and return OL_CANCELLED */
   /* Runs a subgraph attribute (If/Loop/Scan bodies) with the given inputs;

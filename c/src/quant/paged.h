@@ -110,6 +110,11 @@ void ol_page_copy_codes(ol_dtype storage, const uint8_t *src, int64_t from, uint
  * points in the code range. Errors name `what` ("key", "value"). */
 ol_status ol_page_format_validate(const char *what, const ol_page_format *f, bool append);
 
+/* ol_paged_cache_quantize with its scratch (index check, float rows, block
+ * list) from alloc (NULL: the default allocator). */
+ol_status ol_paged_cache_convert(ol_allocator *alloc, const ol_value *cache, const int64_t *indices, size_t count,
+                                 const ol_page_format *key, const ol_page_format *value, ol_value **out);
+
 /* Encodes n floats as codes of storage at element index `at` of codes:
  * round(x / scale) + zero, ties to even, saturated to the code range. */
 void ol_page_encode(ol_dtype storage, float scale, int32_t zero, const float *x, int64_t n, uint8_t *codes,

@@ -1,8 +1,9 @@
 /* Page formats and converting selected blocks of a paged cache: the checks
  * of a requested format (appended pages and conversions) and
- * ol_paged_cache_quantize, the one implementation behind the
- * ai.rt::QuantizePagedCache kernel (ops/paged/quantize_paged_cache.c) and
- * the public function (onnxlight.h). */
+ * ol_paged_cache_convert, the one implementation behind the
+ * ai.rt::QuantizePagedCache kernel (ops/paged/quantize_paged_cache.c, with
+ * the run's allocator for its scratch) and the public
+ * ol_paged_cache_quantize (onnxlight.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,10 +31,12 @@ ol_status ol_page_format_validate(const char *what, const ol_page_format *f, boo
   return OL_OK;
 }
 
-/* The payload p (length valid rows) converted to format f, same capacity. */
-static ol_status convert(const ol_page_payload *p, int64_t length, const ol_page_format *f, ol_value **out) {
+/* The payload p (length valid rows) converted to format f, same capacity
+ * (the float rows in scratch from alloc). */
+static ol_status convert(ol_allocator *alloc, const ol_page_payload *p, int64_t length, const ol_page_format *f,
+                         ol_value **out) {
   int64_t n = p->capacity * p->width;
-  float *x = calloc((size_t)n + 1, sizeof *x); /* rows past length: logical zeros */
+  float *x = ol_calloc(alloc, (size_t)n + 1, sizeof *x); /* rows past length: logical zeros */
   if (!x) return OL_OUT_OF_MEMORY;
   for (int64_t t = 0; t < length; t++) ol_page_decode(p, t, 0, p->width, x + t * p->width);
   ol_status s;
@@ -46,17 +49,17 @@ static ol_status convert(const ol_page_payload *p, int64_t length, const ol_page
     s = ol_page_dense_new(NULL, f->type, p->capacity, p->width, out);
     if (s == OL_OK && n > 0) ol_dtype_info(f->type)->store_row(x, n, ol_tdata(&(*out)->tensor));
   }
-  free(x);
+  ol_dealloc(alloc, x);
   return s;
 }
 
-static ol_status convert_block(const ol_value *block, size_t index, const ol_page_format *kf,
+static ol_status convert_block(ol_allocator *alloc, const ol_value *block, size_t index, const ol_page_format *kf,
                                const ol_page_format *vf, ol_value **out) {
   ol_page page;
   OL_TRY(ol_page_view(block, index, &page));
   ol_value *key = NULL, *value = NULL;
-  ol_status s = convert(&page.key, page.length, kf, &key);
-  if (s == OL_OK) s = convert(&page.value, page.length, vf, &value);
+  ol_status s = convert(alloc, &page.key, page.length, kf, &key);
+  if (s == OL_OK) s = convert(alloc, &page.value, page.length, vf, &value);
   if (s == OL_OK) s = ol_page_block_new(page.start, page.length, key, value, out);
   ol_value_release(key);
   ol_value_release(value);
@@ -64,9 +67,9 @@ static ol_status convert_block(const ol_value *block, size_t index, const ol_pag
   return s;
 }
 
-/* Every index unique and below n. */
-static ol_status check_indices(const int64_t *indices, size_t count, size_t n) {
-  bool *seen = calloc(n + 1, sizeof *seen);
+/* Every index unique and below n (checked in scratch from alloc). */
+static ol_status check_indices(ol_allocator *alloc, const int64_t *indices, size_t count, size_t n) {
+  bool *seen = ol_calloc(alloc, n + 1, sizeof *seen);
   if (!seen) return OL_OUT_OF_MEMORY;
   ol_status s = OL_OK;
   for (size_t i = 0; i < count && s == OL_OK; i++) {
@@ -77,12 +80,12 @@ static ol_status check_indices(const int64_t *indices, size_t count, size_t n) {
       s = ol_error(OL_INVALID_ARGUMENT, "block index %lld is repeated", (long long)indices[i]);
     else seen[indices[i]] = true;
   }
-  free(seen);
+  ol_dealloc(alloc, seen);
   return s;
 }
 
-ol_status ol_paged_cache_quantize(const ol_value *cache, const int64_t *indices, size_t count,
-                                  const ol_page_format *key, const ol_page_format *value, ol_value **out) {
+ol_status ol_paged_cache_convert(ol_allocator *alloc, const ol_value *cache, const int64_t *indices, size_t count,
+                                 const ol_page_format *key, const ol_page_format *value, ol_value **out) {
   if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_paged_cache_quantize: out is NULL");
   *out = NULL;
   if (!key || !value || (count && !indices))
@@ -92,15 +95,15 @@ ol_status ol_paged_cache_quantize(const ol_value *cache, const int64_t *indices,
   ol_status s = ol_paged_cache_validate(cache, NULL, NULL, NULL);
   if (s != OL_OK) return ol_error_wrap(s, "cache");
   size_t n = ol_paged_cache_block_count(cache);
-  OL_TRY(check_indices(indices, count, n));
+  OL_TRY(check_indices(alloc, indices, count, n));
   OL_TRY(ol_page_format_validate("key", key, false));
   OL_TRY(ol_page_format_validate("value", value, false));
-  ol_value **blocks = calloc(n + 1, sizeof *blocks);
+  ol_value **blocks = ol_calloc(alloc, n + 1, sizeof *blocks);
   if (!blocks) return OL_OUT_OF_MEMORY;
   for (size_t i = 0; i < n; i++) blocks[i] = ol_value_retain((ol_value *)ol_paged_cache_block(cache, i));
   for (size_t i = 0; i < count && s == OL_OK; i++) {
     ol_value *converted = NULL;
-    s = convert_block(blocks[indices[i]], (size_t)indices[i], key, value, &converted);
+    s = convert_block(alloc, blocks[indices[i]], (size_t)indices[i], key, value, &converted);
     if (s == OL_OK) {
       ol_value_release(blocks[indices[i]]);
       blocks[indices[i]] = converted;
@@ -108,6 +111,11 @@ ol_status ol_paged_cache_quantize(const ol_value *cache, const int64_t *indices,
   }
   if (s == OL_OK) s = ol_paged_cache_new(blocks, n, out);
   for (size_t i = 0; i < n; i++) ol_value_release(blocks[i]);
-  free(blocks);
+  ol_dealloc(alloc, blocks);
   return s;
+}
+
+ol_status ol_paged_cache_quantize(const ol_value *cache, const int64_t *indices, size_t count,
+                                  const ol_page_format *key, const ol_page_format *value, ol_value **out) {
+  return ol_paged_cache_convert(NULL, cache, indices, count, key, value, out);
 }

@@ -352,13 +352,13 @@ static ol_status gemm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_status s = OL_OK;
   const void *pa = ol_tdata(a), *pb = ol_tdata(b);
   if (k->trans_a && M * K > 0) {
-    ta = ol_xmalloc(es * (size_t)(M * K));
+    ta = ol_alloc(ctx->allocator, es * (size_t)(M * K));
     if (!ta) { s = OL_OUT_OF_MEMORY; goto done; }
     transpose_copy(es, pa, ta, K, M);
     pa = ta;
   }
   if (k->trans_b && K * N > 0) {
-    tb = ol_xmalloc(es * (size_t)(K * N));
+    tb = ol_alloc(ctx->allocator, es * (size_t)(K * N));
     if (!tb) { s = OL_OUT_OF_MEMORY; goto done; }
     transpose_copy(es, pb, tb, N, K);
     pb = tb;
@@ -413,8 +413,8 @@ static ol_status gemm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       }
   }
 done:
-  free(ta);
-  free(tb);
+  ol_dealloc(ctx->allocator, ta);
+  ol_dealloc(ctx->allocator, tb);
   ol_dealloc(ctx->allocator, scratch);
   return s;
 }
@@ -468,7 +468,7 @@ static ol_status matmul_integer_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   OL_TRY(ol_ctx_output(ctx, 0, OL_DTYPE_INT32, p.out_rank, p.out_dims, &y));
   int32_t *out = ol_tdata(y);
   int64_t M = p.M, N = p.N, K = p.K;
-  int32_t *row = ol_xmalloc(sizeof(int32_t) * (size_t)(N + 1));
+  int32_t *row = ol_alloc(ctx->allocator, sizeof(int32_t) * (size_t)(N + 1));
   if (!row) return OL_OUT_OF_MEMORY;
   for (int64_t t = 0; t < p.batches; t++) {
     int64_t ao, bo;
@@ -486,7 +486,7 @@ static ol_status matmul_integer_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       memcpy(out + (t * M + i) * N, row, sizeof(int32_t) * (size_t)N);
     }
   }
-  free(row);
+  ol_dealloc(ctx->allocator, row);
   return OL_OK;
 }
 

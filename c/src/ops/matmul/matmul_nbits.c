@@ -410,13 +410,13 @@ static ol_status gbq_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
                              (long long)want, (long long)ol_tcount(zp));
   }
   int64_t ni = ol_tcount(idx), G = D[ga];
-  int64_t *ix = ol_xmalloc(sizeof(int64_t) * (size_t)(ni + 1));
+  int64_t *ix = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(ni + 1));
   if (!ix) return OL_OUT_OF_MEMORY;
   for (int64_t i = 0; i < ni; i++) {
     int64_t v = idx->dtype == OL_DTYPE_INT32 ? ((const int32_t *)ol_tdata(idx))[i]
                                              : ((const int64_t *)ol_tdata(idx))[i];
     if (v < -G || v >= G) {
-      free(ix);
+      ol_dealloc(ctx->allocator, ix);
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "index %lld is out of range [-%lld, %lld)",
                              (long long)v, (long long)G, (long long)G);
     }
@@ -426,7 +426,7 @@ static ol_status gbq_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   int orank = 0;
   for (int i = 0; i < ga; i++) od[orank++] = D[i];
   if (r - 1 + idx->rank > OL_MAX_RANK) {
-    free(ix);
+    ol_dealloc(ctx->allocator, ix);
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "output rank is too large");
   }
   for (int i = 0; i < idx->rank; i++) od[orank++] = idx->dims[i];
@@ -437,7 +437,7 @@ static ol_status gbq_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   int64_t total = outer * ni * inner;
   float *row = NULL;
   if (s == OL_OK && total > 0) {
-    row = ol_xmalloc(sizeof(float) * (size_t)inner);
+    row = ol_alloc(ctx->allocator, sizeof(float) * (size_t)inner);
     if (!row) s = OL_OUT_OF_MEMORY;
   }
   /* the scales an element at a time: a gather reads a few of them */
@@ -473,8 +473,8 @@ static ol_status gbq_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       }
       ol_floats_store(y, (o * ni + i) * inner, row, inner);
     }
-  free(row);
-  free(ix);
+  ol_dealloc(ctx->allocator, row);
+  ol_dealloc(ctx->allocator, ix);
   return s;
 }
 

@@ -370,7 +370,7 @@ static ol_status make_present(ol_kernel_ctx *ctx, const page_memo *m, ol_value *
   size_t n = m->count + n_new;
   ol_value **all = ol_alloc(ctx->allocator, sizeof *all * (n + 1));
   if (!all) return OL_OUT_OF_MEMORY;
-  memcpy(all, m->blocks, sizeof *all * m->count);
+  if (m->count) memcpy(all, m->blocks, sizeof *all * m->count); /* an empty memo has no array yet */
   memcpy(all + m->count, new_blocks, sizeof *all * n_new);
   ol_value *present = NULL;
   ol_status s = ol_paged_cache_new(all, n, &present);

@@ -14,8 +14,9 @@
  * first, unselected and empty selections included, then every index and
  * parameter, and only then is the new cache made: an invalid request
  * changes nothing. Unselected blocks are shared with the input. The
- * conversion itself is ol_paged_cache_quantize (quant/paged_convert.c),
- * also a public function; this kernel reads its tensors. */
+ * conversion itself is ol_paged_cache_convert (quant/paged_convert.c, also
+ * the public ol_paged_cache_quantize) with the run's allocator for its
+ * scratch; this kernel reads its tensors. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,7 @@ static ol_status qpc_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   OL_TRY(destination(node, "key", ks, kz, &kf));
   OL_TRY(destination(node, "value", vs, vz, &vf));
   ol_value *out = NULL;
-  ol_status s = ol_paged_cache_quantize(cache, ol_tdata(idx), (size_t)ol_tcount(idx), &kf, &vf, &out);
+  ol_status s = ol_paged_cache_convert(ctx->allocator, cache, ol_tdata(idx), (size_t)ol_tcount(idx), &kf, &vf, &out);
   if (s != OL_OK) return s == OL_OUT_OF_MEMORY ? s : ol_kernel_error(node, s, "%s", ol_last_error());
   return ol_ctx_set_output(ctx, 0, out);
 }

@@ -368,11 +368,13 @@ static ol_status qlinear_matmul_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   double yzv = param_at(yz, 0);
   /* zero-point-shifted operands as int32 (a: per row, b: per column) */
   int64_t na = ol_tcount(a), nb = ol_tcount(b);
-  int32_t *av = malloc(sizeof(int32_t) * (size_t)(na > 0 ? na : 1));
-  int32_t *bv = malloc(sizeof(int32_t) * (size_t)(nb > 0 ? nb : 1));
-  int64_t *acc = malloc(sizeof(int64_t) * (size_t)(N > 0 ? N : 1));
+  int32_t *av = ol_alloc(ctx->allocator, sizeof(int32_t) * (size_t)(na > 0 ? na : 1));
+  int32_t *bv = ol_alloc(ctx->allocator, sizeof(int32_t) * (size_t)(nb > 0 ? nb : 1));
+  int64_t *acc = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(N > 0 ? N : 1));
   if (!av || !bv || !acc) {
-    free(av); free(bv); free(acc);
+    ol_dealloc(ctx->allocator, av);
+    ol_dealloc(ctx->allocator, bv);
+    ol_dealloc(ctx->allocator, acc);
     return OL_OUT_OF_MEMORY;
   }
   for (int64_t i = 0; i < na; i++)
@@ -416,9 +418,9 @@ static ol_status qlinear_matmul_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       }
     }
   }
-  free(av);
-  free(bv);
-  free(acc);
+  ol_dealloc(ctx->allocator, av);
+  ol_dealloc(ctx->allocator, bv);
+  ol_dealloc(ctx->allocator, acc);
   return OL_OK;
 }
 static ol_status qlinear_matmul_create(const ol_node *node, ol_kernel **out) {
@@ -515,11 +517,13 @@ static ol_status iconv_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   double lo = odt == OL_DTYPE_UINT8 ? 0 : -128, hi = odt == OL_DTYPE_UINT8 ? 255 : 127;
   /* zero-point-shifted operands as int32, kernel offsets precomputed */
   int64_t nx = ol_tcount(x), nw = ol_tcount(w);
-  int32_t *xv = malloc(sizeof(int32_t) * (size_t)(nx > 0 ? nx : 1));
-  int32_t *wv = malloc(sizeof(int32_t) * (size_t)(nw > 0 ? nw : 1));
-  int64_t *kidx = malloc(sizeof(int64_t) * (size_t)(ksp * sp > 0 ? ksp * sp : 1));
+  int32_t *xv = ol_alloc(ctx->allocator, sizeof(int32_t) * (size_t)(nx > 0 ? nx : 1));
+  int32_t *wv = ol_alloc(ctx->allocator, sizeof(int32_t) * (size_t)(nw > 0 ? nw : 1));
+  int64_t *kidx = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(ksp * sp > 0 ? ksp * sp : 1));
   if (!xv || !wv || !kidx) {
-    free(xv); free(wv); free(kidx);
+    ol_dealloc(ctx->allocator, xv);
+    ol_dealloc(ctx->allocator, wv);
+    ol_dealloc(ctx->allocator, kidx);
     return OL_OUT_OF_MEMORY;
   }
   int32_t xzv = (int32_t)param_at(xz, 0);
@@ -583,9 +587,9 @@ static ol_status iconv_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
         break;
       }
     }
-  free(xv);
-  free(wv);
-  free(kidx);
+  ol_dealloc(ctx->allocator, xv);
+  ol_dealloc(ctx->allocator, wv);
+  ol_dealloc(ctx->allocator, kidx);
   return status;
 }
 

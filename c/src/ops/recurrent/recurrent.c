@@ -61,7 +61,8 @@ static bool is_float_type(ol_dtype dt) {
   return ol_dtype_is_arith_float(dt);
 }
 
-static ol_status load(const ol_node *node, const ol_tensor *t, const char *what, int rank,
+/* *out: t's values as doubles, allocated from alloc (NULL when t is absent). */
+static ol_status load(ol_allocator *alloc, const ol_node *node, const ol_tensor *t, const char *what, int rank,
                       const int64_t *dims, double **out) {
   *out = NULL;
   if (!t) return OL_OK;
@@ -75,7 +76,7 @@ static ol_status load(const ol_node *node, const ol_tensor *t, const char *what,
                            (long long)(rank > 1 ? dims[1] : 0), rank > 2 ? ",..." : "");
   }
   int64_t n = ol_tcount(t);
-  double *d = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+  double *d = ol_alloc(alloc, sizeof(double) * (size_t)(n > 0 ? n : 1));
   if (!d) return OL_OUT_OF_MEMORY;
   for (int64_t i = 0; i < n; i++) d[i] = ol_tensor_get_double(t, i);
   *out = d;
@@ -116,19 +117,19 @@ static ol_status rnn_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_status st;
   int64_t wd[3] = {nd, G * H, I}, rd[3] = {nd, G * H, H}, bd[2] = {nd, 2 * G * H};
   int64_t sd[3] = {nd, B, H}, sd1[3] = {B, nd, H}, pd[2] = {nd, 3 * H};
-  st = load(node, xt, "X", 3, xt->dims, &X);
-  if (st == OL_OK) st = load(node, wt, "W", 3, wd, &W);
-  if (st == OL_OK) st = load(node, rt, "R", 3, rd, &R);
-  if (st == OL_OK) st = load(node, bt, "B", 2, bd, &Bv);
-  if (st == OL_OK) st = load(node, ht, "initial_h", 3, k->layout ? sd1 : sd, &H0);
-  if (st == OL_OK) st = load(node, ct, "initial_c", 3, k->layout ? sd1 : sd, &C0);
-  if (st == OL_OK) st = load(node, pt, "P", 2, pd, &P);
+  st = load(ctx->allocator, node, xt, "X", 3, xt->dims, &X);
+  if (st == OL_OK) st = load(ctx->allocator, node, wt, "W", 3, wd, &W);
+  if (st == OL_OK) st = load(ctx->allocator, node, rt, "R", 3, rd, &R);
+  if (st == OL_OK) st = load(ctx->allocator, node, bt, "B", 2, bd, &Bv);
+  if (st == OL_OK) st = load(ctx->allocator, node, ht, "initial_h", 3, k->layout ? sd1 : sd, &H0);
+  if (st == OL_OK) st = load(ctx->allocator, node, ct, "initial_c", 3, k->layout ? sd1 : sd, &C0);
+  if (st == OL_OK) st = load(ctx->allocator, node, pt, "P", 2, pd, &P);
   if (st != OL_OK) goto done;
-  lens = malloc(sizeof(int64_t) * (size_t)(B > 0 ? B : 1));
-  h = malloc(sizeof(double) * (size_t)(H > 0 ? H : 1));
-  c = malloc(sizeof(double) * (size_t)(H > 0 ? H : 1));
-  gates = malloc(sizeof(double) * (size_t)(G * H > 0 ? G * H : 1));
-  tmp = malloc(sizeof(double) * (size_t)(H > 0 ? H : 1));
+  lens = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(B > 0 ? B : 1));
+  h = ol_alloc(ctx->allocator, sizeof(double) * (size_t)(H > 0 ? H : 1));
+  c = ol_alloc(ctx->allocator, sizeof(double) * (size_t)(H > 0 ? H : 1));
+  gates = ol_alloc(ctx->allocator, sizeof(double) * (size_t)(G * H > 0 ? G * H : 1));
+  tmp = ol_alloc(ctx->allocator, sizeof(double) * (size_t)(H > 0 ? H : 1));
   if (!lens || !h || !c || !gates || !tmp) {
     st = OL_OUT_OF_MEMORY;
     goto done;
@@ -254,8 +255,10 @@ static ol_status rnn_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     }
   }
 done:
-  free(X); free(W); free(R); free(Bv); free(H0); free(C0); free(P);
-  free(h); free(c); free(gates); free(tmp); free(lens);
+  {
+    void *scratch[] = {X, W, R, Bv, H0, C0, P, h, c, gates, tmp, lens};
+    for (size_t i = 0; i < sizeof scratch / sizeof scratch[0]; i++) ol_dealloc(ctx->allocator, scratch[i]);
+  }
   return st;
 }
 

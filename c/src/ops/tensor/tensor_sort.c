@@ -286,11 +286,11 @@ static ol_status topk_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   if (k == 0 || ol_tcount(vals) == 0) return OL_OK;
   int64_t outer = ol_shape_count(axis, x->dims);
   int64_t inner = ol_shape_count(x->rank - axis - 1, x->dims + axis + 1);
-  key *keys = ol_xmalloc(sizeof(key) * (size_t)n);
-  int64_t *idx = ol_xmalloc(sizeof(int64_t) * (size_t)n * 2);
+  key *keys = ol_alloc(ctx->allocator, sizeof(key) * (size_t)n);
+  int64_t *idx = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)n * 2);
   if (!keys || !idx) {
-    free(keys);
-    free(idx);
+    ol_dealloc(ctx->allocator, keys);
+    ol_dealloc(ctx->allocator, idx);
     return OL_OUT_OF_MEMORY;
   }
   topk_sort_ctx sc = {keys, key_kind(x->dtype), tk->largest};
@@ -310,8 +310,8 @@ static ol_status topk_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
         if (inds) ((int64_t *)ol_tdata(inds))[obase + j * inner] = idx[j];
       }
     }
-  free(keys);
-  free(idx);
+  ol_dealloc(ctx->allocator, keys);
+  ol_dealloc(ctx->allocator, idx);
   return s;
 }
 
@@ -473,12 +473,12 @@ static ol_status unique_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   }
   int64_t n = c.n;
   /* order: sorted slice indices; group[i]: unique id of slice i */
-  int64_t *order = ol_xmalloc(sizeof(int64_t) * (size_t)(n * 2 + 1));
-  int64_t *group = ol_xmalloc(sizeof(int64_t) * (size_t)(n + 1));
-  int64_t *first = ol_xmalloc(sizeof(int64_t) * (size_t)(n + 1)); /* per group */
-  int64_t *count = ol_xcalloc((size_t)n + 1, sizeof(int64_t));
-  int64_t *rank_of = ol_xmalloc(sizeof(int64_t) * (size_t)(n + 1)); /* group -> output pos */
-  int64_t *gorder = ol_xmalloc(sizeof(int64_t) * (size_t)(n * 2 + 1));
+  int64_t *order = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(n * 2 + 1));
+  int64_t *group = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(n + 1));
+  int64_t *first = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(n + 1)); /* per group */
+  int64_t *count = ol_calloc(ctx->allocator, (size_t)n + 1, sizeof(int64_t));
+  int64_t *rank_of = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(n + 1)); /* group -> output pos */
+  int64_t *gorder = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(n * 2 + 1));
   ol_status s = OL_OK;
   if (!order || !group || !first || !count || !rank_of || !gorder) {
     s = OL_OUT_OF_MEMORY;
@@ -538,12 +538,12 @@ static ol_status unique_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     }
   }
 done:
-  free(order);
-  free(group);
-  free(first);
-  free(count);
-  free(rank_of);
-  free(gorder);
+  ol_dealloc(ctx->allocator, order);
+  ol_dealloc(ctx->allocator, group);
+  ol_dealloc(ctx->allocator, first);
+  ol_dealloc(ctx->allocator, count);
+  ol_dealloc(ctx->allocator, rank_of);
+  ol_dealloc(ctx->allocator, gorder);
   return s;
 }
 

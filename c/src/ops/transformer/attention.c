@@ -304,7 +304,7 @@ static ol_status scratch_kv(ol_kernel_ctx *ctx, const attn_shape *sh, size_t in,
     return OL_OK;
   }
   size_t bytes = (size_t)(sh->B * sh->Hkv * sh->T * D) * sh->es;
-  char *d = ol_xmalloc(bytes ? bytes : 1);
+  char *d = ol_alloc(ctx->allocator, bytes ? bytes : 1);
   if (!d) return OL_OUT_OF_MEMORY;
   int64_t pp = past_pitch(past);
   copy_rows(d, sh->T, 0, ol_tdata(past), sh->Hkv * pp * D, pp * D, D, sh->B, sh->Hkv, sh->P, D, sh->es);
@@ -480,9 +480,9 @@ static ol_status attention_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_from_float_fn put = ol_dtype_info(sh.dtype)->from_float;
   float scale = k->has_scale ? k->scale : (float)(1.0 / sqrt((double)(sh.Dk ? sh.Dk : 1)));
   size_t tn = (size_t)(sh.T ? sh.T : 1);
-  row = ol_xmalloc(sizeof(float) * tn);
-  raw = ol_xmalloc(sizeof(float) * tn);
-  acc = ol_xmalloc(sizeof(float) * (size_t)(sh.Dv ? sh.Dv : 1));
+  row = ol_alloc(ctx->allocator, sizeof(float) * tn);
+  raw = ol_alloc(ctx->allocator, sizeof(float) * tn);
+  acc = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(sh.Dv ? sh.Dv : 1));
   if (!row || !raw || !acc) {
     s = OL_OUT_OF_MEMORY;
     goto done;
@@ -543,12 +543,12 @@ static ol_status attention_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       }
     }
 done:
-  free(kscratch);
-  free(vscratch);
+  ol_dealloc(ctx->allocator, kscratch);
+  ol_dealloc(ctx->allocator, vscratch);
   ol_dealloc(ctx->allocator, wide);
-  free(row);
-  free(raw);
-  free(acc);
+  ol_dealloc(ctx->allocator, row);
+  ol_dealloc(ctx->allocator, raw);
+  ol_dealloc(ctx->allocator, acc);
   return s;
 }
 

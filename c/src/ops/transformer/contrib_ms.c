@@ -164,7 +164,8 @@ static ol_status ln_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   fs.base = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(need + 1));
   float *xw = fs_take(&fs, x->dtype, n), *skw = fs_take(&fs, x->dtype, n);
   const float *g = fs_param(&fs, gamma), *be = fs_param(&fs, beta), *bi = fs_param(&fs, bias);
-  float *row = ol_xmalloc(sizeof(float) * (size_t)n), *out = ol_xmalloc(sizeof(float) * (size_t)n);
+  float *row = ol_alloc(ctx->allocator, sizeof(float) * (size_t)n);
+  float *out = ol_alloc(ctx->allocator, sizeof(float) * (size_t)n);
   ol_status s = OL_OK;
   bool oom = !row || !out || !fs.base;
   if (oom) s = OL_OUT_OF_MEMORY;
@@ -207,8 +208,8 @@ static ol_status ln_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     if (inv_t) ((float *)ol_tdata(inv_t))[o] = (float)(1.0 / denom);
   }
   ol_dealloc(ctx->allocator, fs.base);
-  free(row);
-  free(out);
+  ol_dealloc(ctx->allocator, row);
+  ol_dealloc(ctx->allocator, out);
   return s;
 }
 
@@ -363,7 +364,7 @@ static ol_status bias_split_gelu_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) 
   fs.base = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(2 * ol_floats_scratch(x->dtype, D) + 1));
   float *xw = fs_take(&fs, x->dtype, D);
   const float *bf = fs.base ? fs_param(&fs, bias) : NULL;
-  float *row = ol_xmalloc(sizeof(float) * (size_t)half);
+  float *row = ol_alloc(ctx->allocator, sizeof(float) * (size_t)half);
   ol_status s = OL_OK;
   if (!fs.base || !row) s = OL_OUT_OF_MEMORY;
   for (int64_t i = 0; i < rows && s == OL_OK; i++) {
@@ -375,7 +376,7 @@ static ol_status bias_split_gelu_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) 
     ol_floats_store(y, i * half, row, half);
   }
   ol_dealloc(ctx->allocator, fs.base);
-  free(row);
+  ol_dealloc(ctx->allocator, row);
   return s;
 }
 
@@ -440,9 +441,9 @@ static ol_status fmm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   fscratch fs = {NULL, 0};
   fs.base = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(ol_floats_scratch(a->dtype, M * K + K * N) + 1));
   float *aw = fs_take(&fs, a->dtype, M * K), *bw = fs_take(&fs, a->dtype, K * N);
-  float *arow = ol_xmalloc(sizeof(float) * (size_t)(K + 1));
-  float *bt = ol_xmalloc(sizeof(float) * (size_t)(K * N + 1)); /* op(B) transposed: N x K */
-  float *orow = ol_xmalloc(sizeof(float) * (size_t)(N + 1));
+  float *arow = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(K + 1));
+  float *bt = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(K * N + 1)); /* op(B) transposed: N x K */
+  float *orow = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(N + 1));
   ol_status s = OL_OK;
   if (!fs.base || !arow || !bt || !orow) s = OL_OUT_OF_MEMORY;
   for (int64_t t = 0; t < batches && s == OL_OK; t++) {
@@ -464,9 +465,9 @@ static ol_status fmm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     }
   }
   ol_dealloc(ctx->allocator, fs.base);
-  free(arow);
-  free(bt);
-  free(orow);
+  ol_dealloc(ctx->allocator, arow);
+  ol_dealloc(ctx->allocator, bt);
+  ol_dealloc(ctx->allocator, orow);
   return s;
 }
 
@@ -556,7 +557,7 @@ static ol_status crope_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   fscratch fs = {NULL, 0};
   fs.base = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(ol_floats_scratch(x->dtype, H + 2 * half) + 1));
   float *xw = fs_take(&fs, x->dtype, H), *cw = fs_take(&fs, x->dtype, half), *sw = fs_take(&fs, x->dtype, half);
-  float *row = ol_xmalloc(sizeof(float) * (size_t)H);
+  float *row = ol_alloc(ctx->allocator, sizeof(float) * (size_t)H);
   ol_status s = OL_OK;
   if (!fs.base || !row) s = OL_OUT_OF_MEMORY;
   for (int64_t b = 0; b < B && s == OL_OK; b++)
@@ -571,7 +572,7 @@ static ol_status crope_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       }
     }
   ol_dealloc(ctx->allocator, fs.base);
-  free(row);
+  ol_dealloc(ctx->allocator, row);
   return s;
 }
 

@@ -83,8 +83,8 @@ static ol_status rms_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   int64_t ns = ol_tcount(scale), nx = ol_floats_scratch(x->dtype, n);
   float *wide = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(nx + ol_floats_scratch(scale->dtype, ns) + 1));
   const float *sf = wide ? ol_floats_row(scale->dtype, ol_tdata(scale), 0, ns, wide + nx) : NULL;
-  float *row = ol_xmalloc(sizeof(float) * (size_t)n);
-  int64_t *smap = ol_xmalloc(sizeof(int64_t) * (size_t)n);
+  float *row = ol_alloc(ctx->allocator, sizeof(float) * (size_t)n);
+  int64_t *smap = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)n);
   ol_status s = OL_OK;
   if (!wide || !row || !smap) {
     s = OL_OUT_OF_MEMORY;
@@ -112,8 +112,8 @@ static ol_status rms_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   }
 done:
   ol_dealloc(ctx->allocator, wide);
-  free(row);
-  free(smap);
+  ol_dealloc(ctx->allocator, row);
+  ol_dealloc(ctx->allocator, smap);
   return s;
 }
 
@@ -205,7 +205,7 @@ static ol_status rope_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   /* float16/bfloat16: a head vector and a cos/sin row at a time, widened into scratch */
   int64_t nx = ol_floats_scratch(x->dtype, H), nc = ol_floats_scratch(x->dtype, half);
   float *wide = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(nx + 2 * nc + 1));
-  float *row = ol_xmalloc(sizeof(float) * (size_t)H);
+  float *row = ol_alloc(ctx->allocator, sizeof(float) * (size_t)H);
   ol_status s = OL_OK;
   if (!wide || !row) {
     s = OL_OUT_OF_MEMORY;
@@ -224,7 +224,7 @@ static ol_status rope_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       }
   }
   ol_dealloc(ctx->allocator, wide);
-  free(row);
+  ol_dealloc(ctx->allocator, row);
   return s;
 }
 
