@@ -56,6 +56,9 @@ describe('generation on paged caches', () => {
     const { tokens, caches } = await run(session, 64);
     assert.deepEqual(contiguousTokens, ortTokens);
     assert.deepEqual(tokens, ortTokens);
+    const streamed = [];
+    for await (const step of session.generateStream({ input_ids: ids(PROMPT), ...(await emptyCaches(session)) }, { maxNewTokens: 8 })) streamed.push(Number(step.tokens[0]));
+    assert.deepEqual(streamed, ortTokens.slice(0, 8));
     // the caches hold the prompt and every token but the last (the next step's input)
     assert.deepEqual(Object.keys(caches), ['past_key_values.0', 'past_key_values.1', 'past_key_values.2', 'past_key_values.3']);
     for (const cache of Object.values(caches)) {
