@@ -91,163 +91,203 @@ typedef struct mha_kernel {
   bool causal;
 } mha_kernel;
 
-static ol_status mha_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
-  mha_kernel *k = (mha_kernel *)kernel;
+/* One MultiHeadAttention execution's inputs and shapes: B batch, S query
+ * rows, N heads, D = N * H query width, L new K/V rows, Hv value head size,
+ * P past rows, T = P + L; split: 4-D key/value (B, N, L, H). */
+typedef struct mha_args {
+  const ol_tensor *q, *key, *val, *bias, *kpm, *abias, *pk, *pv;
+  int64_t B, S, N, D, H, L, Hv, Dv, P, T;
+  bool split;
+} mha_args;
+
+/* Types and the shapes of query, key and value. */
+static ol_status mha_check_qkv(const mha_kernel *k, ol_kernel_ctx *ctx, mha_args *a) {
   const ol_node *node = ctx->node;
-  const ol_tensor *q, *key = ol_ctx_input(ctx, 1), *val = ol_ctx_input(ctx, 2),
-                     *bias = ol_ctx_input(ctx, 3), *kpm = ol_ctx_input(ctx, 4),
-                     *abias = ol_ctx_input(ctx, 5), *pk = ol_ctx_input(ctx, 6),
-                     *pv = ol_ctx_input(ctx, 7);
-  OL_TRY(ol_ctx_require(ctx, 0, &q));
+  const ol_tensor *q = a->q, *key = a->key, *val = a->val;
   if (!is_ft(q->dtype)) return ol_kernel_bad_dtype(node, "query", q->dtype);
-  if (!key || !val)
-    return ol_kernel_error(node, OL_NOT_IMPLEMENTED, "packed QKV (key/value absent) is not supported");
+  if (!key || !val) return ol_kernel_error(node, OL_NOT_IMPLEMENTED, "packed QKV (key/value absent) is not supported");
   if (ctx->num_inputs > 8 && (ctx->inputs[8] || (ctx->num_inputs > 9 && ctx->inputs[9])))
-    return ol_kernel_error(node, OL_NOT_IMPLEMENTED,
-                           "past_sequence_length/cache_indirection are not supported");
-  const ol_tensor *fl[6] = {key, val, bias, abias, pk, pv};
+    return ol_kernel_error(node, OL_NOT_IMPLEMENTED, "past_sequence_length/cache_indirection are not supported");
+  const ol_tensor *fl[6] = {key, val, a->bias, a->abias, a->pk, a->pv};
   static const char *const fn[6] = {"key", "value", "bias", "attention_bias", "past_key", "past_value"};
   for (int i = 0; i < 6; i++)
     if (fl[i] && fl[i]->dtype != q->dtype)
-      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "%s must be %s, got %s", fn[i],
-                             ol_dtype_name(q->dtype), ol_dtype_name(fl[i]->dtype));
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "%s must be %s, got %s", fn[i], ol_dtype_name(q->dtype),
+                             ol_dtype_name(fl[i]->dtype));
   if (q->rank != 3) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "query must be 3-D, got rank %d", q->rank);
-  int64_t B = q->dims[0], S = q->dims[1], N = k->num_heads, D = q->dims[2];
-  if (D % N) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "query hidden size %lld is not divisible by num_heads %lld",
-                                    (long long)D, (long long)N);
-  int64_t H = D / N, L, Hv;
-  bool split = key->rank == 4;
-  if (split) {
-    if (val->rank != 4 || key->dims[0] != B || key->dims[1] != N || key->dims[3] != H ||
-        val->dims[0] != B || val->dims[1] != N || val->dims[2] != key->dims[2])
+  a->B = q->dims[0], a->S = q->dims[1], a->N = k->num_heads, a->D = q->dims[2];
+  if (a->D % a->N)
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "query hidden size %lld is not divisible by num_heads %lld",
+                           (long long)a->D, (long long)a->N);
+  a->H = a->D / a->N;
+  a->split = key->rank == 4;
+  if (a->split) {
+    if (val->rank != 4 || key->dims[0] != a->B || key->dims[1] != a->N || key->dims[3] != a->H || val->dims[0] != a->B ||
+        val->dims[1] != a->N || val->dims[2] != key->dims[2])
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "4-D key/value must be (B, N, L, H) and agree");
-    if (pk || pv || bias)
+    if (a->pk || a->pv || a->bias)
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "past and bias are not allowed with 4-D key/value");
-    L = key->dims[2];
-    Hv = val->dims[3];
+    a->L = key->dims[2], a->Hv = val->dims[3];
   } else {
-    if (key->rank != 3 || val->rank != 3 || key->dims[0] != B || val->dims[0] != B ||
-        key->dims[2] != D || val->dims[1] != key->dims[1] || val->dims[2] % N)
-      return ol_kernel_error(node, OL_INVALID_ARGUMENT,
-                             "key must be (B, L, %lld) and value (B, L, N*Hv)", (long long)D);
-    L = key->dims[1];
-    Hv = val->dims[2] / N;
+    if (key->rank != 3 || val->rank != 3 || key->dims[0] != a->B || val->dims[0] != a->B || key->dims[2] != a->D ||
+        val->dims[1] != key->dims[1] || val->dims[2] % a->N)
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "key must be (B, L, %lld) and value (B, L, N*Hv)", (long long)a->D);
+    a->L = key->dims[1], a->Hv = val->dims[2] / a->N;
   }
-  int64_t Dv = N * Hv;
-  if (bias && (bias->rank != 1 || bias->dims[0] != 2 * D + Dv))
-    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "bias must have %lld values", (long long)(2 * D + Dv));
-  if ((pk == NULL) != (pv == NULL))
+  a->Dv = a->N * a->Hv;
+  return OL_OK;
+}
+
+/* bias, past caches, key_padding_mask, attention_bias. */
+static ol_status mha_check_extras(const ol_node *node, mha_args *a) {
+  if (a->bias && (a->bias->rank != 1 || a->bias->dims[0] != 2 * a->D + a->Dv))
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "bias must have %lld values", (long long)(2 * a->D + a->Dv));
+  if ((a->pk == NULL) != (a->pv == NULL))
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "past_key and past_value must be given together");
-  int64_t P = 0;
-  if (pk) {
-    if (pk->rank != 4 || pv->rank != 4 || pk->dims[0] != B || pk->dims[1] != N || pk->dims[3] != H ||
-        pv->dims[0] != B || pv->dims[1] != N || pv->dims[2] != pk->dims[2] || pv->dims[3] != Hv)
+  a->P = 0;
+  if (a->pk) {
+    const ol_tensor *pk = a->pk, *pv = a->pv;
+    if (pk->rank != 4 || pv->rank != 4 || pk->dims[0] != a->B || pk->dims[1] != a->N || pk->dims[3] != a->H ||
+        pv->dims[0] != a->B || pv->dims[1] != a->N || pv->dims[2] != pk->dims[2] || pv->dims[3] != a->Hv)
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "past_key/past_value must be (B, N, P, H)");
-    P = pk->dims[2];
+    a->P = pk->dims[2];
   }
-  int64_t T = P + L;
+  a->T = a->P + a->L;
+  const ol_tensor *kpm = a->kpm, *ab = a->abias;
   if (kpm) {
     if (kpm->dtype != OL_DTYPE_INT32) return ol_kernel_bad_dtype(node, "key_padding_mask", kpm->dtype);
-    if (!(kpm->rank == 2 && kpm->dims[0] == B && kpm->dims[1] == T) && !(kpm->rank == 1 && kpm->dims[0] == B))
+    if (!(kpm->rank == 2 && kpm->dims[0] == a->B && kpm->dims[1] == a->T) && !(kpm->rank == 1 && kpm->dims[0] == a->B))
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "key_padding_mask must be (B, T) or (B)");
   }
-  if (abias) {
-    if (abias->rank != 4 || (abias->dims[0] != B && abias->dims[0] != 1) ||
-        (abias->dims[1] != N && abias->dims[1] != 1) || abias->dims[2] != S || abias->dims[3] != T)
-      return ol_kernel_error(node, OL_INVALID_ARGUMENT,
-                             "attention_bias must be (B or 1, N or 1, %lld, %lld)", (long long)S, (long long)T);
+  if (ab && (ab->rank != 4 || (ab->dims[0] != a->B && ab->dims[0] != 1) || (ab->dims[1] != a->N && ab->dims[1] != 1) ||
+             ab->dims[2] != a->S || ab->dims[3] != a->T))
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "attention_bias must be (B or 1, N or 1, %lld, %lld)",
+                           (long long)a->S, (long long)a->T);
+  return OL_OK;
+}
+
+/* The present of head (b, h): past rows then the new (biased) rows, into
+ * kd/vd (past rows already there when the present grew in place). */
+static void mha_kv_block(const mha_args *a, int64_t b, int64_t h, float *kd, float *vd, bool k_grown, bool v_grown,
+                         const float *bf) {
+  ol_dtype ft = a->q->dtype;
+  int64_t H = a->H, Hv = a->Hv, N = a->N, L = a->L, P = a->P;
+  int64_t pks = a->pk ? past_stride(a->pk) * H : 0, pvs = a->pv ? past_stride(a->pv) * Hv : 0;
+  if (P && !k_grown) ol_floats_get(ft, ol_tdata(a->pk), (b * N + h) * pks, P * H, kd);
+  if (P && !v_grown) ol_floats_get(ft, ol_tdata(a->pv), (b * N + h) * pvs, P * Hv, vd);
+  for (int64_t j = 0; j < L; j++) {
+    float *kr = kd + (P + j) * H, *vr = vd + (P + j) * Hv;
+    ol_floats_get(ft, ol_tdata(a->key), a->split ? ((b * N + h) * L + j) * H : (b * L + j) * a->D + h * H, H, kr);
+    ol_floats_get(ft, ol_tdata(a->val), a->split ? ((b * N + h) * L + j) * Hv : (b * L + j) * a->Dv + h * Hv, Hv, vr);
+    for (int64_t d = 0; bf && d < H; d++) kr[d] = kr[d] + bf[a->D + h * H + d];
+    for (int64_t d = 0; bf && d < Hv; d++) vr[d] = vr[d] + bf[2 * a->D + h * Hv + d];
   }
-  int64_t od[3] = {B, S, Dv}, pd[4] = {B, N, T, H}, pvd[4] = {B, N, T, Hv};
-  ol_tensor *y, *yk = NULL, *yv = NULL;
-  OL_TRY(ol_ctx_output(ctx, 0, q->dtype, 3, od, &y));
-  /* session caches (ctx->grow_outputs): float presents keep spare rows and
-   * a past fed back from an earlier run's present is appended to in place */
-  ol_value *grown[2] = {NULL, NULL};
-  for (int c = 0; c < 2 && !split && pk && q->dtype == OL_DTYPE_FLOAT; c++)
-    if ((ctx->grow_outputs >> (1 + c)) & 1u && ol_ctx_wants_output(ctx, 1 + (size_t)c) &&
-        ol_value_grow_from(ctx->allocator, c ? pv : pk, 4, c ? pvd : pd, 2, &grown[c]) != OL_OK) {
-      ol_value_release(grown[0]);
-      return ol_kernel_error(node, OL_OUT_OF_MEMORY, "out of memory growing present output %d", 1 + c);
+}
+
+/* Scratch rows of the query loop. */
+typedef struct mha_scratch {
+  float *qrow, *p, *add, *abw;
+} mha_scratch;
+
+/* The S query rows of head (b, h) over its present kd/vd. */
+static void mha_attend_head(const mha_kernel *k, const mha_args *a, int64_t b, int64_t h, const float *kd,
+                            const float *vd, const float *bf, const mha_scratch *w, float *out) {
+  ol_dtype ft = a->q->dtype;
+  int64_t H = a->H, T = a->T, S = a->S;
+  const ol_tensor *kpm = a->kpm, *abias = a->abias;
+  const int32_t *mk = kpm ? ol_tdata(kpm) : NULL;
+  float scale = k->scale > 0 ? k->scale : 1.0f / sqrtf((float)H);
+  bool any = mk || k->causal;
+  for (int64_t t = 0; t < S; t++) {
+    ol_floats_get(ft, ol_tdata(a->q), (b * S + t) * a->D + h * H, H, w->qrow);
+    for (int64_t d = 0; bf && d < H; d++) w->qrow[d] = w->qrow[d] + bf[h * H + d];
+    for (int64_t j = 0; any && j < T; j++) {
+      bool masked = k->causal && j > a->P + t;
+      if (mk) masked = masked || (kpm->rank == 2 ? mk[b * T + j] == 0 : j >= mk[b]);
+      w->add[j] = masked ? k->mask_filter : 0.0f;
     }
-  if (!split && !grown[0] && ol_ctx_wants_output(ctx, 1)) OL_TRY(ol_ctx_output(ctx, 1, q->dtype, 4, pd, &yk));
-  if (!split && !grown[1] && ol_ctx_wants_output(ctx, 2)) OL_TRY(ol_ctx_output(ctx, 2, q->dtype, 4, pvd, &yv));
-  if (B * N == 0) {
-    ol_value_release(grown[0]);
-    ol_value_release(grown[1]);
-    return OL_OK;
+    const float *ab = NULL;
+    if (abias)
+      ab = ol_floats_row(ft, ol_tdata(abias),
+                         (((abias->dims[0] == 1 ? 0 : b) * abias->dims[1] + (abias->dims[1] == 1 ? 0 : h)) * S + t) * T, T,
+                         w->abw);
+    attend_row(w->qrow, kd, H, vd, a->Hv, H, a->Hv, 0, T, scale, 0.0f, any ? w->add : NULL, ab, NULL, w->p,
+               out + (b * S + t) * a->Dv + h * a->Hv);
   }
-  /* K/V rows: (b, h) blocks kst/vst elements apart in a grown present
-   * (past rows already in place) or a float32 present; otherwise (float16,
-   * or the present not wanted) one block at a time in scratch, stored to
-   * the float16 present when done. Past blocks are pks/pvs apart. */
-  ol_dtype ft = q->dtype;
-  const bool kgrown = grown[0] != NULL, vgrown = grown[1] != NULL; /* Kb/Vb belong to the presents */
+}
+
+/* K/V rows: (b, h) blocks kst/vst elements apart in a grown present (past
+ * rows already in place) or a float32 present; otherwise (float16, or the
+ * present not wanted) one block at a time in scratch, stored to the present
+ * when done. */
+static ol_status mha_attend(const mha_kernel *k, ol_kernel_ctx *ctx, const mha_args *a, ol_value *const *grown,
+                            ol_tensor *yk, ol_tensor *yv, ol_tensor *y) {
+  ol_dtype ft = a->q->dtype;
+  int64_t B = a->B, N = a->N, H = a->H, Hv = a->Hv, T = a->T, D = a->D, Dv = a->Dv;
+  const bool kgrown = grown[0] != NULL, vgrown = grown[1] != NULL;
   const bool kwhole = kgrown || (yk && ft == OL_DTYPE_FLOAT), vwhole = vgrown || (yv && ft == OL_DTYPE_FLOAT);
   float *Kb = kgrown ? ol_tdata(&grown[0]->tensor) : kwhole ? ol_tdata(yk) : NULL;
   float *Vb = vgrown ? ol_tdata(&grown[1]->tensor) : vwhole ? ol_tdata(yv) : NULL;
   int64_t kst = (kgrown ? grown[0]->tensor.pitch : T) * H, vst = (vgrown ? grown[1]->tensor.pitch : T) * Hv;
-  int64_t pks = pk ? past_stride(pk) * H : 0, pvs = pv ? past_stride(pv) * Hv : 0;
   /* one block of scratch: K/V blocks, the query row, scores, mask, float16
    * attention_bias rows, bias and output */
-  int64_t nbias = bias ? ol_floats_scratch(ft, 2 * D + Dv) : 0, nout = ol_floats_scratch(ft, B * S * Dv);
-  int64_t nk = kwhole ? 0 : T * H, nv = vwhole ? 0 : T * Hv, nab = abias ? ol_floats_scratch(ft, T) : 0;
+  int64_t nbias = a->bias ? ol_floats_scratch(ft, 2 * D + Dv) : 0, nout = ol_floats_scratch(ft, B * a->S * Dv);
+  int64_t nk = kwhole ? 0 : T * H, nv = vwhole ? 0 : T * Hv, nab = a->abias ? ol_floats_scratch(ft, T) : 0;
   float *scratch = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(nk + nv + H + 3 * (T + 1) + nbias + nout));
-  ol_status s = OL_OK;
-  if (!scratch) {
-    s = OL_OUT_OF_MEMORY;
-    goto done;
-  }
-  float *kblk = scratch, *vblk = kblk + nk, *qrow = vblk + nv, *p = qrow + H, *add = p + T + 1, *abw = add + T + 1;
-  float *bw = abw + nab, *ow = bw + nbias;
-  const float *bf = bias ? ol_floats_row(ft, ol_tdata(bias), 0, 2 * D + Dv, bw) : NULL;
+  if (!scratch) return OL_OUT_OF_MEMORY;
+  float *kblk = scratch, *vblk = kblk + nk;
+  mha_scratch w = {vblk + nv, NULL, NULL, NULL};
+  w.p = w.qrow + H, w.add = w.p + T + 1, w.abw = w.add + T + 1;
+  float *bw = w.abw + nab, *ow = bw + nbias;
+  const float *bf = a->bias ? ol_floats_row(ft, ol_tdata(a->bias), 0, 2 * D + Dv, bw) : NULL;
   float *out = ft == OL_DTYPE_FLOAT ? (float *)ol_tdata(y) : ow;
-  const int32_t *mk = kpm ? ol_tdata(kpm) : NULL;
-  float scale = k->scale > 0 ? k->scale : 1.0f / sqrtf((float)H);
-  for (int64_t b = 0; b < B; b++)
-    for (int64_t h = 0; h < N; h++) {
+  ol_status s = OL_OK;
+  for (int64_t b = 0; b < B && s == OL_OK; b++)
+    for (int64_t h = 0; h < N && s == OL_OK; h++) {
       if (ctx->cancelled && *ctx->cancelled) {
-        s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
-        goto done;
+        s = ol_kernel_error(ctx->node, OL_CANCELLED, "cancelled");
+        break;
       }
-      /* present K/V: past rows then the new (biased) rows */
       float *kd = kwhole ? Kb + (b * N + h) * kst : kblk, *vd = vwhole ? Vb + (b * N + h) * vst : vblk;
-      if (P && !kgrown) ol_floats_get(ft, ol_tdata(pk), (b * N + h) * pks, P * H, kd);
-      if (P && !vgrown) ol_floats_get(ft, ol_tdata(pv), (b * N + h) * pvs, P * Hv, vd);
-      for (int64_t j = 0; j < L; j++) {
-        float *kr = kd + (P + j) * H, *vr = vd + (P + j) * Hv;
-        ol_floats_get(ft, ol_tdata(key), split ? ((b * N + h) * L + j) * H : (b * L + j) * D + h * H, H, kr);
-        ol_floats_get(ft, ol_tdata(val), split ? ((b * N + h) * L + j) * Hv : (b * L + j) * Dv + h * Hv, Hv, vr);
-        for (int64_t d = 0; bf && d < H; d++) kr[d] = kr[d] + bf[D + h * H + d];
-        for (int64_t d = 0; bf && d < Hv; d++) vr[d] = vr[d] + bf[2 * D + h * Hv + d];
-      }
+      mha_kv_block(a, b, h, kd, vd, kgrown, vgrown, bf);
       if (!kwhole && yk) ol_floats_store(yk, (b * N + h) * T * H, kd, T * H);
       if (!vwhole && yv) ol_floats_store(yv, (b * N + h) * T * Hv, vd, T * Hv);
-      for (int64_t t = 0; t < S; t++) {
-        ol_floats_get(ft, ol_tdata(q), (b * S + t) * D + h * H, H, qrow);
-        for (int64_t d = 0; bf && d < H; d++) qrow[d] = qrow[d] + bf[h * H + d];
-        bool any = mk || k->causal;
-        for (int64_t j = 0; any && j < T; j++) {
-          bool masked = k->causal && j > P + t;
-          if (mk) masked = masked || (kpm->rank == 2 ? mk[b * T + j] == 0 : j >= mk[b]);
-          add[j] = masked ? k->mask_filter : 0.0f;
-        }
-        const float *ab = NULL;
-        if (abias)
-          ab = ol_floats_row(ft, ol_tdata(abias),
-                             (((abias->dims[0] == 1 ? 0 : b) * abias->dims[1] + (abias->dims[1] == 1 ? 0 : h)) * S + t) * T,
-                             T, abw);
-        attend_row(qrow, kd, H, vd, Hv, H, Hv, 0, T, scale, 0.0f, any ? add : NULL, ab, NULL, p,
-                   out + (b * S + t) * Dv + h * Hv);
-      }
+      mha_attend_head(k, a, b, h, kd, vd, bf, &w, out);
     }
-  ol_floats_store(y, 0, out, B * S * Dv);
+  if (s == OL_OK) ol_floats_store(y, 0, out, B * a->S * Dv);
+  ol_dealloc(ctx->allocator, scratch);
+  return s;
+}
+
+static ol_status mha_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
+  mha_kernel *k = (mha_kernel *)kernel;
+  mha_args a = {.key = ol_ctx_input(ctx, 1), .val = ol_ctx_input(ctx, 2), .bias = ol_ctx_input(ctx, 3),
+                .kpm = ol_ctx_input(ctx, 4), .abias = ol_ctx_input(ctx, 5), .pk = ol_ctx_input(ctx, 6),
+                .pv = ol_ctx_input(ctx, 7)};
+  OL_TRY(ol_ctx_require(ctx, 0, &a.q));
+  OL_TRY(mha_check_qkv(k, ctx, &a));
+  OL_TRY(mha_check_extras(ctx->node, &a));
+  int64_t od[3] = {a.B, a.S, a.Dv}, pd[4] = {a.B, a.N, a.T, a.H}, pvd[4] = {a.B, a.N, a.T, a.Hv};
+  ol_tensor *y, *yk = NULL, *yv = NULL;
+  OL_TRY(ol_ctx_output(ctx, 0, a.q->dtype, 3, od, &y));
+  /* session caches (ctx->grow_outputs): float presents keep spare rows and
+   * a past fed back from an earlier run's present is appended to in place */
+  ol_value *grown[2] = {NULL, NULL};
+  for (int c = 0; c < 2 && !a.split && a.pk && a.q->dtype == OL_DTYPE_FLOAT; c++)
+    if ((ctx->grow_outputs >> (1 + c)) & 1u && ol_ctx_wants_output(ctx, 1 + (size_t)c) &&
+        ol_value_grow_from(ctx->allocator, c ? a.pv : a.pk, 4, c ? pvd : pd, 2, &grown[c]) != OL_OK) {
+      ol_value_release(grown[0]);
+      return ol_kernel_error(ctx->node, OL_OUT_OF_MEMORY, "out of memory growing present output %d", 1 + c);
+    }
+  ol_status s = OL_OK;
+  if (!a.split && !grown[0] && ol_ctx_wants_output(ctx, 1)) s = ol_ctx_output(ctx, 1, a.q->dtype, 4, pd, &yk);
+  if (s == OL_OK && !a.split && !grown[1] && ol_ctx_wants_output(ctx, 2)) s = ol_ctx_output(ctx, 2, a.q->dtype, 4, pvd, &yv);
+  if (s == OL_OK && a.B * a.N > 0) s = mha_attend(k, ctx, &a, grown, yk, yv, y);
   for (int c = 0; c < 2 && s == OL_OK; c++)
     if (grown[c]) {
       s = ol_ctx_set_output(ctx, 1 + (size_t)c, grown[c]);
       grown[c] = NULL;
     }
-done:
-  ol_dealloc(ctx->allocator, scratch);
   ol_value_release(grown[0]); /* left only when failing before setting the outputs */
   ol_value_release(grown[1]);
   return s;
