@@ -36,7 +36,13 @@
 // `olstate=path/to/dist`) runs onnx-light the way generation does: caches bound as
 // bindCache does, inside wasm (PersistentValueState.create's bindCache option: builds
 // from before 2026-11-30 lack it), kept in the state (growing in place), each step
-// fetching only the logits. Models are cached in
+// fetching only the logits. `olpaged` and `olpagedq` (also `=path/to/dist`)
+// run the decoder rewritten onto paged caches (toPagedModel; its time is
+// pagedConvertMs, not in createMs) in a PersistentValueState, float32 pages or
+// int8 keys / uint4 values; their long-context caches are seeded float pages
+// of 16 tokens (quantized with fixed scales for olpagedq). cacheBytes and
+// cacheBytesAt<N>: the page payloads held after decoding (paged forms) or the
+// dense float32 K and V of those tokens (others). Models are cached in
 // bench/.models/ (git-ignored).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -113,7 +119,8 @@ const median = (xs) => {
   const m = s.length >> 1;
   return s.length & 1 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
-const METRICS = ['createMs', 'prefillFirstMs', 'prefillSteadyMs', 'decodeMedianMs', 'decodeP90Ms', ...contextList.map((c) => `decodeAt${c}Ms`), 'peakRssMB'];
+const METRICS = ['createMs', 'prefillFirstMs', 'prefillSteadyMs', 'decodeMedianMs', 'decodeP90Ms', ...contextList.map((c) => `decodeAt${c}Ms`), 'peakRssMB',
+  'pagedConvertMs', 'cacheBytes', ...contextList.map((c) => `cacheBytesAt${c}`)];
 
 function revision() {
   const r = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' });

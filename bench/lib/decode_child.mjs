@@ -6,9 +6,18 @@ import { pathToFileURL } from 'node:url';
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
+// 'olpaged[=dist]': the decoder rewritten onto paged caches (toPagedModel),
+// float32 pages; 'olpagedq[=dist]': appended pages stored as int8 keys and
+// uint4 values (scales calibrated per page). Both keep the caches in a
+// PersistentValueState, like olstate.
+const PAGED_FORMS = { olpagedq: [{ fromTokens: 0, key: { type: 'int8', scale: 'auto' }, value: { type: 'uint4', scale: 'auto' } }], olpaged: null };
+const pagedForm = (runtime) => Object.keys(PAGED_FORMS).find((p) => runtime === p || runtime.startsWith(`${p}=`));
+
 async function loadRuntime(runtime, threads) {
   // 'olstate[=dist]': onnx-light with the caches bound (bindCache option) in a PersistentValueState
   if (runtime.startsWith('olstate')) return loadRuntime(`ol${runtime.slice('olstate'.length)}`, threads);
+  const paged = pagedForm(runtime);
+  if (paged) return loadRuntime(`ol${runtime.slice(paged.length)}`, threads);
   // 'ol=path/to/dist' (or OL_DIST): another build of onnx-light, for before/after comparisons
   const olDist = runtime.startsWith('ol=') ? runtime.slice(3) : runtime === 'ol' ? process.env.OL_DIST : null;
   if (runtime.startsWith('ol')) {
@@ -39,26 +48,34 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
   let t = now();
   const rt = await loadRuntime(runtime, threads);
   const importMs = now() - t;
+  const paged = pagedForm(runtime);
+  // the paged rewrite is a one-off model preparation (saved once by an app): not in createMs
+  t = now();
+  const pagedBytes = paged ? await rt.toPagedModel(bytes) : null;
+  const pagedConvertMs = paged ? now() - t : undefined;
   t = now();
   const options = runtime === 'ort' ? { executionProviders: ['wasm'], intraOpNumThreads: threads, graphOptimizationLevel: 'all' } : { intraOpNumThreads: threads };
   // olstate: the KV cache stays in a PersistentValueState (bound inside wasm
   // as bindCache does, created with empty caches); each step fetches only the logits
-  const stateful = runtime.startsWith('olstate');
-  const session = stateful
-    ? await rt.PersistentValueState.create(bytes, await rt.emptyCaches(bytes, { batch: 1 }), { intraOpNumThreads: threads, bindCache: true })
-    : await rt.InferenceSession.create(bytes, options);
+  const stateful = runtime.startsWith('olstate') || !!paged;
+  const session = paged
+    ? await rt.PersistentValueState.create(pagedBytes, await rt.emptyCaches(pagedBytes), { intraOpNumThreads: threads, pagedFormats: PAGED_FORMS[paged] ?? undefined })
+    : stateful
+      ? await rt.PersistentValueState.create(bytes, await rt.emptyCaches(bytes, { batch: 1 }), { intraOpNumThreads: threads, bindCache: true })
+      : await rt.InferenceSession.create(bytes, options);
   const createMs = now() - t;
   const rssAfterCreateMB = process.memoryUsage().rss / 2 ** 20;
 
-  const pastNames = session.inputNames.filter((n) => n.startsWith('past_key_values.'));
+  // heads and head size from the metadata or the float caches emptyCaches makes
+  const empty = stateful ? await rt.emptyCaches(bytes, { batch: 1 }) : null;
+  const pastNames = paged ? Object.keys(await rt.emptyCaches(pagedBytes))
+    : stateful ? Object.keys(empty) : session.inputNames.filter((n) => n.startsWith('past_key_values.'));
   const meta = (name) => {
     const m = session.inputMetadata?.[session.inputNames.indexOf(name)];
     return m?.shape;
   };
   const shapeOf = (name) => meta(name) ?? null;
-  // heads and head size from the metadata, falling back to the file name's shape
-  const empty = stateful ? await rt.emptyCaches(bytes, { batch: 1 }) : null;
-  const kvShape = stateful ? empty[pastNames[0]].dims : shapeOf(pastNames[0]);
+  const kvShape = stateful ? Object.values(empty)[0].dims : shapeOf(pastNames[0]);
   const H = Number(kvShape?.[1]), D = Number(kvShape?.[3]);
   let state = (seed * 2654435761) >>> 0;
   const nextToken = (vocab) => {
@@ -68,7 +85,20 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
   const vocab = Number(session.outputMetadata?.[session.outputNames.indexOf('logits')]?.shape?.[2]) ||
     Number(/-V(\d+)-/.exec(modelPath)?.[1]) || 256;
   const i64 = (values, dims) => new rt.Tensor('int64', BigInt64Array.from(values.map(BigInt)), dims);
-  const emptyPast = () => Object.fromEntries(pastNames.map((n) => [n, new rt.Tensor('float32', new Float32Array(0), [1, H, 0, D])]));
+  const emptyPast = async () => paged ? rt.emptyCaches(pagedBytes)
+    : Object.fromEntries(pastNames.map((n) => [n, new rt.Tensor('float32', new Float32Array(0), [1, H, 0, D])]));
+  // bytes of the caches a state holds: page payloads for paged caches, else
+  // the dense float32 K and V of `tokens` (what the plain caches carry: one
+  // input per layer and K or V)
+  const cacheBytes = (tokens) => {
+    if (!paged) return pastNames.length * H * tokens * D * 4;
+    let total = 0;
+    for (const value of Object.values(session.values)) {
+      total += value.byteLength;
+      value.dispose();
+    }
+    return total;
+  };
   const present = (n) => `present.${n.slice('past_key_values.'.length)}`;
   const fetches = ['logits', ...pastNames.map(present)];
 
@@ -96,7 +126,7 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
   let past;
   for (let r = 0; r < prefillRuns; r++) {
     if (past) for (const v of Object.values(past)) v.dispose?.();
-    const p0 = emptyPast();
+    const p0 = await emptyPast();
     if (stateful) await session.reset(p0);
     t = now();
     past = await step(p0, 0, promptIds);
@@ -112,9 +142,11 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
     pastLen++;
   }
   for (const v of Object.values(past)) v.dispose?.();
+  const decodedCacheBytes = cacheBytes(pastLen);
   // long context: a cache of `ctx` tokens (seeded values, fed as past), then
   // contextSteps single-token steps; per-token median
   const longContext = {};
+  const longContextBytes = {};
   for (const ctx of contexts) {
     let x = seed >>> 0;
     const values = new Float32Array(H * ctx * D);
@@ -122,7 +154,8 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
       x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
       values[i] = x / 2 ** 32 - 0.5;
     }
-    let cache = Object.fromEntries(pastNames.map((n) => [n, new rt.Tensor('float32', values.slice(), [1, H, ctx, D])]));
+    let cache = Object.fromEntries(pastNames.map((n) => [n, paged ? pagedCacheOf(rt, values, ctx, H * D, paged === 'olpagedq')
+      : new rt.Tensor('float32', values.slice(), [1, H, ctx, D])]));
     if (stateful) {
       await session.reset(cache); // imported: the first step moves it into capacity (excluded below)
       cache = {};
@@ -136,6 +169,7 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
     }
     for (const v of Object.values(cache)) v.dispose?.();
     longContext[ctx] = quantile(times.slice(1), 0.5);
+    longContextBytes[ctx] = cacheBytes(ctx + contextSteps);
   }
   if (stateful) await session.close();
   else await session.release();
@@ -150,7 +184,29 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
     decodeMedianMs: quantile(decode, 0.5),
     decodeP90Ms: quantile(decode, 0.9),
     ...Object.fromEntries(Object.entries(longContext).map(([ctx, ms]) => [`decodeAt${ctx}Ms`, ms])),
+    pagedConvertMs,
+    cacheBytes: decodedCacheBytes,
+    ...Object.fromEntries(Object.entries(longContextBytes).map(([ctx, b]) => [`cacheBytesAt${ctx}`, b])),
     rssAfterCreateMB,
     peakRssMB: process.resourceUsage().maxRSS / 1024,
   };
+}
+
+// A paged cache of `tokens` seeded rows (values: tokens x width floats, row
+// t = every head of token t) in blocks of 16 tokens, the paged model's
+// default block size; `quantized`: keys int8, values uint4 (fixed scales for
+// values in [-0.5, 0.5]), as the olpagedq formats would have stored them.
+function pagedCacheOf(rt, values, tokens, width, quantized) {
+  const blocks = [];
+  for (let start = 0; start < tokens; start += 16) {
+    const length = Math.min(16, tokens - start);
+    const page = () => new rt.Tensor('float32', values.slice(start * width, (start + length) * width), [1, 1, length, width]);
+    blocks.push({ start, length, key: page(), value: page() });
+  }
+  const cache = rt.PagedCache.from({ blocks });
+  if (!quantized) return cache;
+  const q = rt.quantizePagedCache(cache, blocks.map((_, i) => i),
+    { key: { type: 'int8', scale: 0.5 / 127 }, value: { type: 'uint4', scale: 1 / 15, zeroPoint: 8 } });
+  cache.dispose();
+  return q;
 }
