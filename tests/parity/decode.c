@@ -2,7 +2,11 @@
  * (present.* -> past_key_values.*), through the public C API. Prints JSON:
  *   {"tokens":[...], "hash":"<digest of every step's logits bytes>"}
  * Built natively and to wasm; tests/parity compares both and onnxruntime-node.
- * Usage: decode MODEL STEPS TOKEN...   (the prompt as token ids) */
+ * Usage: decode [--threads N] [--paged K/V] MODEL STEPS TOKEN...   (the prompt as token ids)
+ * --paged K/V: the model on paged caches (ol_model_to_paged), key and value
+ * pages appended as K and V (int8, uint8, int4, uint4, int2, uint2 with
+ * calibrated scales, or float32); prints tokens and hash only. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,14 +26,42 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n) {
   return h;
 }
 
+/* "int8" -> OL_DTYPE_INT8 ... ("float32": dense pages); false if unknown. */
+static bool page_type(const char *name, size_t len, ol_dtype *out) {
+  static const struct {
+    const char *name;
+    ol_dtype type;
+  } types[] = {{"float32", OL_DTYPE_FLOAT}, {"int8", OL_DTYPE_INT8}, {"uint8", OL_DTYPE_UINT8}, {"int4", OL_DTYPE_INT4},
+               {"uint4", OL_DTYPE_UINT4}, {"int2", OL_DTYPE_INT2}, {"uint2", OL_DTYPE_UINT2}};
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+    if (strlen(types[i].name) == len && strncmp(types[i].name, name, len) == 0) {
+      *out = types[i].type;
+      return true;
+    }
+  return false;
+}
+
 int main(int argc, char **argv) {
   /* --threads N: the intra-op thread count (the bits must not change) */
   if (argc > 2 && strcmp(argv[1], "--threads") == 0) {
     if (ol_set_num_threads(atoi(argv[2])) != OL_OK) return fail("threads");
     argc -= 2, argv += 2;
   }
+  /* --paged K/V: paged caches with key pages K and value pages V */
+  bool paged = false;
+  ol_page_format_rule rule = {0};
+  if (argc > 2 && strcmp(argv[1], "--paged") == 0) {
+    const char *slash = strchr(argv[2], '/');
+    if (!slash || !page_type(argv[2], (size_t)(slash - argv[2]), &rule.formats.key.type) ||
+        !page_type(slash + 1, strlen(slash + 1), &rule.formats.value.type)) {
+      fprintf(stderr, "decode: --paged takes KEY/VALUE page types, got '%s'\n", argv[2]);
+      return 2;
+    }
+    paged = true;
+    argc -= 2, argv += 2;
+  }
   if (argc < 4) {
-    fprintf(stderr, "usage: decode [--threads N] MODEL STEPS TOKEN...\n");
+    fprintf(stderr, "usage: decode [--threads N] [--paged K/V] MODEL STEPS TOKEN...\n");
     return 2;
   }
   int steps = atoi(argv[2]);
@@ -41,7 +73,17 @@ int main(int argc, char **argv) {
   ol_model *model;
   ol_session *session;
   if (ol_model_load_file(argv[1], &model) != OL_OK) return fail("load");
-  if (ol_session_create(model, NULL, &session) != OL_OK) return fail("session");
+  ol_session_options options;
+  ol_session_options_init(&options);
+  if (paged) {
+    ol_model *converted;
+    if (ol_model_to_paged(model, NULL, &converted) != OL_OK) return fail("paged model");
+    ol_model_destroy(model);
+    model = converted;
+    options.page_format_rules = &rule; /* scale 0: calibrated per page */
+    options.page_format_rule_count = 1;
+  }
+  if (ol_session_create(model, &options, &session) != OL_OK) return fail("session");
   size_t n_in = ol_session_input_count(session), n_out = ol_session_output_count(session);
   if (n_in > MAX_NAMES || n_out > MAX_NAMES) return fail("too many inputs");
 
@@ -55,6 +97,10 @@ int main(int argc, char **argv) {
     for (size_t o = 0; o < n_out; o++) {
       const char *out = ol_session_output_name(session, o);
       if (strncmp(out, "present.", 8) == 0 && strcmp(out + 8, name + 16) == 0) present_of[i] = (int)o;
+    }
+    if (paged) {
+      if (ol_paged_cache_empty(&past[i]) != OL_OK) return fail("cache");
+      continue;
     }
     ol_value_info info;
     ol_session_input_info(session, i, &info);
@@ -120,6 +166,14 @@ int main(int argc, char **argv) {
   printf("{\"tokens\":[");
   for (int64_t i = prompt_len; i < total; i++) printf(i > prompt_len ? ",%lld" : "%lld", (long long)tokens[i]);
   printf("],\"hash\":\"%016llx\"", (unsigned long long)hash);
+  if (paged) {
+    printf("}\n");
+    for (size_t i = 0; i < n_in; i++) ol_value_release(past[i]);
+    ol_session_destroy(session);
+    ol_model_destroy(model);
+    free(tokens);
+    return 0;
+  }
 
   /* Seeded sampling through ol_generate on the bound model, twice: the same
    * tokens every run, and (compared by run.mjs) in both builds. */
