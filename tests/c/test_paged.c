@@ -1,7 +1,8 @@
 /* Paged KV caches (quant/paged.h, ops/paged/): the seed's fixtures with its
  * numbers (the dense and the windowed one), paged vs dense attention on the
  * reconstructed values for INT4/UINT4/INT8/UINT8 pages, the four-step
- * accuracy table, grouped heads and batches, attribute and input
+ * accuracy table, grouped heads and batches, pinned bits over quantized
+ * pages (every code type, odd head sizes), attribute and input
  * validation, every cache validation rejection, the page memo, format
  * policies, and QuantizePagedCache (the seed's block-3 example, shared
  * unselected blocks, errors that change nothing). */
@@ -12,6 +13,7 @@
 #include "harness.h"
 #include "kernel_util.h"
 #include "onnx_light.pb-c.h"
+#include "onnxlight.h"
 #include "ops/paged/paged.h"
 
 #define RT "ai.rt"
@@ -352,6 +354,118 @@ static void split_executions_agree(void) {
   pk_destroy(&a), pk_destroy(&b);
 }
 
+/* ------------------------------------------------------------ known answers */
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
+  const unsigned char *b = data;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
+/* Whether every page of cache holds affine codes whose parameters do not
+ * change along a row (read by the in-register decoders); *per_token: how
+ * many of those pages have one parameter set per token. */
+static bool pages_in_register(const ol_value *cache, int *per_token) {
+  bool all = true;
+  *per_token = 0;
+  for (size_t i = 0; i < ol_paged_cache_block_count(cache); i++) {
+    ol_page p;
+    ol_qpage_codes c;
+    if (ol_page_view(ol_paged_cache_block(cache, i), i, &p) != OL_OK) return false;
+    all = all && ol_page_row_codes(&p.key, 0, 0, &c) && ol_page_row_codes(&p.value, 0, 0, &c);
+    *per_token += (p.key.n_params > 1) + (p.value.n_params > 1);
+    ol_page_clear(&p);
+  }
+  return all;
+}
+
+typedef struct known_case {
+  int64_t Dk, Dv;
+  ol_dtype kt, vt;
+  float ks, vs; /* 0: calibrated per page */
+  int32_t kz, vz;
+  uint64_t hash; /* of every Y */
+} known_case;
+
+/* Pinned bits of PagedAttention over appended affine pages: a prompt of 5
+ * tokens, then 3 single tokens, pages of 4 tokens, 4 query heads on 2 K/V
+ * heads, head sizes with and without tails of 16 (odd ones put the second
+ * head's 4-bit codes mid-byte and its 2-bit codes mid-byte at every
+ * offset), calibrated and fixed scales, zero points at both ends of the
+ * code range; int8 keys / uint4 values is what apps use. The hashes were
+ * recorded when every element was decoded by ol_page_decode (before the
+ * in-register decoders), so they hold the decoders and the vector
+ * accumulator to those bits. Then one more token over the cache compacted
+ * (one block; calibrated scales become one per token, and rows start at
+ * other bit offsets) gives the same bits as over the cache itself. */
+static void quantized_known_answers(void) {
+  static const known_case cases[] = {
+      {40, 24, OL_DTYPE_INT8, OL_DTYPE_UINT4, 0, 0, 0, 0, 0x3dd4f8939737962eull},
+      {64, 64, OL_DTYPE_INT8, OL_DTYPE_UINT4, 0, 0, 0, 0, 0x94466f975ce2dd06ull},
+      {19, 21, OL_DTYPE_UINT4, OL_DTYPE_INT4, 0.05f, 0.125f, 15, -8, 0x0ed36c0028d8c10full},
+      {37, 18, OL_DTYPE_INT2, OL_DTYPE_UINT2, 0, 0.3f, 0, 3, 0x9b0542893c0de2f8ull},
+      {33, 35, OL_DTYPE_UINT8, OL_DTYPE_INT8, 0.01f, 0.01f, 255, -128, 0x3d65fc748b655fa8ull},
+      {23, 17, OL_DTYPE_UINT2, OL_DTYPE_INT2, 0.2f, 0, 0, 0, 0x6152cf67a2702932ull},
+  };
+  for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+    const known_case *kc = &cases[ci];
+    ol_attr attrs[1] = {tk_attr_int("block_size", 4)};
+    pk p;
+    CHECK_OK(pk_create(&p, "PagedAttention", attrs, 1, 4));
+    if (!p.kernel) return;
+    ol_page_format_rule rule;
+    ol_paged_policy policy = formats_policy(&rule, kc->kt, kc->ks, kc->kz, kc->vt, kc->vs, kc->vz);
+    g_salt = 101 + (uint32_t)ci;
+    ol_value *cache = empty_cache();
+    uint64_t hash = 1469598103934665603ull;
+    const int64_t steps[4] = {5, 1, 1, 1};
+    for (int st = 0; st < 4 && cache; st++) {
+      g_base = st ? 4 + st : 0;
+      int64_t L = steps[st];
+      ol_value *in[4] = {bhld(1, 4, L, kc->Dk, rnd_at), bhld(1, 2, L, kc->Dk, rnd_at), bhld(1, 2, L, kc->Dv, rnd_at),
+                         cache}, *out[2] = {NULL, NULL};
+      CHECK_OK(pk_run(&p, in, &policy, out));
+      if (out[0]) hash = fnv1a(hash, ol_tdata(&out[0]->tensor), sizeof(float) * (size_t)ol_tcount(&out[0]->tensor));
+      tk_release_all(in, 4);
+      ol_value_release(out[0]);
+      cache = out[1];
+    }
+    if (hash != kc->hash)
+      fprintf(stderr, "  case %zu (%s/%s, Dk %lld, Dv %lld): hash %016llx, pinned %016llx\n", ci,
+              ol_dtype_name(kc->kt), ol_dtype_name(kc->vt), (long long)kc->Dk, (long long)kc->Dv,
+              (unsigned long long)hash, (unsigned long long)kc->hash);
+    CHECK(hash == kc->hash);
+    int per_token = 0;
+    CHECK(cache && pages_in_register(cache, &per_token) && per_token == 0);
+    /* one more token over the cache and over it compacted */
+    ol_value *compact = NULL;
+    if (cache) CHECK_OK(ol_paged_cache_compact(cache, 64, &compact));
+    CHECK(compact && ol_paged_cache_block_count(compact) == 1 && pages_in_register(compact, &per_token));
+    CHECK(per_token == (kc->ks == 0) + (kc->vs == 0));
+    g_base = 8;
+    ol_value *ys[2] = {NULL, NULL};
+    ol_value *pasts[2] = {cache, compact};
+    for (int i = 0; i < 2 && compact; i++) {
+      pk fresh;
+      CHECK_OK(pk_create(&fresh, "PagedAttention", attrs, 1, 4));
+      if (!fresh.kernel) break;
+      ol_value *in[4] = {bhld(1, 4, 1, kc->Dk, rnd_at), bhld(1, 2, 1, kc->Dk, rnd_at), bhld(1, 2, 1, kc->Dv, rnd_at),
+                         pasts[i]}, *out[2] = {NULL, NULL};
+      CHECK_OK(pk_run(&fresh, in, &policy, out));
+      ys[i] = out[0];
+      ol_value_release(out[1]);
+      tk_release_all(in, 3);
+      pk_destroy(&fresh);
+    }
+    CHECK(ys[0] && ys[1] && memcmp(ol_tdata(&ys[0]->tensor), ol_tdata(&ys[1]->tensor), 4 * (size_t)(4 * kc->Dv)) == 0);
+    tk_release_all(ys, 2);
+    ol_value_release(compact);
+    ol_value_release(cache);
+    pk_destroy(&p);
+  }
+  g_salt = 1;
+}
+
 /* ------------------------------------------------------------ validation */
 
 static void attributes_and_inputs(void) {
@@ -682,6 +796,7 @@ static void encoding(void) {
 }
 
 OL_TEST_MAIN(TEST(dense_fixture), TEST(windowed_fixture), TEST(quantized_pages_match_reconstruction),
-             TEST(four_step_accuracy), TEST(split_executions_agree), TEST(attributes_and_inputs),
+             TEST(four_step_accuracy), TEST(split_executions_agree), TEST(quantized_known_answers),
+             TEST(attributes_and_inputs),
              TEST(cache_validation_rejections), TEST(page_memo), TEST(format_policies), TEST(quantize_paged_cache),
              TEST(encoding))

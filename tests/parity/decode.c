@@ -2,10 +2,10 @@
  * (present.* -> past_key_values.*), through the public C API. Prints JSON:
  *   {"tokens":[...], "hash":"<digest of every step's logits bytes>"}
  * Built natively and to wasm; tests/parity compares both and onnxruntime-node.
- * Usage: decode [--threads N] [--paged | --paged-q8u4] MODEL STEPS TOKEN...
- * (the prompt as token ids). --paged: the decoder rewritten onto paged
- * caches (ol_model_to_paged) with float pages; --paged-q8u4: appended pages
- * hold int8 keys and uint4 values (scales calibrated per page). */
+ * Usage: decode [--threads N] [--paged K/V] MODEL STEPS TOKEN...   (the prompt as token ids)
+ * --paged K/V: the model on paged caches (ol_model_to_paged), key and value
+ * pages appended as K and V (int8, uint8, int4, uint4, int2, uint2 with
+ * calibrated scales, or float32); prints tokens and hash only. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,35 +26,42 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n) {
   return h;
 }
 
-/* An empty cache for input i: a paged cache, or a float [1, H, 0, D] tensor. */
-static ol_status empty_cache(ol_session *session, size_t i, bool paged, ol_value **out) {
-  if (paged) return ol_paged_cache_empty(out);
-  ol_value_info info;
-  ol_session_input_info(session, i, &info);
-  int64_t dims[4] = {1, info.dims[1], 0, info.dims[3]};
-  return ol_tensor_create(NULL, OL_DTYPE_FLOAT, dims, 4, out);
+/* "int8" -> OL_DTYPE_INT8 ... ("float32": dense pages); false if unknown. */
+static bool page_type(const char *name, size_t len, ol_dtype *out) {
+  static const struct {
+    const char *name;
+    ol_dtype type;
+  } types[] = {{"float32", OL_DTYPE_FLOAT}, {"int8", OL_DTYPE_INT8}, {"uint8", OL_DTYPE_UINT8}, {"int4", OL_DTYPE_INT4},
+               {"uint4", OL_DTYPE_UINT4}, {"int2", OL_DTYPE_INT2}, {"uint2", OL_DTYPE_UINT2}};
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+    if (strlen(types[i].name) == len && strncmp(types[i].name, name, len) == 0) {
+      *out = types[i].type;
+      return true;
+    }
+  return false;
 }
 
 int main(int argc, char **argv) {
+  /* --threads N: the intra-op thread count (the bits must not change) */
+  if (argc > 2 && strcmp(argv[1], "--threads") == 0) {
+    if (ol_set_num_threads(atoi(argv[2])) != OL_OK) return fail("threads");
+    argc -= 2, argv += 2;
+  }
+  /* --paged K/V: paged caches with key pages K and value pages V */
   bool paged = false;
-  ol_session_options options;
-  ol_session_options_init(&options);
-  const ol_page_format_rule q8u4 = {0, {{OL_DTYPE_INT8, 0.0f, 0}, {OL_DTYPE_UINT4, 0.0f, 0}}};
-  for (;;) {
-    /* --threads N: the intra-op thread count (the bits must not change) */
-    if (argc > 2 && strcmp(argv[1], "--threads") == 0) {
-      if (ol_set_num_threads(atoi(argv[2])) != OL_OK) return fail("threads");
-      argc -= 2, argv += 2;
-    } else if (argc > 1 && (strcmp(argv[1], "--paged") == 0 || strcmp(argv[1], "--paged-q8u4") == 0)) {
-      paged = true;
-      if (strcmp(argv[1], "--paged-q8u4") == 0) options.page_format_rules = &q8u4, options.page_format_rule_count = 1;
-      argc -= 1, argv += 1;
-    } else {
-      break;
+  ol_page_format_rule rule = {0};
+  if (argc > 2 && strcmp(argv[1], "--paged") == 0) {
+    const char *slash = strchr(argv[2], '/');
+    if (!slash || !page_type(argv[2], (size_t)(slash - argv[2]), &rule.formats.key.type) ||
+        !page_type(slash + 1, strlen(slash + 1), &rule.formats.value.type)) {
+      fprintf(stderr, "decode: --paged takes KEY/VALUE page types, got '%s'\n", argv[2]);
+      return 2;
     }
+    paged = true;
+    argc -= 2, argv += 2;
   }
   if (argc < 4) {
-    fprintf(stderr, "usage: decode [--threads N] [--paged | --paged-q8u4] MODEL STEPS TOKEN...\n");
+    fprintf(stderr, "usage: decode [--threads N] [--paged K/V] MODEL STEPS TOKEN...\n");
     return 2;
   }
   int steps = atoi(argv[2]);
@@ -66,10 +73,15 @@ int main(int argc, char **argv) {
   ol_model *model;
   ol_session *session;
   if (ol_model_load_file(argv[1], &model) != OL_OK) return fail("load");
-  ol_model *contiguous = NULL; /* the paged model's source, destroyed after it */
+  ol_session_options options;
+  ol_session_options_init(&options);
   if (paged) {
-    contiguous = model;
-    if (ol_model_to_paged(contiguous, NULL, &model) != OL_OK) return fail("to paged");
+    ol_model *converted;
+    if (ol_model_to_paged(model, NULL, &converted) != OL_OK) return fail("paged model");
+    ol_model_destroy(model);
+    model = converted;
+    options.page_format_rules = &rule; /* scale 0: calibrated per page */
+    options.page_format_rule_count = 1;
   }
   if (ol_session_create(model, &options, &session) != OL_OK) return fail("session");
   size_t n_in = ol_session_input_count(session), n_out = ol_session_output_count(session);
@@ -86,7 +98,14 @@ int main(int argc, char **argv) {
       const char *out = ol_session_output_name(session, o);
       if (strncmp(out, "present.", 8) == 0 && strcmp(out + 8, name + 16) == 0) present_of[i] = (int)o;
     }
-    if (empty_cache(session, i, paged, &past[i]) != OL_OK) return fail("cache");
+    if (paged) {
+      if (ol_paged_cache_empty(&past[i]) != OL_OK) return fail("cache");
+      continue;
+    }
+    ol_value_info info;
+    ol_session_input_info(session, i, &info);
+    int64_t dims[4] = {1, info.dims[1], 0, info.dims[3]};
+    if (ol_tensor_create(NULL, OL_DTYPE_FLOAT, dims, 4, &past[i]) != OL_OK) return fail("cache");
   }
   size_t logits_index = 0;
   for (size_t o = 0; o < n_out; o++)
@@ -147,10 +166,17 @@ int main(int argc, char **argv) {
   printf("{\"tokens\":[");
   for (int64_t i = prompt_len; i < total; i++) printf(i > prompt_len ? ",%lld" : "%lld", (long long)tokens[i]);
   printf("],\"hash\":\"%016llx\"", (unsigned long long)hash);
+  if (paged) {
+    printf("}\n");
+    for (size_t i = 0; i < n_in; i++) ol_value_release(past[i]);
+    ol_session_destroy(session);
+    ol_model_destroy(model);
+    free(tokens);
+    return 0;
+  }
 
-  /* Seeded sampling through ol_generate on the bound model (a paged model
-   * is bound already), twice: the same tokens every run, and (compared by
-   * run.mjs) in both builds. */
+  /* Seeded sampling through ol_generate on the bound model, twice: the same
+   * tokens every run, and (compared by run.mjs) in both builds. */
   const char *bind_in[MAX_NAMES], *bind_out[MAX_NAMES], *gen_names[MAX_NAMES];
   ol_value *gen_feeds[MAX_NAMES];
   size_t n_bound = 0, n_gen = 0;
@@ -164,11 +190,14 @@ int main(int argc, char **argv) {
     if (!past[i] || present_of[i] < 0) continue;
     bind_in[n_bound] = ol_session_input_name(session, i);
     bind_out[n_bound++] = ol_session_output_name(session, (size_t)present_of[i]);
+    ol_value_info info;
+    ol_session_input_info(session, i, &info);
+    int64_t dims[4] = {1, info.dims[1], 0, info.dims[3]};
     gen_names[n_gen] = ol_session_input_name(session, i);
-    if (empty_cache(session, i, paged, &gen_feeds[n_gen++]) != OL_OK) return fail("cache");
+    if (ol_tensor_create(NULL, OL_DTYPE_FLOAT, dims, 4, &gen_feeds[n_gen++]) != OL_OK) return fail("cache");
   }
-  ol_model *bound = NULL;
-  if (!paged && ol_model_bind_persistent(model, bind_in, bind_out, n_bound, &bound) != OL_OK) return fail("bind");
+  ol_model *bound;
+  if (ol_model_bind_persistent(model, bind_in, bind_out, n_bound, &bound) != OL_OK) return fail("bind");
   ol_generate_options gen;
   ol_generate_options_init(&gen);
   gen.max_new_tokens = 32;
@@ -176,7 +205,7 @@ int main(int argc, char **argv) {
   gen.seed = 1234;
   for (int run = 0; run < 2; run++) {
     ol_value *sampled;
-    if (ol_generate(paged ? model : bound, NULL, gen_names, gen_feeds, n_gen, &gen, &options, NULL, &sampled) != OL_OK)
+    if (ol_generate(bound, NULL, gen_names, gen_feeds, n_gen, &gen, NULL, NULL, &sampled) != OL_OK)
       return fail("generate");
     const int64_t *ids = ol_tensor_data(sampled);
     int64_t n = ol_tensor_dims(sampled)[1];
@@ -186,11 +215,10 @@ int main(int argc, char **argv) {
   }
   printf("]}\n");
   for (size_t i = 0; i < n_gen; i++) ol_value_release(gen_feeds[i]);
-  if (bound) ol_model_destroy(bound);
+  ol_model_destroy(bound);
   for (size_t i = 0; i < n_in; i++) ol_value_release(past[i]);
   ol_session_destroy(session);
   ol_model_destroy(model);
-  if (contiguous) ol_model_destroy(contiguous);
   free(tokens);
   return 0;
 }

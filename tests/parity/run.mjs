@@ -2,7 +2,7 @@
 // (1) native vs wasm build of tests/parity/decode.c: same tokens, same logits bits,
 //     also on 2 and 3 threads (native, and the threaded wasm build decode_threads);
 // (1b) the same for the decoder quantized to portable int4 (fused MatMuls);
-// (1c) the decoder on paged caches, float and int8/uint4 pages: native = wasm;
+// (1c) the same on paged caches (float, and quantized pages decoded in register);
 // (2) onnx-light vs onnxruntime-node (the oracle): same tokens; the JS
 //     package's generate() (the C token loop stepped through the wasm ABI)
 //     gives the native tool's tokens, greedy and seeded sampling;
@@ -91,26 +91,24 @@ check('int4 on 2 threads (native and threaded wasm): the single-threaded logits 
   int4Native2.hash === int4Native.hash && int4Wasm2.hash === int4Native.hash,
   `${int4Native2.hash} / ${int4Wasm2.hash} vs ${int4Native.hash}`);
 
-// (1c) the decoder on paged caches (ol_model_to_paged): float pages give the
-// contiguous tokens; float and int8-key/uint4-value pages give the same bits
-// natively and in wasm (the paged attention's SIMD and scalar paths)
-for (const flag of ['--paged', '--paged-q8u4']) {
-  const args = [flag, ...decodeArgs];
+// (1c) the decoder on paged caches (ol_model_to_paged) with float pages and
+// quantized ones (int8 keys / uint4 values as apps use, and the other code
+// widths), calibrated scales: the codes are decoded in register
+// (simd/qpage.c), natively and in wasm to the same bits
+for (const formats of ['float32/float32', 'int8/uint4', 'uint8/int4', 'int2/uint2']) {
+  const args = ['--paged', formats, ...decodeArgs];
   const pagedNative = JSON.parse(execFileSync(join(root, 'build-native', 'decode'), args, { encoding: 'utf8' }));
   const pagedWasm = JSON.parse(
-    execFileSync(process.execPath, ['--no-experimental-fetch', join(root, 'build-wasm', 'decode.cjs'), ...args], { encoding: 'utf8' }),
+    execFileSync(process.execPath, ['--no-experimental-fetch', join(root, 'build-wasm', 'decode.cjs'), ...args], {
+      encoding: 'utf8',
+    }),
   );
-  check(`${flag}: native and wasm tokens, logits bits and seeded samples agree`,
-    JSON.stringify([pagedNative.tokens, pagedNative.sampled]) === JSON.stringify([pagedWasm.tokens, pagedWasm.sampled]) &&
-      pagedNative.hash === pagedWasm.hash,
+  check(`paged caches, ${formats} pages: native and wasm tokens and logits bits agree`,
+    JSON.stringify(pagedNative.tokens) === JSON.stringify(pagedWasm.tokens) && pagedNative.hash === pagedWasm.hash,
     `${pagedNative.tokens} (${pagedNative.hash}) vs ${pagedWasm.tokens} (${pagedWasm.hash})`);
-  if (flag === '--paged') {
-    check('--paged: the contiguous greedy tokens', JSON.stringify(pagedNative.tokens) === JSON.stringify(native.tokens),
+  if (formats === 'float32/float32')
+    check('paged caches, float32 pages: the contiguous greedy tokens', JSON.stringify(pagedNative.tokens) === JSON.stringify(native.tokens),
       `${pagedNative.tokens} vs ${native.tokens}`);
-  } else {
-    const agree = pagedNative.tokens.filter((t, i) => t === native.tokens[i]).length;
-    console.log(`--paged-q8u4: ${agree} of ${steps} greedy tokens equal the float run's`);
-  }
 }
 
 const ort = await greedyWithOrt(model, prompt, steps);

@@ -82,6 +82,16 @@ void ol_page_decode(const ol_page_payload *p, int64_t t, int64_t w0, int64_t n, 
   }
 }
 
+bool ol_page_row_codes(const ol_page_payload *p, int64_t t, int64_t w0, ol_qpage_codes *out) {
+  if (!ol_page_is_affine(p) || (p->n_params != 1 && p->axis != 2)) return false;
+  int64_t k = ol_page_param_index(p, t, w0);
+  bool one = p->n_params == 1;
+  *out = (ol_qpage_codes){.data = p->data, .first = t * p->width + w0, .bits = ol_page_code_bits(p->storage),
+                          .signed_codes = code_signed(p->storage), .scale = one ? p->scale0 : p->scales[k],
+                          .zero = one ? p->zero0 : p->zeros[k]};
+  return true;
+}
+
 /* ------------------------------------------------------------ reading */
 
 static bool is_int64_scalar(const ol_value *v) {

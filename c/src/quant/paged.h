@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "core/value.h"
+#include "simd/qpage.h"
 
 /* One K or V payload, its metadata decoded. Dense: scales NULL. Affine:
  * element (t, w) is (code - zero) * scale with the parameters of index
@@ -58,8 +59,15 @@ static inline int64_t ol_page_param_index(const ol_page_payload *p, int64_t t, i
 }
 
 /* Decodes n elements of row t from column w0 into out (dense: converted
- * to float32; affine: reconstructed). */
+ * to float32; affine: reconstructed), element by element: the reference
+ * of the in-register decoders below. */
 void ol_page_decode(const ol_page_payload *p, int64_t t, int64_t w0, int64_t n, float *out);
+/* Row t from column w0 of an affine payload whose parameters do not change
+ * along a row (one set, or per token: axis 2, in blocks or not) as a span
+ * for ol_qpage_decode / ol_qpage_dot (simd/qpage.h: the same floats as
+ * ol_page_decode); false for a dense payload or parameters along the width
+ * (decode those with ol_page_decode). */
+bool ol_page_row_codes(const ol_page_payload *p, int64_t t, int64_t w0, ol_qpage_codes *out);
 
 /* ------------------------------------------------------------ reading */
 

@@ -7,6 +7,10 @@
  *                            (round to nearest even, like a C cast)
  *   ol_u8x16_nibbles         the 8 low bytes split into 16 nibbles in
  *                            LSB-first element order (byte i -> lanes 2i, 2i+1)
+ *   ol_u8x16_crumbs          the 8 low bytes, each holding two 2-bit fields in
+ *                            its low nibble, split likewise (byte i -> lanes
+ *                            2i: bits 0-1, 2i + 1: bits 2-3); after
+ *                            ol_u8x16_nibbles: 4 bytes -> 16 2-bit codes
  *   ol_u8x16_widen           the 16 bytes zero-extended into four ol_i32x4
  *   ol_i32x4_xor, ol_i32x4_sub
  *
@@ -34,6 +38,10 @@ static inline ol_i32x4 ol_u8x16_nibbles(ol_i32x4 v) {
   ol_i32x4 lo = wasm_v128_and(v, wasm_i8x16_splat(15)), hi = wasm_u8x16_shr(v, 4);
   return wasm_i8x16_shuffle(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
 }
+static inline ol_i32x4 ol_u8x16_crumbs(ol_i32x4 v) {
+  ol_i32x4 lo = wasm_v128_and(v, wasm_i8x16_splat(3)), hi = wasm_v128_and(wasm_u8x16_shr(v, 2), wasm_i8x16_splat(3));
+  return wasm_i8x16_shuffle(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+}
 static inline void ol_u8x16_widen(ol_i32x4 v, ol_i32x4 out[4]) {
   ol_i32x4 l = wasm_u16x8_extend_low_u8x16(v), h = wasm_u16x8_extend_high_u8x16(v);
   out[0] = wasm_u32x4_extend_low_u16x8(l), out[1] = wasm_u32x4_extend_high_u16x8(l);
@@ -57,6 +65,10 @@ static inline ol_f32x4 ol_f32x4_from_f64x2(ol_f64x2 lo, ol_f64x2 hi) {
 static inline ol_i32x4 ol_u8x16_nibbles(ol_i32x4 v) {
   const __m128i m = _mm_set1_epi8(15);
   return _mm_unpacklo_epi8(_mm_and_si128(v, m), _mm_and_si128(_mm_srli_epi16(v, 4), m));
+}
+static inline ol_i32x4 ol_u8x16_crumbs(ol_i32x4 v) {
+  const __m128i m = _mm_set1_epi8(3);
+  return _mm_unpacklo_epi8(_mm_and_si128(v, m), _mm_and_si128(_mm_srli_epi16(v, 2), m));
 }
 static inline void ol_u8x16_widen(ol_i32x4 v, ol_i32x4 out[4]) {
   const __m128i z = _mm_setzero_si128();
@@ -90,6 +102,14 @@ static inline ol_i32x4 ol_u8x16_nibbles(ol_i32x4 v) {
   for (int i = 0; i < 8; i++) {
     unsigned b = ol_u8x16_get(v, i);
     r.u[i / 2] |= ((b & 15u) | (b >> 4) << 8) << (16 * (i % 2));
+  }
+  return r;
+}
+static inline ol_i32x4 ol_u8x16_crumbs(ol_i32x4 v) {
+  ol_i32x4 r = {{0, 0, 0, 0}};
+  for (int i = 0; i < 8; i++) {
+    unsigned b = ol_u8x16_get(v, i);
+    r.u[i / 2] |= ((b & 3u) | (b >> 2 & 3u) << 8) << (16 * (i % 2));
   }
   return r;
 }

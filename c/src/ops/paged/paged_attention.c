@@ -20,7 +20,10 @@
  * Numerics: score = dot(q, k) * (1 / sqrt(Dk)) with ol_dot_f32's lane order,
  * m = max, c = exp(m_old - m), p = exp(score - m) (ol_expf), acc = acc * c +
  * p * v, sum = sum * c + p, y = acc / sum: the same bits natively and in
- * wasm.
+ * wasm. Affine rows with one scale and zero point (pages with one
+ * parameter set, what appends make, or one per token, what compaction
+ * makes) are decoded in register (simd/qpage.h), others element by element
+ * (ol_page_decode): the same floats, summed in the same order.
  *
  * Page metadata is checked once per page and kept (memo) for the blocks of
  * the last present this kernel produced or read; the memo is guarded by a
@@ -40,6 +43,7 @@
 #include "ops/float_io.h"
 #include "ops/paged/paged.h"
 #include "simd/math.h"
+#include "simd/vec.h"
 
 enum { MAX_GROUP = 64 }; /* query heads handled together per K/V head */
 
@@ -250,9 +254,13 @@ static ol_status append_pages(paged_kernel *k, ol_kernel_ctx *ctx, const paged_s
 
 /* ------------------------------------------------------------ attention */
 
-/* dot(q, row t columns [c0, c0 + n) of page p), in ol_dot_f32's order. */
+/* dot(q, row t columns [c0, c0 + n) of page p), in ol_dot_f32's order:
+ * FLOAT read in place, affine codes with one parameter set along the row
+ * decoded in register (ol_qpage_dot), others element by element. */
 static float page_dot(const float *q, const ol_page_payload *p, int64_t t, int64_t c0, int64_t n) {
   if (p->storage == OL_DTYPE_FLOAT) return ol_dot_f32(q, (const float *)p->data + t * p->width + c0, n);
+  ol_qpage_codes codes;
+  if (ol_page_row_codes(p, t, c0, &codes)) return ol_qpage_dot(q, &codes, n);
   float lane[4] = {0, 0, 0, 0}, x[4];
   int64_t i = 0;
   for (; i + 4 <= n; i += 4) {
@@ -265,6 +273,36 @@ static float page_dot(const float *q, const ol_page_payload *p, int64_t t, int64
     s = s + q[i] * x[0];
   }
   return s;
+}
+
+/* Row t columns [c0, c0 + n) of page p as floats: FLOAT in place, else
+ * decoded into buf (in register for affine codes with one parameter set
+ * along the row). */
+static const float *page_row(const ol_page_payload *p, int64_t t, int64_t c0, int64_t n, float *buf) {
+  if (p->storage == OL_DTYPE_FLOAT) return (const float *)p->data + t * p->width + c0;
+  ol_qpage_codes codes;
+  if (ol_page_row_codes(p, t, c0, &codes)) ol_qpage_decode(&codes, n, buf);
+  else ol_page_decode(p, t, c0, n, buf);
+  return buf;
+}
+
+/* acc[d] = acc[d] * c + e * v[d]: two products, then the sum (never fused). */
+static void rescale_add(float *acc, int64_t n, float c, float e, const float *v) {
+  const ol_f32x4 cv = ol_f32x4_splat(c), ev = ol_f32x4_splat(e);
+  int64_t d = 0;
+  for (; d + 4 <= n; d += 4) {
+    ol_f32x4 kept = ol_f32x4_mul(ol_f32x4_load(acc + d), cv), added = ol_f32x4_mul(ev, ol_f32x4_load(v + d));
+    ol_f32x4_store(acc + d, ol_f32x4_add(kept, added));
+  }
+  for (; d < n; d++) acc[d] = acc[d] * c + e * v[d];
+}
+
+/* acc[d] = acc[d] / sum */
+static void divide(float *acc, int64_t n, float sum) {
+  const ol_f32x4 s = ol_f32x4_splat(sum);
+  int64_t d = 0;
+  for (; d + 4 <= n; d += 4) ol_f32x4_store(acc + d, ol_f32x4_div(ol_f32x4_load(acc + d), s));
+  for (; d < n; d++) acc[d] = acc[d] / sum;
 }
 
 /* The first page holding token `token` (pages sorted by start). */
@@ -305,15 +343,14 @@ static void attend(const paged_kernel *k, const paged_shape *sh, const ol_tensor
     const ol_page *p = &pages[pi];
     int64_t t0 = lo > p->start ? lo - p->start : 0, t1 = hi - p->start + 1 < p->length ? hi - p->start + 1 : p->length;
     for (int64_t t = t0; t < t1; t++) {
-      ol_page_decode(&p->value, t, vc, sh->Dv, w->vrow);
+      const float *vrow = page_row(&p->value, t, vc, sh->Dv, w->vrow);
       *dequantized += (ol_page_is_affine(&p->key) ? 4 * (uint64_t)sh->Dk : 0) +
                       (ol_page_is_affine(&p->value) ? 4 * (uint64_t)sh->Dv : 0);
       for (int64_t i = 0; i < g; i++) {
         float score = page_dot(q[i], &p->key, t, kc, sh->Dk) * scale;
         float mn = score > m[i] ? score : m[i];
         float c = m[i] == -INFINITY ? 0.0f : ol_expf(m[i] - mn), e = ol_expf(score - mn);
-        float *acc = w->acc + i * sh->Dv;
-        for (int64_t d = 0; d < sh->Dv; d++) acc[d] = acc[d] * c + e * w->vrow[d];
+        rescale_add(w->acc + i * sh->Dv, sh->Dv, c, e, vrow);
         sum[i] = sum[i] * c + e;
         m[i] = mn;
       }
@@ -321,7 +358,7 @@ static void attend(const paged_kernel *k, const paged_shape *sh, const ol_tensor
   }
   for (int64_t i = 0; i < g; i++) {
     float *acc = w->acc + i * sh->Dv;
-    for (int64_t d = 0; d < sh->Dv; d++) acc[d] = acc[d] / sum[i];
+    divide(acc, sh->Dv, sum[i]);
     ol_floats_store(Y, ((b * sh->Hq + h0 + i) * sh->L + l) * sh->Dv, acc, sh->Dv);
   }
 }

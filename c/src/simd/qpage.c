@@ -1,0 +1,110 @@
+/* Paged-cache affine codes decoded in register (see qpage.h for the bits). */
+#include "simd/qpage.h"
+
+#include <string.h>
+
+#include "simd/vec.h"
+#include "simd/vec_f64.h"
+
+#define OL_AI static inline __attribute__((always_inline))
+
+/* x = (float)((u ^ flip) - sub) * scale for raw code bits u: (u ^ flip) -
+ * flip is the signed code, so with sub = flip + zero this is code - zero. */
+typedef struct qparams {
+  ol_i32x4 flip, sub;
+  ol_f32x4 scale;
+  uint32_t flip1;
+  int32_t sub1;
+  float scale1;
+} qparams;
+
+static void qparams_init(const ol_qpage_codes *c, qparams *p) {
+  int32_t half = c->signed_codes ? 1 << (c->bits - 1) : 0;
+  p->flip1 = (uint32_t)half;
+  p->sub1 = half + c->zero;
+  p->scale1 = c->scale;
+  p->flip = ol_i32x4_splat(half);
+  p->sub = ol_i32x4_splat(p->sub1);
+  p->scale = ol_f32x4_splat(c->scale);
+}
+
+OL_AI uint32_t raw_code(const int BITS, const uint8_t *data, int64_t e) {
+  if (BITS == 8) return data[e];
+  if (BITS == 4) return (data[e >> 1] >> ((e & 1) * 4)) & 15u;
+  return (data[e >> 2] >> ((e & 3) * 2)) & 3u;
+}
+
+OL_AI float decode1(const qparams *p, uint32_t u) { return (float)((int32_t)(u ^ p->flip1) - p->sub1) * p->scale1; }
+
+/* The raw codes of elements [e, e + 16) zero-extended to 16 bytes. Reads
+ * only the bytes those elements occupy; a 4- or 2-bit span starting inside
+ * a byte is first shifted into whole bytes. */
+OL_AI ol_i32x4 code_bytes(const int BITS, const uint8_t *data, int64_t e) {
+  if (BITS == 8) return ol_i32x4_load(data + e);
+  uint8_t t[8] = {0};
+  if (BITS == 4) {
+    const uint8_t *b = data + (e >> 1);
+    if (!(e & 1)) return ol_u8x16_nibbles(ol_i32x4_load64_zero(b));
+    for (int i = 0; i < 8; i++) t[i] = (uint8_t)((b[i] >> 4) | (b[i + 1] << 4));
+    return ol_u8x16_nibbles(ol_i32x4_load64_zero(t));
+  }
+  const uint8_t *b = data + (e >> 2);
+  const int shift = (int)(e & 3) * 2;
+  if (!shift) memcpy(t, b, 4);
+  else
+    for (int i = 0; i < 4; i++) t[i] = (uint8_t)((b[i] >> shift) | (b[i + 1] << (8 - shift)));
+  return ol_u8x16_crumbs(ol_u8x16_nibbles(ol_i32x4_load64_zero(t)));
+}
+
+/* Elements [e, e + 16) as four vectors of floats. */
+OL_AI void decode16(const int BITS, const qparams *p, const uint8_t *data, int64_t e, ol_f32x4 x[4]) {
+  ol_i32x4 u[4];
+  ol_u8x16_widen(code_bytes(BITS, data, e), u);
+  for (int k = 0; k < 4; k++)
+    x[k] = ol_f32x4_mul(ol_i32x4_to_f32x4(ol_i32x4_sub(ol_i32x4_xor(u[k], p->flip), p->sub)), p->scale);
+}
+
+OL_AI void decode_span(const int BITS, const ol_qpage_codes *c, int64_t n, float *dst) {
+  qparams p;
+  qparams_init(c, &p);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    ol_f32x4 x[4];
+    decode16(BITS, &p, c->data, c->first + i, x);
+    for (int k = 0; k < 4; k++) ol_f32x4_store(dst + i + 4 * k, x[k]);
+  }
+  for (; i < n; i++) dst[i] = decode1(&p, raw_code(BITS, c->data, c->first + i));
+}
+
+OL_AI float dot_span(const int BITS, const float *q, const ol_qpage_codes *c, int64_t n) {
+  qparams p;
+  qparams_init(c, &p);
+  ol_f32x4 acc = ol_f32x4_zero();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    ol_f32x4 x[4];
+    decode16(BITS, &p, c->data, c->first + i, x);
+    for (int k = 0; k < 4; k++) acc = ol_f32x4_muladd(acc, ol_f32x4_load(q + i + 4 * k), x[k]);
+  }
+  /* the last n % 16: decoded one by one, then the same lanes and tail */
+  float rest[16];
+  const int64_t r = n - i;
+  for (int64_t j = 0; j < r; j++) rest[j] = decode1(&p, raw_code(BITS, c->data, c->first + i + j));
+  int64_t j = 0;
+  for (; j + 4 <= r; j += 4) acc = ol_f32x4_muladd(acc, ol_f32x4_load(q + i + j), ol_f32x4_load(rest + j));
+  float s = ol_f32x4_hsum(acc);
+  for (; j < r; j++) s = s + q[i + j] * rest[j];
+  return s;
+}
+
+void ol_qpage_decode(const ol_qpage_codes *c, int64_t n, float *dst) {
+  if (c->bits == 8) decode_span(8, c, n, dst);
+  else if (c->bits == 4) decode_span(4, c, n, dst);
+  else decode_span(2, c, n, dst);
+}
+
+float ol_qpage_dot(const float *q, const ol_qpage_codes *c, int64_t n) {
+  if (c->bits == 8) return dot_span(8, q, c, n);
+  if (c->bits == 4) return dot_span(4, q, c, n);
+  return dot_span(2, q, c, n);
+}
