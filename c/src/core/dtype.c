@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "checked.h"
+
 static const ol_dtype_traits traits[OL_DTYPE_COUNT] = {
     [OL_DTYPE_UNDEFINED] = {"undefined", "UNDEFINED", 0, false, false, false},
     [OL_DTYPE_FLOAT] = {"float32", "FLOAT", 32, true, true, false},
@@ -50,11 +52,23 @@ size_t ol_dtype_size(ol_dtype dtype) {
   return bits % 8 ? 0 : (size_t)bits / 8;
 }
 
+bool ol_dtype_storage_bytes_checked(ol_dtype dtype, int64_t count, size_t *out) {
+  *out = 0;
+  if (count <= 0) return true;
+  size_t n;
+  if (!ol_size_from_i64(count, &n)) return false;
+  if (dtype == OL_DTYPE_STRING) return ol_mul_size(n, ol_dtype_size(dtype), out);
+  uint64_t bits = (uint64_t)ol_dtype_bits(dtype), total;
+  if (__builtin_mul_overflow((uint64_t)count, bits, &total) || total > UINT64_MAX - 7) return false;
+  total = (total + 7) / 8;
+  if (total > SIZE_MAX) return false;
+  *out = (size_t)total;
+  return true;
+}
+
 size_t ol_dtype_storage_bytes(ol_dtype dtype, int64_t count) {
-  if (count <= 0) return 0;
-  if (dtype == OL_DTYPE_STRING) return (size_t)count * ol_dtype_size(dtype);
-  int bits = ol_dtype_bits(dtype);
-  return (size_t)(((uint64_t)count * (uint64_t)bits + 7) / 8);
+  size_t bytes;
+  return ol_dtype_storage_bytes_checked(dtype, count, &bytes) ? bytes : SIZE_MAX;
 }
 
 ol_dtype ol_dtype_from_name(const char *name) {
