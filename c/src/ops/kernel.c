@@ -169,6 +169,10 @@ double ol_tensor_scalar_double(const ol_tensor *t, int64_t index) {
   return ol_tensor_get_double(t, index);
 }
 
+/* v clamped to [lo, hi], NaN as 0: C leaves the conversion of a NaN or
+ * out-of-range double to an integer undefined (and x86 and wasm differ). */
+static double int_clamp(double v, double lo, double hi) { return v != v ? 0.0 : v < lo ? lo : v > hi ? hi : v; }
+
 void ol_tensor_set_double(ol_tensor *t, int64_t i, double v) {
   void *p = ol_tdata(t);
   switch (t->dtype) {
@@ -176,15 +180,17 @@ void ol_tensor_set_double(ol_tensor *t, int64_t i, double v) {
     case OL_DTYPE_DOUBLE: ((double *)p)[i] = v; break;
     case OL_DTYPE_FLOAT16: ((uint16_t *)p)[i] = ol_f32_to_f16((float)v); break;
     case OL_DTYPE_BFLOAT16: ((uint16_t *)p)[i] = ol_f32_to_bf16((float)v); break;
-    case OL_DTYPE_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
-    case OL_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case OL_DTYPE_INT8: ((int8_t *)p)[i] = (int8_t)int_clamp(v, INT8_MIN, INT8_MAX); break;
+    case OL_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)int_clamp(v, 0, UINT8_MAX); break;
     case OL_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0.0; break;
-    case OL_DTYPE_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
-    case OL_DTYPE_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
-    case OL_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
-    case OL_DTYPE_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-    case OL_DTYPE_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
-    case OL_DTYPE_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+    case OL_DTYPE_INT16: ((int16_t *)p)[i] = (int16_t)int_clamp(v, INT16_MIN, INT16_MAX); break;
+    case OL_DTYPE_UINT16: ((uint16_t *)p)[i] = (uint16_t)int_clamp(v, 0, UINT16_MAX); break;
+    case OL_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)int_clamp(v, INT32_MIN, INT32_MAX); break;
+    case OL_DTYPE_UINT32: ((uint32_t *)p)[i] = (uint32_t)int_clamp(v, 0, UINT32_MAX); break;
+    case OL_DTYPE_INT64: /* 2^63 is the first double past INT64_MAX */
+      ((int64_t *)p)[i] = v >= 0x1p63 ? INT64_MAX : (int64_t)int_clamp(v, -0x1p63, 0x1p63);
+      break;
+    case OL_DTYPE_UINT64: ((uint64_t *)p)[i] = v >= 0x1p64 ? UINT64_MAX : (uint64_t)int_clamp(v, 0, 0x1p64); break;
     default: break;
   }
 }

@@ -4,6 +4,7 @@
 #define OL_OPS_KERNEL_H
 #include <stdbool.h>
 
+#include "core/checked.h"
 #include "core/dtype.h"
 #include "core/status.h"
 #include "core/value.h"
@@ -154,7 +155,7 @@ ol_status ol_tensor_to_int64s(const ol_tensor *t, int64_t *values, size_t cap, s
 double ol_tensor_scalar_double(const ol_tensor *t, int64_t index);
 /* Element i of a tensor converted to double (numeric and bool types). */
 double ol_tensor_get_double(const ol_tensor *t, int64_t index);
-/* Stores a double into element i (rounding/saturation as C conversion). */
+/* Stores a double into element i: integers truncate toward zero and saturate, NaN as 0. */
 void ol_tensor_set_double(ol_tensor *t, int64_t index, double value);
 
 /* Normalizes a possibly negative axis against rank; error when out of range. */

@@ -651,8 +651,9 @@ static ol_status lrn_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     for (int64_t c = 0; c < C; c++)
       for (int64_t j = 0; j < S; j++) {
         double sq = 0.0;
-        for (int64_t cc = c - lo; cc <= c + hi; cc++) {
-          if (cc < 0 || cc >= C) continue;
+        /* the window clipped to the channels (size may be up to INT64_MAX) */
+        int64_t first = c - lo < 0 ? 0 : c - lo, last = hi > C - 1 - c ? C - 1 : c + hi;
+        for (int64_t cc = first; cc <= last; cc++) {
           double v = getd(x, (nn * C + cc) * S + j);
           sq += v * v;
         }

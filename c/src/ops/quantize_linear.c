@@ -56,7 +56,7 @@ static double rint_even(double v) {
 static void store_q(ol_tensor *y, int64_t i, double v, bool saturate) {
   double lo, hi;
   if (int_range(y->dtype, &lo, &hi)) {
-    v = v < lo ? lo : v > hi ? hi : v;
+    v = v != v ? 0.0 : v < lo ? lo : v > hi ? hi : v; /* NaN (0 / 0 with a zero scale) as 0 */
     if (y->dtype == OL_DTYPE_INT4 || y->dtype == OL_DTYPE_UINT4)
       ol_packed_set(y->dtype, ol_tdata(y), i, (int32_t)v);
     else
