@@ -16,6 +16,7 @@
 #include "runtime/session.h"
 #include "core/status.h"
 #include "core/value.h"
+#include "ir/proto_depth.h"
 #include "ir/serial_pieces.h"
 #include "quant/catalogue.h"
 #include "quant/codec.h"
@@ -557,6 +558,10 @@ OLW int olw_quant_encode(const ol_quant_plan *plan, int dtype, const void *data,
 static ol_status unpack_inputs(const uint8_t *bytes, size_t size, const uint8_t *model_bytes,
                                size_t model_size, Onnx__EncodedValueProto **value,
                                Onnx__ModelProto **model) {
+  *value = NULL;
+  *model = NULL;
+  OL_TRY(ol_proto_check_depth(&onnx__encoded_value_proto__descriptor, bytes, size, "EncodedValueProto"));
+  if (model_bytes) OL_TRY(ol_proto_check_depth(&onnx__model_proto__descriptor, model_bytes, model_size, "model"));
   *value = onnx__encoded_value_proto__unpack(NULL, size, bytes);
   if (!*value) return ol_error(OL_INVALID_ARGUMENT, "malformed EncodedValueProto bytes");
   *model = NULL;

@@ -9,6 +9,7 @@
 
 #include "core/status.h"
 #include "core/value.h"
+#include "ir/proto_depth.h"
 #include "ir/quant_params.h"
 #include "onnxlight.h"
 #include "quant/codec.h"
@@ -19,6 +20,8 @@
 #define OLW EMSCRIPTEN_KEEPALIVE
 
 static ol_status unpack_model(const uint8_t *bytes, size_t size, Onnx__ModelProto **out) {
+  *out = NULL;
+  OL_TRY(ol_proto_check_depth(&onnx__model_proto__descriptor, bytes, size, "model"));
   *out = onnx__model_proto__unpack(NULL, size, bytes);
   return *out ? OL_OK : ol_error(OL_INVALID_ARGUMENT, "malformed ModelProto bytes");
 }
@@ -49,6 +52,8 @@ OLW int olw_quant_add_parameters(const uint8_t *model_bytes, size_t model_size, 
                                  ol_value *const *params, uint8_t **out_model, size_t *out_model_size,
                                  uint8_t **out_compact, size_t *out_compact_size) {
   Onnx__ModelProto *model = NULL;
+  OL_TRY(ol_proto_check_depth(&onnx__struct_type_proto__descriptor, storage_bytes, storage_size, "storage_type"));
+  OL_TRY(ol_proto_check_depth(&onnx__type_proto__descriptor, logical_bytes, logical_size, "logical_type"));
   OL_TRY(unpack_model(model_bytes, model_size, &model));
   Onnx__StructTypeProto *storage = onnx__struct_type_proto__unpack(NULL, storage_size, storage_bytes);
   Onnx__TypeProto *logical = onnx__type_proto__unpack(NULL, logical_size, logical_bytes);
@@ -153,6 +158,7 @@ OLW int olw_quant_decode_value(const ol_value *v, ol_value **out) {
 /* materialize_quantized_value(bytes, model) for a bare compact message. */
 OLW int olw_quant_materialize_bytes(const uint8_t *bytes, size_t size, const uint8_t *model_bytes,
                                     size_t model_size, uint8_t **out, size_t *out_size) {
+  OL_TRY(ol_proto_check_depth(&onnx__encoded_value_proto__descriptor, bytes, size, "EncodedValueProto"));
   Onnx__EncodedValueProto *ev = onnx__encoded_value_proto__unpack(NULL, size, bytes);
   if (!ev) return ol_error(OL_INVALID_ARGUMENT, "malformed EncodedValueProto bytes");
   Onnx__ModelProto *model = NULL;
