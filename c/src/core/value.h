@@ -184,7 +184,7 @@ static inline int64_t ol_tile_offset(int64_t K, int64_t N, int rows, int64_t k, 
  * place; scratch holds rows * N floats. */
 void ol_tiles_from_dense(int64_t K, int64_t N, int rows, float *data, float *scratch);
 /* Writes the dense row-major form of a tiled K x N matrix to dense. */
-void ol_tiles_to_dense(int64_t K, int64_t N, int rows, const float *tiles, float *dense);
+void ol_tiles_to_dense(int64_t K, int64_t N, int rows, const float *tiles, void *dense);
 /* Lane layout (MatMulNBits weights and scales, simd/qgemv_i8_lane.h): rows
  * of equal length in 4-byte words, the words of each group of OL_LANE_GROUP
  * rows interleaved (word w of row G*g+i at word G*w+i of the group), the
