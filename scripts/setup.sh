@@ -11,8 +11,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
+# clang-19 + libclang-rt-19-dev: the sanitizer (build-asan) and libFuzzer
+# (build-fuzz) builds of scripts/sanitize.mjs and tests/fuzz/run.mjs
 APT_PACKAGES=(emscripten cmake gcc make protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
-  libonnx-testdata chromium)
+  libonnx-testdata chromium clang-19 libclang-rt-19-dev)
 PROTOBUF_C_DIR="$ROOT/third_party/protobuf-c"
 SRC_LIST=/etc/apt/sources.list.d/onnx-light-src.sources
 

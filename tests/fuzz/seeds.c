@@ -1,0 +1,109 @@
+/* Seed corpora for the fuzz harnesses, made from files at run time (nothing
+ * generated is committed): seeds OUT_DIR FILE...
+ *   *.onnx -> OUT_DIR/model/ (the bytes) and OUT_DIR/text/ (printed text)
+ *   *.pb   -> OUT_DIR/encoded/ (EncodedValueProto bytes)
+ * plus, in OUT_DIR/encoded/, a small tensor encoded with every format of the
+ * quantization catalogue.
+ * Files larger than the harness's input limit are left out. Names are
+ * content hashes, so a file seen twice is one seed. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_light.pb-c.h"
+#include "onnxlight.h"
+#include "quant/catalogue.h"
+#include "quant/codec.h"
+#include "quant/plan.h"
+#include "quant/wire.h"
+
+static void write_seed(const char *dir, const char *kind, const void *data, size_t size, size_t limit) {
+  if (size == 0 || size > limit) return;
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < size; i++) h = (h ^ ((const uint8_t *)data)[i]) * 1099511628211ull;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s/%016llx", dir, kind, (unsigned long long)h);
+  FILE *f = fopen(path, "wb");
+  if (!f || fwrite(data, 1, size, f) != size) {
+    fprintf(stderr, "seeds: cannot write %s\n", path);
+    exit(1);
+  }
+  fclose(f);
+}
+
+static void *read_file(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  void *data = n > 0 ? malloc((size_t)n) : NULL;
+  if (data && fread(data, 1, (size_t)n, f) != (size_t)n) {
+    free(data);
+    data = NULL;
+  }
+  fclose(f);
+  *size = data ? (size_t)n : 0;
+  return data;
+}
+
+static int ends_with(const char *s, const char *tail) {
+  size_t a = strlen(s), b = strlen(tail);
+  return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+/* A [16, 8] float tensor quantized with every catalogue format. */
+static void catalogue_seeds(const char *dir, size_t limit) {
+  float data[128];
+  double values[128];
+  for (int i = 0; i < 128; i++) values[i] = data[i] = (float)((i * 37) % 29 - 14) * 0.25f;
+  int64_t dims[2] = {16, 8};
+  for (int f = 0; f < OL_QUANT_FORMAT_COUNT; f++) {
+    ol_quant_format format = ol_quant_formats()[f];
+    ol_quant_plan *plan = NULL;
+    if (ol_quant_make_plan(format, 128, OL_QUANT_DEFAULT_BLOCK_SIZE, &plan) != OL_OK &&
+        ol_quant_make_matmul_nbits_plan(format, 16, 8, 16, &plan) != OL_OK)
+      continue;
+    Onnx__EncodedValueProto *value = NULL;
+    if (ol_quant_calibrate(plan, values, 128) == OL_OK &&
+        ol_quant_encode_proto(plan, OL_DTYPE_FLOAT, data, 2, dims, "w", &value) == OL_OK) {
+      size_t size = onnx__encoded_value_proto__get_packed_size(value);
+      uint8_t *bytes = malloc(size ? size : 1);
+      if (bytes) {
+        onnx__encoded_value_proto__pack(value, bytes);
+        write_seed(dir, "encoded", bytes, size, limit);
+        free(bytes);
+      }
+    }
+    ol_quant_proto_free(value);
+    ol_quant_plan_destroy(plan);
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: seeds OUT_DIR FILE...\n");
+    return 2;
+  }
+  size_t limit = (size_t)atol(getenv("FUZZ_MAX_LEN") ? getenv("FUZZ_MAX_LEN") : "65536");
+  for (int i = 2; i < argc; i++) {
+    size_t size;
+    void *data = read_file(argv[i], &size);
+    if (!data) continue;
+    if (ends_with(argv[i], ".onnx")) {
+      write_seed(argv[1], "model", data, size, limit);
+      ol_model *m = NULL;
+      char *text = NULL;
+      if (ol_model_load(data, size, NULL, &m) == OL_OK && ol_model_print_text(m, &text) == OL_OK)
+        write_seed(argv[1], "text", text, strlen(text), limit);
+      ol_free(text);
+      ol_model_destroy(m);
+    } else if (ends_with(argv[i], ".pb")) {
+      write_seed(argv[1], "encoded", data, size, limit);
+    }
+    free(data);
+  }
+  catalogue_seeds(argv[1], limit);
+  return 0;
+}
