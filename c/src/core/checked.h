@@ -38,4 +38,11 @@ static inline bool ol_size_from_i64(int64_t v, size_t *out) {
   return true;
 }
 
+/* Bytes of count elements of `size` bytes each, SIZE_MAX when they do not
+ * fit in size_t (or count is negative): an allocation of that fails. */
+static inline size_t ol_bytes_of(int64_t count, size_t size) {
+  size_t n, bytes;
+  return ol_size_from_i64(count, &n) && ol_mul_size(n, size, &bytes) ? bytes : SIZE_MAX;
+}
+
 #endif

@@ -30,7 +30,7 @@ static ol_status tb_generic(ol_kernel_ctx *ctx, const ol_tensor *a, const ol_ten
   char *b = ol_xmalloc(es * (size_t)ol_tcount(bt) + 1);
   float *scratch = NULL;
   if (a->dtype == OL_DTYPE_FLOAT16 || a->dtype == OL_DTYPE_BFLOAT16)
-    scratch = ol_xmalloc(sizeof(float) * (size_t)(p->M * p->K + p->K * p->N + p->M * p->N + 1));
+    scratch = ol_xmalloc(ol_mm_scratch_bytes(p->M, p->K, p->N));
   bool half = a->dtype == OL_DTYPE_FLOAT16 || a->dtype == OL_DTYPE_BFLOAT16;
   if (!b || (half && !scratch)) {
     free(b);
