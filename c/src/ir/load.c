@@ -619,7 +619,7 @@ static void flat_append(ProtobufCBuffer *buffer, size_t len, const uint8_t *data
   flat_buffer *b = (flat_buffer *)buffer;
   const ol_wire_view *tiled = len >= OL_WIRE_VIEW_MIN_BYTES ? ol_proto_owner_find_tiled(b->owner, data) : NULL;
   if (tiled && tiled->length == len) ol_tiled_view_to_dense(tiled, data, b->out + b->len);
-  else memcpy(b->out + b->len, data, len);
+  else if (len) memcpy(b->out + b->len, data, len); /* (data may be NULL when len is 0) */
   b->len += len;
 }
 

@@ -173,6 +173,16 @@ double ol_tensor_scalar_double(const ol_tensor *t, int64_t index) {
  * out-of-range double to an integer undefined (and x86 and wasm differ). */
 static double int_clamp(double v, double lo, double hi) { return v != v ? 0.0 : v < lo ? lo : v > hi ? hi : v; }
 
+int64_t ol_tensor_get_int64(const ol_tensor *t, int64_t i) {
+  if (t->dtype == OL_DTYPE_INT64) return ((const int64_t *)ol_tdata(t))[i];
+  if (t->dtype == OL_DTYPE_UINT64) {
+    uint64_t u = ((const uint64_t *)ol_tdata(t))[i];
+    return u > INT64_MAX ? INT64_MAX : (int64_t)u;
+  }
+  double v = ol_tensor_get_double(t, i);
+  return v >= 0x1p63 ? INT64_MAX : (int64_t)int_clamp(v, -0x1p63, 0x1p63);
+}
+
 void ol_tensor_set_double(ol_tensor *t, int64_t i, double v) {
   void *p = ol_tdata(t);
   switch (t->dtype) {

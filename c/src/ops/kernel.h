@@ -155,6 +155,9 @@ ol_status ol_tensor_to_int64s(const ol_tensor *t, int64_t *values, size_t cap, s
 double ol_tensor_scalar_double(const ol_tensor *t, int64_t index);
 /* Element i of a tensor converted to double (numeric and bool types). */
 double ol_tensor_get_double(const ol_tensor *t, int64_t index);
+/* Element i as an int64: integers exactly (uint64 saturates), floats
+ * truncated toward zero and saturated, NaN as 0. */
+int64_t ol_tensor_get_int64(const ol_tensor *t, int64_t index);
 /* Stores a double into element i: integers truncate toward zero and saturate, NaN as 0. */
 void ol_tensor_set_double(ol_tensor *t, int64_t index, double value);
 
