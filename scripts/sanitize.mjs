@@ -22,6 +22,8 @@ const env = {
   ASAN_OPTIONS: 'allocator_may_return_null=1:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1',
   UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1',
 };
+const SYMBOLIZER = '/usr/lib/llvm-19/bin/llvm-symbolizer'; // (Debian llvm-19)
+if (existsSync(SYMBOLIZER)) env.ASAN_SYMBOLIZER_PATH = env.UBSAN_SYMBOLIZER_PATH = SYMBOLIZER;
 
 function run(name, command, args, options = {}) {
   console.log(`\n== sanitize: ${name}`);

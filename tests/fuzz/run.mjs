@@ -39,6 +39,8 @@ const SANITIZER_ENV = {
   ASAN_OPTIONS: 'allocator_may_return_null=1:max_allocation_size_mb=1024:detect_leaks=1:detect_stack_use_after_return=1',
   UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1',
 };
+const SYMBOLIZER = '/usr/lib/llvm-19/bin/llvm-symbolizer'; // (Debian llvm-19): reports with file and line
+if (existsSync(SYMBOLIZER)) SANITIZER_ENV.ASAN_SYMBOLIZER_PATH = SANITIZER_ENV.UBSAN_SYMBOLIZER_PATH = SYMBOLIZER;
 
 const argv = process.argv.slice(2);
 let seconds = 60;
