@@ -10,6 +10,7 @@
 #ifndef ONNXLIGHT_H
 #define ONNXLIGHT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -155,6 +156,27 @@ const int64_t *ol_tensor_dims(const ol_value *tensor);
 int64_t ol_tensor_element_count(const ol_value *tensor);
 size_t ol_tensor_byte_size(const ol_value *tensor);
 void *ol_tensor_data(const ol_value *tensor);
+/* True when the elements lie contiguous in row-major order at
+ * ol_tensor_data(). False for a cache that grows in place (the storage
+ * keeps spare rows: session outputs with ol_session_options.grow_outputs,
+ * ol_tensor_create_grown) and for weights the loader laid out for their
+ * kernel: read those through ol_tensor_densify. */
+bool ol_tensor_is_dense(const ol_value *tensor);
+/* *out: a new reference to a dense tensor with the elements of tensor
+ * (tensor itself when it is dense, else a copy). */
+ol_status ol_tensor_densify(ol_value *tensor, ol_value **out);
+/* A tensor of dims (uninitialized) whose storage keeps spare rows along
+ * axis, so that a session Concat appending along that axis (see
+ * ol_session_input_grow_axis) grows it in place instead of copying it:
+ * every row is in use; the rows of one outer index (the dims before axis)
+ * start ol_tensor_pitch() rows apart. axis may be negative (counted from
+ * the end). *out stays NULL (OL_OK) when such a tensor is not worth making:
+ * elements smaller than a byte, or no elements; create an ordinary one. */
+ol_status ol_tensor_create_grown(ol_allocator *allocator, ol_dtype dtype, const int64_t *dims, size_t rank,
+                                 int axis, ol_value **out);
+/* Storage rows along a grown tensor's axis (its dim there when it has no
+ * spare rows). */
+int64_t ol_tensor_pitch(const ol_value *tensor);
 
 /* Sequences and optionals (elements retained by the container). A sequence
  * with element_dtype UNDEFINED holds values of any one kind (tensors of any
@@ -186,6 +208,13 @@ ol_status ol_encoded_value_logical_type(const ol_value *value, ol_dtype *dtype, 
 /* The name of an inline struct_type storage layout (e.g.
  * "onnx_light.quantization.v1/int4"), or NULL (affine layouts, type_ref). */
 const char *ol_encoded_value_layout_name(const ol_value *value);
+/* EncodedValueProto.parameter_ref: the shared quantization parameter set a
+ * compact value refers to, or NULL for a self-contained value (and for
+ * anything that is not an encoded value). Valid while the value lives. */
+const char *ol_encoded_value_parameter_ref(const ol_value *value);
+/* The payload bytes (raw_data) in place: valid while the value lives,
+ * *data NULL and *size 0 when there is none. */
+ol_status ol_encoded_value_raw_data(const ol_value *value, const void **data, size_t *size);
 
 /* ---------------------------------------------------------------- models */
 
@@ -216,6 +245,23 @@ ol_status ol_model_parse_text(const char *text, ol_model **out);
 ol_status ol_model_print_text(const ol_model *model, char **out_text);
 /* Serialized ModelProto; free with ol_free. */
 ol_status ol_model_serialize(const ol_model *model, void **out_bytes, size_t *out_size);
+/* The same bytes as a list of pieces, without a contiguous copy: large
+ * payloads (weights) are pieces pointing into the model's own message, the
+ * small rest is copied into blocks; concatenated, the pieces are exactly
+ * ol_model_serialize's bytes. A caller that copies the bytes elsewhere (the
+ * JS package copies them out of wasm memory) never holds a second copy of
+ * the weights. The pieces stay valid until ol_serial_pieces_destroy, also
+ * after the model is destroyed. */
+typedef struct ol_serial_pieces ol_serial_pieces;
+typedef struct ol_serial_piece {
+  const uint8_t *data;
+  size_t size;
+} ol_serial_piece;
+ol_status ol_model_serialize_pieces(const ol_model *model, ol_serial_pieces **out);
+size_t ol_serial_pieces_count(const ol_serial_pieces *pieces);
+const ol_serial_piece *ol_serial_pieces_list(const ol_serial_pieces *pieces);
+size_t ol_serial_pieces_total(const ol_serial_pieces *pieces);
+void ol_serial_pieces_destroy(ol_serial_pieces *pieces);
 ol_status ol_model_check(const ol_model *model);
 /* Type and shape inference: a new model whose graph value_info (also in
  * If/Loop/Scan bodies) records the inferred type of every intermediate value
@@ -237,6 +283,36 @@ void ol_free(void *ptr);
 typedef struct ol_session ol_session;
 typedef struct ol_completion ol_completion;
 
+/* Paged KV caches (ai.rt::PagedAttention): the storage format of the pages
+ * an execution appends, chosen per execution for keys and values. */
+typedef struct ol_page_format {
+  /* OL_DTYPE_FLOAT (or UNDEFINED) for dense float pages, or affine codes:
+   * INT8, UINT8, INT4, UINT4, INT2, UINT2 (x = (code - zero_point) * scale,
+   * codes rounded to nearest even and saturated). */
+  ol_dtype type;
+  /* Affine: > 0. 0: calibrated for each appended page from its own values
+   * (largest magnitude over the largest code distance from the zero point),
+   * with zero_point 0 for signed codes and the range's midpoint for unsigned. */
+  float scale;
+  int32_t zero_point;
+} ol_page_format;
+
+typedef struct ol_page_formats {
+  ol_page_format key, value;
+} ol_page_formats;
+
+/* Chooses the formats of the pages appended by one execution from the new
+ * keys and values and the number of tokens already cached. */
+typedef ol_status (*ol_page_format_fn)(void *user, const ol_value *key, const ol_value *value,
+                                       int64_t past_length, ol_page_formats *out);
+
+/* A format rule: from `from_tokens` cached tokens on (the last rule whose
+ * from_tokens <= the cached length applies). */
+typedef struct ol_page_format_rule {
+  int64_t from_tokens;
+  ol_page_formats formats;
+} ol_page_format_rule;
+
 typedef struct ol_session_options {
   ol_allocator *allocator; /* NULL: default */
   /* Initial capacity (elements along the append axis, tokens for Attention)
@@ -245,6 +321,17 @@ typedef struct ol_session_options {
   int64_t persistent_tensor_initial_capacity;
   /* Threads of this session's runs; 0 (the default): ol_get_num_threads(). */
   int intra_op_num_threads;
+  /* Nonzero: Concat outputs that are graph outputs (a decoder's present.*)
+   * leave a run with spare rows (ol_tensor_is_dense false), so that fed
+   * back as the next run's past they grow in place instead of being copied.
+   * 0 (the default): every output is dense. ol_state_create ignores it. */
+  int grow_outputs;
+  /* Formats of appended paged-cache pages: the function when set, else the
+   * rules (ascending from_tokens, copied at creation), else dense FLOAT. */
+  ol_page_format_fn page_format_fn;
+  void *page_format_user;
+  const ol_page_format_rule *page_format_rules;
+  size_t page_format_rule_count;
 } ol_session_options;
 
 void ol_session_options_init(ol_session_options *options);
@@ -258,6 +345,11 @@ size_t ol_session_input_count(const ol_session *session);
 size_t ol_session_output_count(const ol_session *session);
 const char *ol_session_input_name(const ol_session *session, size_t index);
 const char *ol_session_output_name(const ol_session *session, size_t index);
+/* With grow_outputs: true when input index is the past of a cache that a
+ * Concat appends to along *axis (its attribute as written): a caller that
+ * copies such a feed in gives it spare rows there (ol_tensor_create_grown),
+ * so that the first run appends in place too. */
+bool ol_session_input_grow_axis(const ol_session *session, size_t index, int64_t *axis);
 
 /* Declared metadata of a graph input/output: element dtype (UNDEFINED for
  * non-tensors), rank (-1 unknown), dims (-1 for symbolic) and symbolic names. */
@@ -290,6 +382,22 @@ ol_status ol_session_run(ol_session *session, const char *const *input_names,
                          const char *const *output_names, ol_value **outputs,
                          size_t n_outputs, ol_completion *completion);
 
+/* Payload reuse for feeds made around a run. A session keeps the payload
+ * blocks its runs release and hands them out again in its next runs. A
+ * caller that creates a run's feeds just before the run and releases them
+ * just after (the JS package copies feeds into wasm memory) brackets both
+ * with a scope: the feeds then reuse blocks too, so that a decode step with
+ * stable shapes makes no allocator call at all. Between begin and end, the
+ * calling thread's allocations from the session's allocator come from the
+ * pool. begin returns false (then there is nothing to end) when the session
+ * reuses no payloads or its pool is in use; scopes do not nest. The scope
+ * is the caller's storage. */
+typedef struct ol_run_scope {
+  void *reserved[2];
+} ol_run_scope;
+bool ol_session_scope_begin(const ol_session *session, ol_run_scope *scope);
+void ol_session_scope_end(ol_run_scope *scope);
+
 /* ---------------------------------------------------------------- contexts and events */
 
 /* A context carries the event log shared by every run made with it (and by
@@ -299,6 +407,7 @@ typedef struct ol_context ol_context;
 
 typedef enum ol_event_action {
   OL_EVENT_PERSISTENT_STORAGE = 1,
+  OL_EVENT_PAGED_ATTENTION = 2, /* the paged_* counters of one execution */
 } ol_event_action;
 
 typedef struct ol_runtime_event {
@@ -312,6 +421,14 @@ typedef struct ol_runtime_event {
   uint64_t storage_reuse_count;
   uint64_t allocated_bytes; /* allocator live bytes when recorded */
   uint64_t peak_bytes;      /* allocator peak bytes when recorded */
+  /* OL_EVENT_PAGED_ATTENTION: payload bytes of the appended pages written
+   * (copied or converted); float bytes decoded from quantized pages for
+   * visible tokens (every query counts); peak numerical scratch; page
+   * metadata checked for the first time by this node. */
+  uint64_t paged_copied_bytes;
+  uint64_t paged_dequantized_bytes;
+  uint64_t paged_peak_workspace_bytes;
+  uint64_t paged_validated_pages;
 } ol_runtime_event;
 
 typedef struct ol_context_options {
@@ -373,7 +490,7 @@ ol_status ol_model_bind_persistent(const ol_model *model, const char *const *inp
 /* ---------------------------------------------------------------- generation */
 
 typedef struct ol_generate_options {
-  int64_t max_new_tokens;   /* required, >= 0 */
+  int64_t max_new_tokens;   /* >= 0 (16 from ol_generate_options_init) */
   double temperature;       /* 0: greedy */
   uint64_t seed;            /* sampling seed */
   int64_t eos_token_id;     /* -1: none */
@@ -382,21 +499,355 @@ typedef struct ol_generate_options {
   const char *logits_name;         /* default "logits" */
   const char *attention_mask_name; /* default "attention_mask" */
   const char *position_ids_name;   /* default "position_ids" */
-  /* Called after each generated step with the new token of every row;
-   * returning nonzero stops generation (not an error). */
+  /* Called after each step with the new token of every row and the 0-based
+   * step; returning nonzero stops generation (not an error). */
   int (*on_token)(void *user, const int64_t *tokens, size_t batch, size_t step);
   void *on_token_user;
 } ol_generate_options;
 
 void ol_generate_options_init(ol_generate_options *options);
 
-/* Runs the token loop. feeds: input_ids [batch, prompt] (INT64) plus any other
- * inputs (initial empty caches for models with persistent bindings). out:
- * INT64 [batch, prompt + generated]. Feeds and model are not modified. */
+/* Runs the token loop: ol_generator_create, ol_generator_step until done,
+ * ol_generator_tokens. feeds: input_ids [batch, prompt] (INT64) plus any
+ * other inputs (initial empty caches for models with persistent bindings).
+ * out: INT64 [batch, prompt + generated]. Feeds and model are not modified. */
 ol_status ol_generate(ol_model *model, ol_context *context, const char *const *names,
                       ol_value *const *feeds, size_t n_feeds, const ol_generate_options *options,
                       const ol_session_options *session_options, ol_completion *completion,
                       ol_value **out);
+
+/* The token loop one step at a time, for callers that must regain control
+ * between tokens (an event loop streaming tokens or watching a stop button).
+ * It holds every rule of generation:
+ *  - models without persistent bindings run in `session` (may be NULL: the
+ *    generator makes one from session_options), which evaluates the whole
+ *    growing prefix every step; models with bindings in a fresh ol_state
+ *    made from the bound feeds (the initial caches) with session_options
+ *    (allocator, threads, persistent_tensor_initial_capacity): the prompt
+ *    once, then one token per step;
+ *  - declared INT64 attention_mask / position_ids inputs are created when not
+ *    fed (ones; positions = cumulative mask - 1, clamped at 0) and extended
+ *    every step; a fed mask must be left-padded (0/1, zeros first, ending in 1);
+ *  - temperature 0 is greedy (lowest index wins ties, NaN never wins); > 0
+ *    samples softmax(logits / T) with one splitmix64 draw per unfinished row
+ *    per step, seeded by seed: the same tokens natively and in wasm;
+ *  - done after max_new_tokens, when every row has emitted eos_token_id
+ *    (finished rows then get pad_token_id), when on_token returns nonzero,
+ *    or after ol_generator_stop.
+ * Feeds are retained (the caller may release them after create), names and
+ * options copied. session (a session of `model`), context and completion
+ * (each may be NULL) must outlive the generator, and the session must not
+ * run elsewhere during a step. Nothing runs before the first step. */
+typedef struct ol_generator ol_generator;
+
+ol_status ol_generator_create(ol_model *model, ol_session *session, ol_context *context,
+                              const char *const *names, ol_value *const *feeds, size_t n_feeds,
+                              const ol_generate_options *options,
+                              const ol_session_options *session_options, ol_completion *completion,
+                              ol_generator **out);
+/* One step: the prompt on the first, otherwise the last token; appends one
+ * token to every row. *done (may be NULL) is set to ol_generator_done.
+ * A cancelled completion fails with OL_CANCELLED (polled before the step,
+ * and between nodes during it). A failed step leaves the generator as it was,
+ * except after a persistent state has run (the logits are not usable
+ * logits, or no memory for the sampling scratch): then every later step
+ * fails. Stepping a finished generator fails with OL_FAILED_PRECONDITION. */
+ol_status ol_generator_step(ol_generator *gen, int *done);
+/* 1 when no step remains (finished, stopped, or failed after a state run). */
+int ol_generator_done(const ol_generator *gen);
+/* Ends the generation here (not an error): the tokens so far are the result. */
+void ol_generator_stop(ol_generator *gen);
+size_t ol_generator_batch(const ol_generator *gen);
+/* Tokens appended to every row so far. */
+int64_t ol_generator_generated(const ol_generator *gen);
+/* The batch tokens of the last step (NULL before the first); valid until
+ * the next step or destroy. */
+const int64_t *ol_generator_last_tokens(const ol_generator *gen);
+/* New INT64 [batch, prompt + generated]: the prompt and every token so far. */
+ol_status ol_generator_tokens(const ol_generator *gen, ol_value **out);
+void ol_generator_destroy(ol_generator *gen);
+
+/* ---------------------------------------------------------------- quantization
+ *
+ * The quantization catalogue (seed 003): tensors encode into encoded values
+ * (OL_VALUE_ENCODED, EncodedValueProto) with a plan, and decode without it.
+ * Portable profiles use the self-contained layout
+ * "onnx_light.quantization.v1/<profile>"; the three ORT MatMulNBits
+ * profiles pack com.microsoft::MatMulNBits inputs (ol_quant_export_matmul_nbits).
+ * Shared parameter sets (ol_quant_add_parameters) let compact values carry
+ * only their codes. Model arguments (may be NULL) resolve struct_type.type_ref
+ * through the model's struct_types and name the model's shared sets. */
+
+/* Profiles in catalogue order (the wire contract's order). */
+typedef enum ol_quant_format {
+  OL_QUANT_INT8 = 0,
+  OL_QUANT_INT8_PER_CHANNEL,
+  OL_QUANT_INT4,
+  OL_QUANT_GPTQ,
+  OL_QUANT_AWQ,
+  OL_QUANT_EETQ,
+  OL_QUANT_MATMULNBITS,
+  OL_QUANT_Q2_K,
+  OL_QUANT_Q3_K,
+  OL_QUANT_Q4_K,
+  OL_QUANT_Q5_K,
+  OL_QUANT_Q6_K,
+  OL_QUANT_HQQ,
+  OL_QUANT_EXL2,
+  OL_QUANT_EXL3,
+  OL_QUANT_NF4,
+  OL_QUANT_IQ4_NL,
+  OL_QUANT_BINARY,
+  OL_QUANT_TERNARY,
+  OL_QUANT_TQ1_0,
+  OL_QUANT_TQ2_0,
+  OL_QUANT_BITNET,
+  OL_QUANT_PARETOQ,
+  OL_QUANT_TEQUILA,
+  OL_QUANT_STQ1_0,
+  OL_QUANT_IQ1_S,
+  OL_QUANT_AQLM,
+  OL_QUANT_QUIP_SHARP,
+  OL_QUANT_SPQR,
+  OL_QUANT_SQUEEZELLM,
+  OL_QUANT_LOG,
+  OL_QUANT_FP6_LLM,
+  OL_QUANT_FP8_E4M3,
+  OL_QUANT_MXFP4,
+  OL_QUANT_MXFP6,
+  OL_QUANT_NVFP4,
+  OL_QUANT_QUAROT,
+  OL_QUANT_SMOOTHQUANT,
+  OL_QUANT_TILED_FLOAT,
+  OL_QUANT_COLUMN_MAJOR,
+  OL_QUANT_ORT_MATMULNBITS_INT2,
+  OL_QUANT_ORT_MATMULNBITS_INT4,
+  OL_QUANT_ORT_MATMULNBITS_INT8,
+  OL_QUANT_FORMAT_COUNT /* 43 */
+} ol_quant_format;
+
+/* How a block maps values to codes (the wire header's method entry). */
+typedef enum ol_quant_method {
+  OL_QUANT_AFFINE = 0,   /* (code - zero_point) * scale + offset */
+  OL_QUANT_CODEBOOK = 1, /* table entries times scale */
+  OL_QUANT_CAST = 2,     /* floating casts (cast_type) */
+  OL_QUANT_METHOD_COUNT
+} ol_quant_method;
+
+/* What a profile is (borrowed strings, valid for the process). */
+typedef struct ol_quant_format_info {
+  const char *name;      /* stable wire name: "int4", "ort_matmulnbits_int4" */
+  const char *enum_name; /* upper-case name: "INT4" (the JS QuantizationFormat keys) */
+  ol_quant_method method;
+  uint32_t bits;         /* code / index width */
+  bool matmul_nbits;     /* an ORT MatMulNBits input layout (ol_quant_make_matmul_nbits_plan) */
+} ol_quant_format_info;
+
+/* OL_QUANT_FORMAT_COUNT: formats are 0 .. count-1 in catalogue order. */
+size_t ol_quant_format_count(void);
+/* The stable wire name, or NULL for a value outside the enum. */
+const char *ol_quant_format_name(ol_quant_format format);
+/* Case-sensitive wire name -> format; unknown names: OL_INVALID_ARGUMENT naming them. */
+ol_status ol_quant_format_parse(const char *name, ol_quant_format *out);
+ol_status ol_quant_format_get_info(ol_quant_format format, ol_quant_format_info *out);
+/* "affine", "codebook", "cast"; NULL past the last method. */
+const char *ol_quant_method_name(ol_quant_method method);
+
+/* ---- plans
+ * How a flattened tensor is cut into blocks: runs of blocks sharing one
+ * layout, each block with its own parameters, plus optional steps (a
+ * permutation gathering source[permutation[i]] into position i, a
+ * forward/inverse transform pair on consecutive row vectors, exact
+ * outliers). Setters copy their arguments; nothing is checked against a
+ * tensor until it is encoded. */
+typedef struct ol_quant_plan ol_quant_plan;
+
+#define OL_QUANT_DEFAULT_BLOCK_SIZE 128
+#define OL_QUANT_HEADER_SIZE 9 /* entries of a layout's wire header */
+
+/* The layout a run's blocks share (the 9-entry wire header). */
+typedef struct ol_quant_layout {
+  uint32_t count; /* scalar elements per block */
+  ol_quant_method method;
+  uint32_t bits; /* code / index width, 1..16 */
+  bool signed_codes;
+  uint32_t books;       /* codebooks: additive books, entries and vector width */
+  uint32_t entries;
+  uint32_t vector_size;
+  bool base3;           /* five ternary indices per byte */
+  ol_dtype cast_type;   /* FLOAT, DOUBLE, FLOAT16 or BFLOAT16 */
+} ol_quant_layout;
+
+/* One block's numerical parameters. */
+typedef struct ol_quant_block {
+  double scale;
+  double zero_point;
+  double offset;
+  double *codebook; /* books * entries * vector_size values (codebook layouts), else none */
+  size_t codebook_size;
+} ol_quant_block;
+
+/* A run: block_count blocks of one layout. */
+typedef struct ol_quant_run {
+  ol_quant_layout layout;
+  ol_quant_block *blocks;
+  size_t block_count;
+} ol_quant_run;
+
+/* A portable plan for count elements in blocks of block_size (the last
+ * block may be shorter: a run of full blocks and a tail run), with the
+ * profile's default parameters and fixed tables. ORT MatMulNBits profiles
+ * are rejected (use ol_quant_make_matmul_nbits_plan). */
+ol_status ol_quant_make_plan(ol_quant_format format, uint64_t count, uint64_t block_size,
+                             ol_quant_plan **out);
+/* An ORT MatMulNBits plan for a [k, n] weight: one unsigned affine run of
+ * n * ceil(k / block_size) blocks of block_size (padding included), column
+ * first, then K group; scales 1, zero points 2^(bits-1). block_size is a
+ * power of two in [16, UINT32_MAX]. */
+ol_status ol_quant_make_matmul_nbits_plan(ol_quant_format format, uint64_t k, uint64_t n,
+                                          uint64_t block_size, ol_quant_plan **out);
+ol_status ol_quant_plan_clone(const ol_quant_plan *plan, ol_quant_plan **out);
+void ol_quant_plan_destroy(ol_quant_plan *plan);
+
+ol_quant_format ol_quant_plan_format(const ol_quant_plan *plan);
+/* Changes the profile (the layouts stay; mismatches fail when encoding). */
+ol_status ol_quant_plan_set_format(ol_quant_plan *plan, ol_quant_format format);
+size_t ol_quant_plan_run_count(const ol_quant_plan *plan);
+/* Run run's layout and block count. */
+ol_status ol_quant_plan_run_layout(const ol_quant_plan *plan, size_t run, ol_quant_layout *layout,
+                                   size_t *block_count);
+/* Block block of run run: its parameters, with out->codebook pointing into
+ * the plan (read only; valid until the plan changes). */
+ol_status ol_quant_plan_block(const ol_quant_plan *plan, size_t run, size_t block, ol_quant_block *out);
+/* Replaces run index (or every run: count may be 0) with copies of the
+ * given runs; blocks and codebooks are read, not taken. */
+ol_status ol_quant_plan_set_run(ol_quant_plan *plan, size_t index, const ol_quant_run *run);
+ol_status ol_quant_plan_set_runs(ol_quant_plan *plan, const ol_quant_run *runs, size_t count);
+/* Sets the scale (zero point) of every block of run run, in block order:
+ * count must be its block count. */
+ol_status ol_quant_plan_set_scales(ol_quant_plan *plan, size_t run, const double *scales, size_t count);
+ol_status ol_quant_plan_set_zero_points(ol_quant_plan *plan, size_t run, const double *zero_points,
+                                        size_t count);
+/* The wire header of a layout, and a layout from a wire header (checked:
+ * ranges, booleans, method, bits, base-3 packing). */
+void ol_quant_layout_header(const ol_quant_layout *layout, int64_t header[OL_QUANT_HEADER_SIZE]);
+ol_status ol_quant_layout_from_header(const int64_t header[OL_QUANT_HEADER_SIZE], ol_quant_layout *out);
+
+/* The plan's permutation (empty: identity), transform (size 0: none;
+ * row-major size x size matrices) and outlier indices (flattened source
+ * positions), read in place (valid until the plan changes), and setters
+ * copying new ones in. */
+void ol_quant_plan_permutation(const ol_quant_plan *plan, const int64_t **indices, size_t *count);
+ol_status ol_quant_plan_set_permutation(ol_quant_plan *plan, const int64_t *indices, size_t count);
+void ol_quant_plan_transform(const ol_quant_plan *plan, uint32_t *size, const double **forward,
+                             size_t *forward_count, const double **inverse, size_t *inverse_count);
+ol_status ol_quant_plan_set_transform(ol_quant_plan *plan, uint32_t size, const double *forward,
+                                      size_t forward_count, const double *inverse, size_t inverse_count);
+void ol_quant_plan_outliers(const ol_quant_plan *plan, const int64_t **indices, size_t *count);
+ol_status ol_quant_plan_set_outliers(ol_quant_plan *plan, const int64_t *indices, size_t count);
+/* [K, N] of an ORT MatMulNBits plan into dims (rank 2), else rank 0. The
+ * setter copies rank 0 or 2 dims in; blocks are not rebuilt. */
+size_t ol_quant_plan_matrix_shape(const ol_quant_plan *plan, int64_t dims[2]);
+ol_status ol_quant_plan_set_matrix_shape(ol_quant_plan *plan, const int64_t *dims, size_t rank);
+
+/* ---- encoding and decoding */
+
+/* Sets the block scales from a FLOAT/DOUBLE/FLOAT16/BFLOAT16 tensor (the
+ * Quantize operator's rule when scales are omitted): each block's largest
+ * ratio of a value (after outlier removal, permutation and the forward
+ * transform) to the codes above / below its zero point, or to the largest
+ * / smallest entry of a scalar codebook; 1 for casts and all-zero blocks.
+ * ORT MatMulNBits plans go per column and K block of the [K, N] tensor.
+ * Vector/additive codebooks need explicit scales. */
+ol_status ol_quant_calibrate(ol_quant_plan *plan, const ol_value *tensor);
+/* make_quantization_type: the storage descriptor of a portable plan as a
+ * serialized StructTypeProto (free with ol_free); it needs the layouts and
+ * sizes only, not codebook values or transform matrices. */
+ol_status ol_quant_make_type(const ol_quant_plan *plan, void **out_bytes, size_t *out_size);
+/* quantize_tensor: a self-contained encoded value of a FLOAT, DOUBLE,
+ * FLOAT16 or BFLOAT16 tensor with the plan's parameters as they are (no
+ * calibration). name (may be NULL) becomes EncodedValueProto.name. */
+ol_status ol_quant_quantize(const ol_quant_plan *plan, const ol_value *tensor, const char *name,
+                            ol_value **out);
+/* dequantize_tensor: a new tensor of the value's logical type and shape.
+ * Portable and ORT layouts; a compact value (parameter_ref) decodes with
+ * the parameter set it retains, else with the one model declares.
+ * Nonfinite results and overflow of the logical dtype are errors. */
+ol_status ol_quant_dequantize(const ol_value *encoded, const ol_model *model, ol_value **out);
+/* The proto variants: a serialized TensorProto (raw_data or typed fields,
+ * no external data) to a serialized EncodedValueProto named like it, and
+ * back (a TensorProto with raw_data and the value's name). Free the bytes
+ * with ol_free. */
+ol_status ol_quant_quantize_tensor_proto(const ol_quant_plan *plan, const void *tensor_proto,
+                                         size_t size, void **out_bytes, size_t *out_size);
+ol_status ol_quant_dequantize_tensor_proto(const void *encoded_proto, size_t size, const ol_model *model,
+                                           void **out_bytes, size_t *out_size);
+/* The profile an encoded value's layout names (portable, ORT or compact);
+ * OL_NOT_FOUND for other layouts. */
+ol_status ol_quant_value_format(const ol_value *encoded, ol_quant_format *out);
+
+/* ---- ORT MatMulNBits inputs */
+
+/* The initializers and attributes of a com.microsoft::MatMulNBits node
+ * (version 1) taken from an ORT MatMulNBits encoded value without
+ * dequantizing it. */
+typedef struct ol_quant_matmul_nbits {
+  ol_value *weights;     /* "B": UINT8 [N, ceil(K/block_size), block_size * bits / 8] */
+  ol_value *scales;      /* the source dtype, [N, ceil(K/block_size)] */
+  ol_value *zero_points; /* packed UINT8 or the source dtype; NULL when implicit */
+  int64_t k, n, bits, block_size;
+} ol_quant_matmul_nbits;
+ol_status ol_quant_export_matmul_nbits(const ol_value *encoded, const ol_model *model,
+                                       ol_quant_matmul_nbits *out);
+/* Releases the tensors (out may then be reused). */
+void ol_quant_matmul_nbits_clear(ol_quant_matmul_nbits *inputs);
+
+/* ---- shared parameter sets
+ * A named set of fixed numerical parameters declared by a model (a root
+ * quantization_annotation "onnx_light.quantization.parameters:<name>" and
+ * its initializers). Values encoded with it are compact: parameter_ref
+ * names the set and the payload holds the codes only. A compact value
+ * retains its set, so it outlives the model, session and context. */
+
+/* Quantize's optional numerical inputs (NULL: absent): same names, shapes
+ * and dtypes. scales is required for a shared set. */
+typedef struct ol_quant_parameters {
+  const ol_value *scales;
+  const ol_value *zero_points;
+  const ol_value *offsets;
+  const ol_value *codebooks;
+  const ol_value *permutation;
+  const ol_value *forward;
+  const ol_value *inverse;
+  const ol_value *outliers;
+} ol_quant_parameters;
+
+/* add_quantization_parameters: *out_model is a new model that declares the
+ * set name for the storage descriptor storage_type (a serialized
+ * StructTypeProto, e.g. from ol_quant_make_type) and the logical tensor
+ * type (dtype and concrete dims), with params. Everything is validated
+ * first; model is not modified. *out_compact (may be NULL; free with
+ * ol_free) receives the compact storage type (a serialized StructTypeProto)
+ * to declare compact graph outputs with. */
+ol_status ol_quant_add_parameters(const ol_model *model, const char *name, const void *storage_type,
+                                  size_t storage_size, ol_dtype logical_dtype, const int64_t *logical_dims,
+                                  size_t logical_rank, const ol_quant_parameters *params,
+                                  ol_model **out_model, void **out_compact, size_t *out_compact_size);
+/* quantize_tensor_shared: a compact encoded value of tensor (exactly the
+ * set's logical type) with the fixed parameters of model's set set_name
+ * (never calibrated: values outside its range saturate). value_name may be
+ * NULL. */
+ol_status ol_quant_quantize_shared(const ol_value *tensor, const ol_model *model, const char *set_name,
+                                   const char *value_name, ol_value **out);
+/* materialize_quantized_value: a self-contained encoded value (inline
+ * storage type, every parameter, no parameter_ref) from a compact one,
+ * with the set it retains, else with model's. The source is unchanged. */
+ol_status ol_quant_materialize(const ol_value *compact, const ol_model *model, ol_value **out);
+/* Lets a compact value that carries no set (one parsed from bytes) retain
+ * the set model (or the session's model) declares, after checking it
+ * against the set; a run needs that. Other values are left alone. */
+ol_status ol_quant_bind_model(ol_value *encoded, const ol_model *model);
+ol_status ol_quant_bind_session(ol_value *encoded, const ol_session *session);
 
 /* ---------------------------------------------------------------- cancellation */
 

@@ -83,7 +83,7 @@ export function serializeModelHandle(runtime, handle) {
       }
       return bytes;
     } finally {
-      runtime.m._olw_serial_pieces_free(pieces);
+      runtime.m._olw_serial_pieces_destroy(pieces);
     }
   });
 }

@@ -6,14 +6,14 @@
 // c/src/ir/quant_params.c).
 import { dtypeOf } from './dtypes.js';
 import { invalidArgument } from './errors.js';
-import { EncodedValue, loadProto, loadedProto } from './quantization.js';
+import { serializeModelHandle } from './model.js';
+import { EncodedValue, loadProto, modelArg, newHandle, withModel, withTensorValue } from './quantization.js';
 import { currentRuntime } from './runtime.js';
-import { SharedQuantizedValue, encodedInfo } from './shared-value.js';
+import { SharedQuantizedValue, encodedInfo, serializeEncoded } from './shared-value.js';
 import { Tensor, copyToValue, valueOfTensor } from './tensor.js';
 
-// Quantize's optional inputs, in input order after X (the C role order).
+// Quantize's optional inputs, in input order after X (ol_quant_parameters order).
 const ROLES = ['scales', 'zeroPoints', 'offsets', 'codebooks', 'permutation', 'forward', 'inverse', 'outliers'];
-const ELEM_TYPES = { float32: 1, float64: 11, float16: 10, bfloat16: 16 };
 
 /** A numerical parameter as a Tensor: Tensor, number (float32 scalar) or typed array (1-D). */
 function asParameter(value, role) {
@@ -33,28 +33,28 @@ function bytesOf(value, schemaName, what, protoModules) {
   return protobuf.toBinary(schema[schemaName], value);
 }
 
-/** logicalType: a TypeProto (object or bytes) or the shorthand { type: 'float32', dims: [4] }. */
-function logicalBytes(logicalType, protoModules) {
+/**
+ * logicalType as the C API takes it ({ code, dims }): the shorthand
+ * { type: 'float32', dims: [4] }, or a TypeProto (object or bytes) holding a
+ * tensor type with concrete dims.
+ */
+function logicalTensorType(logicalType, protoModules) {
   if (logicalType && typeof logicalType.type === 'string' && Array.isArray(logicalType.dims)) {
-    const elemType = ELEM_TYPES[logicalType.type];
-    if (!elemType) throw invalidArgument(`addQuantizationParameters: logical type must be float32, float64, float16 or bfloat16 (got ${logicalType.type})`);
-    const { schema, protobuf } = protoModules;
-    const dim = logicalType.dims.map((d) => ({ value: { case: 'dimValue', value: BigInt(d) } }));
-    const type = protobuf.create(schema.TypeProtoSchema, { value: { case: 'tensorType', value: { elemType, shape: { dim } } } });
-    return protobuf.toBinary(schema.TypeProtoSchema, type);
+    return { code: dtypeOf(logicalType.type).code, dims: logicalType.dims };
   }
-  return bytesOf(logicalType, 'TypeProtoSchema', 'logicalType', protoModules);
+  const { schema, protobuf } = protoModules;
+  const type = protobuf.fromBinary(schema.TypeProtoSchema, bytesOf(logicalType, 'TypeProtoSchema', 'logicalType', protoModules));
+  const tensorType = type.value.case === 'tensorType' ? type.value.value : null;
+  const dims = tensorType?.shape?.dim.map((d) => (d.value.case === 'dimValue' ? Number(d.value.value) : NaN));
+  if (!tensorType || !dims || dims.some((d) => !Number.isSafeInteger(d))) {
+    throw invalidArgument('addQuantizationParameters: logicalType must be a tensor type with concrete dims');
+  }
+  return { code: tensorType.elemType, dims };
 }
 
 function modelBytes(model, what) {
-  if (model instanceof Uint8Array) return model;
-  if (model instanceof ArrayBuffer) return new Uint8Array(model);
-  if (model?.$typeName === 'onnx.ModelProto') {
-    const modules = loadedProto();
-    if (modules) return modules.protobuf.toBinary(modules.schema.ModelProtoSchema, model);
-    throw invalidArgument(`${what}: pass the model as serialized ModelProto bytes (the protobuf modules are not loaded yet)`);
-  }
-  throw invalidArgument(`${what}: model must be a ModelProto object or serialized ModelProto bytes`);
+  if (model === undefined || model === null) throw invalidArgument(`${what}: model must be a ModelProto object or serialized ModelProto bytes`);
+  return modelArg(model, what);
 }
 
 /**
@@ -62,28 +62,27 @@ function modelBytes(model, what) {
  * the model's root graph (a quantization_annotation named
  * "onnx_light.quantization.parameters:<name>" and initializers
  * "onnx_light.quantization.parameters:<name>/<role>"). model is a ModelProto
- * object, changed in place only after the C library validated everything.
- * scales is required (shared mode never calibrates). Resolves to the compact
- * storage type (a StructTypeProto object) to declare compact graph outputs.
+ * object, changed in place only after the C library validated everything
+ * (ol_quant_add_parameters). scales is required (shared mode never
+ * calibrates). Resolves to the compact storage type (a StructTypeProto
+ * object) to declare compact graph outputs.
  */
 export async function addQuantizationParameters(model, name, storageType, logicalType, parameters = {}) {
   const modules = await loadProto();
   const { schema, protobuf } = modules;
   if (model?.$typeName !== 'onnx.ModelProto' || !model.graph) throw invalidArgument('addQuantizationParameters: model must be a ModelProto object with a graph');
-  if (typeof name !== 'string' || !name) throw invalidArgument('addQuantizationParameters: the parameter set name must be a nonempty string');
-  if (parameters.scales === undefined || parameters.scales === null) throw invalidArgument(`addQuantizationParameters: set '${name}': shared quantization requires fixed scales`);
+  if (typeof name !== 'string') throw invalidArgument('addQuantizationParameters: the parameter set name must be a string');
   const unknown = Object.keys(parameters).filter((k) => !ROLES.includes(k));
   if (unknown.length) throw invalidArgument(`addQuantizationParameters: unknown parameter '${unknown[0]}' (expected ${ROLES.join(', ')})`);
   const storage = bytesOf(storageType, 'StructTypeProtoSchema', 'storageType', modules);
-  const logical = logicalBytes(logicalType, modules);
-  const before = protobuf.toBinary(schema.ModelProtoSchema, model);
+  const logical = logicalTensorType(logicalType, modules);
   const runtime = currentRuntime();
   const m = runtime.m;
   const owned = [];
   try {
-    const table = runtime.alloc(4 * 9);
+    const table = runtime.alloc(4 * ROLES.length);
     owned.push(() => runtime.free(table));
-    runtime.heap.fill(0, table, table + 36);
+    runtime.heap.fill(0, table, table + 4 * ROLES.length);
     ROLES.forEach((role, i) => {
       if (parameters[role] === undefined || parameters[role] === null) return;
       const tensor = asParameter(parameters[role], role);
@@ -92,23 +91,29 @@ export async function addQuantizationParameters(model, name, storageType, logica
         handle = copyToValue(tensor, runtime);
         owned.push(() => m._olw_value_release(handle));
       }
-      runtime.view().setUint32(table + 4 * (i + 1), handle, true);
+      runtime.view().setUint32(table + 4 * i, handle, true);
     });
-    const pointers = [before, storage, logical].map((bytes) => runtime.copyIn(bytes));
-    pointers.forEach((p) => owned.push(() => runtime.free(p)));
+    const storagePtr = runtime.copyIn(storage);
+    owned.push(() => runtime.free(storagePtr));
+    const dimsPtr = runtime.alloc(8 * Math.max(logical.dims.length, 1));
+    owned.push(() => runtime.free(dimsPtr));
+    runtime.setDims(dimsPtr, logical.dims);
     const namePtr = runtime.cstring(name);
     owned.push(() => runtime.free(namePtr));
-    const [updated, compact] = runtime.scratch(16, (out) => {
-      runtime.check(m._olw_quant_add_parameters(pointers[0], before.length, namePtr, pointers[1], storage.length,
-        pointers[2], logical.length, table, out, out + 4, out + 8, out + 12));
-      const take = (at) => {
-        const [ptr, length] = [runtime.u32(out + at), runtime.u32(out + at + 4)];
-        const copy = runtime.heap.slice(ptr, ptr + length);
-        runtime.free(ptr);
-        return copy;
-      };
-      return [take(0), take(8)];
-    });
+    const [updated, compact] = withModel(runtime, protobuf.toBinary(schema.ModelProtoSchema, model), (modelHandle) =>
+      runtime.scratch(12, (out) => {
+        runtime.check(m._olw_quant_add_parameters(modelHandle, namePtr, storagePtr, storage.length, logical.code, dimsPtr,
+          logical.dims.length, table, out, out + 4, out + 8));
+        const [handle, ptr, length] = [runtime.u32(out), runtime.u32(out + 4), runtime.u32(out + 8)];
+        const compactBytes = runtime.heap.slice(ptr, ptr + length);
+        m._olw_ol_free(ptr);
+        try {
+          return [serializeModelHandle(runtime, handle), compactBytes];
+        } finally {
+          m._olw_model_destroy(handle);
+        }
+      }),
+    );
     const graph = protobuf.fromBinary(schema.ModelProtoSchema, updated).graph;
     model.graph.initializer.push(...graph.initializer.slice(model.graph.initializer.length));
     model.graph.quantizationAnnotation.push(graph.quantizationAnnotation[graph.quantizationAnnotation.length - 1]);
@@ -128,31 +133,19 @@ export function quantizeTensorShared(tensor, model, name, { valueName } = {}) {
   if (!(tensor instanceof Tensor)) throw invalidArgument('quantizeTensorShared: expected a Tensor');
   if (typeof name !== 'string' || !name) throw invalidArgument('quantizeTensorShared: the parameter set name must be a nonempty string');
   const bytes = modelBytes(model, 'quantizeTensorShared');
-  const d = dtypeOf(tensor.type);
-  if (d.bits === 0) throw invalidArgument('quantizeTensorShared: string tensors cannot be quantized');
   const runtime = currentRuntime();
-  const data = tensor.data;
-  const owned = [];
+  const namePtr = runtime.cstring(name);
+  const valueNamePtr = valueName === undefined ? 0 : runtime.cstring(valueName);
   try {
-    const modelPtr = runtime.copyIn(bytes);
-    owned.push(modelPtr);
-    const dataPtr = runtime.copyIn(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
-    owned.push(dataPtr);
-    const dims = tensor.dims;
-    const dimsPtr = runtime.alloc(8 * Math.max(dims.length, 1));
-    owned.push(dimsPtr);
-    runtime.setDims(dimsPtr, dims);
-    const namePtr = runtime.cstring(name);
-    owned.push(namePtr);
-    const valueNamePtr = valueName === undefined ? 0 : runtime.cstring(valueName);
-    if (valueNamePtr) owned.push(valueNamePtr);
-    const handle = runtime.scratch(4, (out) => {
-      runtime.check(runtime.m._olw_quant_shared_encode(modelPtr, bytes.length, namePtr, d.code, dataPtr, dimsPtr, dims.length, valueNamePtr, out));
-      return runtime.u32(out);
-    });
+    const handle = withModel(runtime, bytes, (modelHandle) =>
+      withTensorValue(runtime, tensor, (value) =>
+        newHandle(runtime, (out) => runtime.m._olw_quant_quantize_shared(value, modelHandle, namePtr, valueNamePtr, out)),
+      ),
+    );
     return new SharedQuantizedValue(runtime, handle);
   } finally {
-    for (const ptr of owned) runtime.free(ptr);
+    runtime.free(namePtr);
+    runtime.free(valueNamePtr);
   }
 }
 
@@ -164,40 +157,30 @@ export function quantizeTensorShared(tensor, model, name, { valueName } = {}) {
  */
 export function materializeQuantizedValue(shared, { model } = {}) {
   const runtime = currentRuntime();
-  const take = (call) => runtime.scratch(8, (out) => {
-    runtime.check(call(out));
-    const [ptr, length] = [runtime.u32(out), runtime.u32(out + 4)];
-    const copy = runtime.heap.slice(ptr, ptr + length);
-    runtime.free(ptr);
-    return copy;
-  });
+  const m = runtime.m;
+  const take = (handle) => {
+    try {
+      const info = encodedInfo(runtime, handle);
+      return new EncodedValue(serializeEncoded(runtime, handle), info.type, info.dims, info.format);
+    } finally {
+      m._olw_value_release(handle);
+    }
+  };
   if (shared instanceof SharedQuantizedValue) {
-    const bytes = take((out) => runtime.m._olw_quant_materialize(shared.handle, out, out + 4));
-    return new EncodedValue(bytes, shared.type, shared.dims, shared.format);
+    return take(newHandle(runtime, (out) => m._olw_quant_materialize(shared.handle, 0, out)));
   }
   if (!(shared instanceof Uint8Array)) throw invalidArgument('materializeQuantizedValue: expected a SharedQuantizedValue or compact EncodedValueProto bytes');
   const modelData = model === undefined || model === null ? null : modelBytes(model, 'materializeQuantizedValue');
-  const valuePtr = runtime.copyIn(shared);
-  const modelPtr = modelData ? runtime.copyIn(modelData) : 0;
+  const ptr = runtime.copyIn(shared);
+  let value = 0;
   try {
-    const bytes = take((out) => runtime.m._olw_quant_materialize_bytes(valuePtr, shared.length, modelPtr, modelData ? modelData.length : 0, out, out + 4));
-    const handle = runtime.scratch(4, (out) => {
-      const ptr = runtime.copyIn(bytes);
-      try {
-        runtime.check(runtime.m._olw_encoded_value_parse(ptr, bytes.length, out));
-      } finally {
-        runtime.free(ptr);
-      }
-      return runtime.u32(out);
-    });
-    try {
-      const info = encodedInfo(runtime, handle);
-      return new EncodedValue(bytes, info.type, info.dims, info.format);
-    } finally {
-      runtime.m._olw_value_release(handle);
-    }
+    value = newHandle(runtime, (out) => m._olw_encoded_value_parse(ptr, shared.length, out));
   } finally {
-    runtime.free(valuePtr);
-    runtime.free(modelPtr);
+    runtime.free(ptr);
+  }
+  try {
+    return take(withModel(runtime, modelData, (modelHandle) => newHandle(runtime, (out) => m._olw_quant_materialize(value, modelHandle, out))));
+  } finally {
+    m._olw_value_release(value);
   }
 }

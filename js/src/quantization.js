@@ -1,38 +1,68 @@
-// The quantization catalogue (c/src/quant through thin olw_quant_* exports):
-// profile names, plans, encoded values (serialized EncodedValueProto bytes)
-// and the ORT MatMulNBits input export. Names mirror the Python API of the
-// seed in camelCase. Every function needs the wasm module loaded
-// (`await init()` or any InferenceSession.create first); C errors surface as
-// OnnxLightError with the C message.
+// The quantization catalogue (the public C API ol_quant_* through thin
+// olw_quant_* exports): profile names, plans, encoded values (serialized
+// EncodedValueProto bytes) and the ORT MatMulNBits input export. Names mirror
+// the Python API of the seed in camelCase. Every function needs the wasm
+// module loaded (`await init()` or any InferenceSession.create first); C
+// errors surface as OnnxLightError with the C message.
 import { dtypeOf, dtypeOfCode } from './dtypes.js';
 import { OnnxLightError, invalidArgument } from './errors.js';
-import { currentRuntime } from './runtime.js';
-import { SharedQuantizedValue } from './shared-value.js';
-import { Tensor, tensorFromValue } from './tensor.js';
+import { currentRuntime, onLoad } from './runtime.js';
+import { SharedQuantizedValue, serializeEncoded } from './shared-value.js';
+import { Tensor, copyToValue, tensorFromValue, valueOfTensor } from './tensor.js';
 
-// Upper-case profile names in catalogue order (the wire contract's enum order,
-// c/src/quant/catalogue.h; the tests check it against the C catalogue).
-const NAMES = [
-  'INT8', 'INT8_PER_CHANNEL', 'INT4', 'GPTQ', 'AWQ', 'EETQ', 'MATMULNBITS', 'Q2_K', 'Q3_K', 'Q4_K',
-  'Q5_K', 'Q6_K', 'HQQ', 'EXL2', 'EXL3', 'NF4', 'IQ4_NL', 'BINARY', 'TERNARY', 'TQ1_0', 'TQ2_0',
-  'BITNET', 'PARETOQ', 'TEQUILA', 'STQ1_0', 'IQ1_S', 'AQLM', 'QUIP_SHARP', 'SPQR', 'SQUEEZELLM',
-  'LOG', 'FP6_LLM', 'FP8_E4M3', 'MXFP4', 'MXFP6', 'NVFP4', 'QUAROT', 'SMOOTHQUANT', 'TILED_FLOAT',
-  'COLUMN_MAJOR', 'ORT_MATMULNBITS_INT2', 'ORT_MATMULNBITS_INT4', 'ORT_MATMULNBITS_INT8',
-];
+// Upper-case profile name -> numeric format, filled from the C catalogue
+// (ol_quant_format_get_info) when the wasm module loads, then frozen.
+const formatTable = {};
 
-/** Upper-case profile name -> numeric format (QuantizationFormat.INT4 === 2). */
-export const QuantizationFormat = Object.freeze(Object.fromEntries(NAMES.map((name, i) => [name, i])));
+const notLoaded = () =>
+  new OnnxLightError('OL_FAILED_PRECONDITION', 'QuantizationFormat comes from the onnx-light wasm module: await init() first');
 
-const ORT_BITS = new Map([
-  [QuantizationFormat.ORT_MATMULNBITS_INT2, 2],
-  [QuantizationFormat.ORT_MATMULNBITS_INT4, 4],
-  [QuantizationFormat.ORT_MATMULNBITS_INT8, 8],
-]);
-const METHODS = ['affine', 'codebook', 'cast'];
-const FLOAT_TYPES = new Set(['float32', 'float64', 'float16', 'bfloat16']);
+/**
+ * Upper-case profile name -> numeric format (QuantizationFormat.INT4 === 2),
+ * read from the C catalogue once the wasm module is loaded; reading a profile
+ * before that throws (instead of giving undefined).
+ */
+export const QuantizationFormat = new Proxy(formatTable, {
+  get(target, key, receiver) {
+    if (typeof key === 'string' && !Object.isFrozen(target)) throw notLoaded();
+    return Reflect.get(target, key, receiver);
+  },
+  ownKeys(target) {
+    if (!Object.isFrozen(target)) throw notLoaded();
+    return Reflect.ownKeys(target);
+  },
+});
+
+/** The C catalogue, one row per format: { name, enumName, method, bits, matmulNBits }. */
+let profiles = [];
+/** Method names by wire value ('affine', 'codebook', 'cast'). */
+let methods = [];
+
+onLoad((runtime) => {
+  const m = runtime.m;
+  methods = [];
+  for (let i = 0; m._olw_quant_method_name(i); i++) methods.push(runtime.string(m._olw_quant_method_name(i)));
+  profiles = runtime.scratch(20, (out) =>
+    Array.from({ length: m._olw_quant_format_count() }, (_, format) => {
+      runtime.check(m._olw_quant_format_info(format, out, out + 8));
+      const [name, enumName] = [runtime.string(runtime.u32(out)), runtime.string(runtime.u32(out + 4))];
+      const [method, bits, matmulNBits] = [0, 1, 2].map((i) => runtime.i32(out + 8 + 4 * i));
+      return Object.freeze({ name, enumName, method: methods[method], bits, matmulNBits: matmulNBits !== 0 });
+    }),
+  );
+  profiles.forEach((row, format) => (formatTable[row.enumName] = format));
+  Object.freeze(formatTable);
+});
+
+/** Internal: the C catalogue row of a format (throws for anything else). */
+export function formatInfo(format, what = 'quantization format') {
+  checkFormat(format, what);
+  return profiles[format];
+}
 
 function checkFormat(format, what) {
-  if (!Number.isInteger(format) || format < 0 || format >= NAMES.length) {
+  currentRuntime(); // the catalogue comes from the loaded module
+  if (!Number.isInteger(format) || format < 0 || format >= profiles.length) {
     throw invalidArgument(`${what}: expected a QuantizationFormat value, got ${String(format)}`);
   }
 }
@@ -44,14 +74,13 @@ function size(value, what) {
 
 /** All formats in catalogue order. */
 export function quantizationFormats() {
-  return NAMES.map((_, i) => i);
+  currentRuntime();
+  return profiles.map((_, i) => i);
 }
 
 /** The stable wire name of a format ('int4', 'ort_matmulnbits_int4'). */
 export function quantizationFormatName(format) {
-  checkFormat(format, 'quantizationFormatName');
-  const runtime = currentRuntime();
-  return runtime.string(runtime.m._olw_quant_format_name(format));
+  return formatInfo(format, 'quantizationFormatName').name;
 }
 
 /** The format of a wire name; case-sensitive, throws OnnxLightError for unknown names. */
@@ -67,6 +96,76 @@ export function parseQuantizationFormat(name) {
   } finally {
     runtime.free(text);
   }
+}
+
+/** Bytes the library allocated (ptr at out, length at out + 4), copied out and freed. */
+function takeBytes(runtime, out) {
+  const [ptr, length] = [runtime.u32(out), runtime.u32(out + 4)];
+  const copy = runtime.heap.slice(ptr, ptr + length);
+  runtime.m._olw_ol_free(ptr);
+  return copy;
+}
+
+/** Internal: runs fn(handle) with an ol_value of tensor (its own when it lives in wasm memory, else a copy). */
+export function withTensorValue(runtime, tensor, fn) {
+  const own = valueOfTensor(tensor, runtime);
+  const handle = own || copyToValue(tensor, runtime);
+  try {
+    return fn(handle);
+  } finally {
+    if (!own) runtime.m._olw_value_release(handle);
+  }
+}
+
+/** Runs fn(handle) with an encoded value parsed from serialized EncodedValueProto bytes. */
+function withEncodedValue(runtime, bytes, fn) {
+  const ptr = runtime.copyIn(bytes);
+  let handle = 0;
+  try {
+    handle = runtime.scratch(4, (out) => {
+      runtime.check(runtime.m._olw_encoded_value_parse(ptr, bytes.byteLength, out));
+      return runtime.u32(out);
+    });
+  } finally {
+    runtime.free(ptr);
+  }
+  try {
+    return fn(handle);
+  } finally {
+    runtime.m._olw_value_release(handle);
+  }
+}
+
+/** Internal: runs fn(modelHandle) with serialized ModelProto bytes loaded (0 when bytes is null). */
+export function withModel(runtime, bytes, fn) {
+  if (!bytes) return fn(0);
+  const ptr = runtime.copyIn(bytes);
+  const handle = runtime.scratch(4, (out) => {
+    runtime.check(runtime.m._olw_model_load_owned(ptr, bytes.byteLength, out)); // takes ptr, also on failure
+    return runtime.u32(out);
+  });
+  try {
+    return fn(handle);
+  } finally {
+    runtime.m._olw_model_destroy(handle);
+  }
+}
+
+/** Internal: a new value handle's serialized EncodedValueProto, releasing the handle. */
+function takeEncoded(runtime, handle) {
+  try {
+    return serializeEncoded(runtime, handle);
+  } finally {
+    runtime.m._olw_value_release(handle);
+  }
+}
+
+/** Internal: runs call(out) that stores a new handle at out, and returns it. */
+export function newHandle(runtime, call) {
+  return runtime.scratch(4, (out) => {
+    runtime.check(call(out));
+    return runtime.u32(out);
+  });
 }
 
 const plans = new FinalizationRegistry(({ runtime, handle }) => runtime.m._olw_quant_plan_destroy(handle));
@@ -120,13 +219,32 @@ export class QuantizationPlan {
     return this.#info()[3];
   }
 
+  /** A copy of array which (0 permutation, 1 forward, 2 inverse, 3 outliers), read in place. */
   #array(which) {
     const r = this.#runtime;
-    const n = r.m._olw_quant_plan_array_size(this.handle, which);
-    return r.scratch(8 * n, (out) => {
-      r.m._olw_quant_plan_array(this.handle, which, out);
-      return Array.from(new Float64Array(r.buffer.slice(out, out + 8 * n)));
+    return r.scratch(36, (out) => {
+      r.m._olw_quant_plan_arrays(this.handle, out);
+      const [ptr, n] = [r.u32(out + 8 * which), r.u32(out + 8 * which + 4)];
+      const view = r.view();
+      const int64 = which === 0 || which === 3;
+      return Array.from({ length: n }, (_, i) => (int64 ? Number(view.getBigInt64(ptr + 8 * i, true)) : view.getFloat64(ptr + 8 * i, true)));
     });
+  }
+
+  /** Runs fn(ptr, count) with indices copied into wasm memory as int64. */
+  #withIndices(values, what, fn) {
+    const r = this.#runtime;
+    const data = BigInt64Array.from(values ?? [], (v) => {
+      if (typeof v === 'bigint') return v;
+      if (!Number.isSafeInteger(v)) throw invalidArgument(`${what}: expected integer indices`);
+      return BigInt(v);
+    });
+    const ptr = r.copyIn(new Uint8Array(data.buffer));
+    try {
+      return fn(ptr, data.length);
+    } finally {
+      r.free(ptr);
+    }
   }
 
   #withDoubles(values, what, fn) {
@@ -149,7 +267,7 @@ export class QuantizationPlan {
   }
 
   set permutation(indices) {
-    this.#withDoubles(indices, 'plan.permutation', (ptr, n) => this.#runtime.check(this.#runtime.m._olw_quant_plan_set_permutation(this.handle, ptr, n)));
+    this.#withIndices(indices, 'plan.permutation', (ptr, n) => this.#runtime.check(this.#runtime.m._olw_quant_plan_set_permutation(this.handle, ptr, n)));
   }
 
   /** A copy of the forward transform (row-major, transformSize^2 values). */
@@ -177,7 +295,7 @@ export class QuantizationPlan {
   }
 
   set outliers(indices) {
-    this.#withDoubles(indices, 'plan.outliers', (ptr, n) => this.#runtime.check(this.#runtime.m._olw_quant_plan_set_outliers(this.handle, ptr, n)));
+    this.#withIndices(indices, 'plan.outliers', (ptr, n) => this.#runtime.check(this.#runtime.m._olw_quant_plan_set_outliers(this.handle, ptr, n)));
   }
 
   get outlierCount() {
@@ -212,25 +330,23 @@ export class QuantizationPlan {
     const r = this.#runtime;
     const handle = this.handle;
     const layout = r.scratch(80, (out) => {
-      r.check(r.m._olw_quant_plan_run_info(handle, i, out));
+      r.check(r.m._olw_quant_plan_run_layout(handle, i, out));
       const v = r.view();
       const h = Array.from({ length: 10 }, (_, j) => v.getFloat64(out + 8 * j, true));
       return {
-        count: h[0], method: METHODS[h[1]] ?? h[1], bits: h[2], signedCodes: h[3] !== 0, books: h[4],
+        count: h[0], method: methods[h[1]] ?? h[1], bits: h[2], signedCodes: h[3] !== 0, books: h[4],
         entries: h[5], vectorSize: h[6], base3: h[7] !== 0, castType: dtypeOfCode(h[8])?.type ?? h[8], blockCount: h[9],
       };
     });
     const blocks = [];
     for (let j = 0; j < layout.blockCount; j++) {
       blocks.push(
-        r.scratch(32, (out) => {
-          r.check(r.m._olw_quant_plan_block(handle, i, j, out));
+        r.scratch(40, (out) => {
+          r.check(r.m._olw_quant_plan_block(handle, i, j, out, out + 32));
           const v = r.view();
           const [scale, zeroPoint, offset, n] = [0, 1, 2, 3].map((k) => v.getFloat64(out + 8 * k, true));
-          const codebook = r.scratch(8 * n, (book) => {
-            r.check(r.m._olw_quant_plan_block_codebook(handle, i, j, book));
-            return Array.from(new Float64Array(r.buffer.slice(book, book + 8 * n)));
-          });
+          const book = r.u32(out + 32); // the plan's own codebook, read in place
+          const codebook = Array.from({ length: n }, (_, k) => v.getFloat64(book + 8 * k, true));
           return { scale, zeroPoint, offset, codebook };
         }),
       );
@@ -251,8 +367,8 @@ export class QuantizationPlan {
     runs.forEach((run, i) => {
       const l = run?.layout;
       if (!l || !Array.isArray(run.blocks)) throw invalidArgument(`plan.runs[${i}]: expected { layout, blocks }`);
-      const method = typeof l.method === 'string' ? METHODS.indexOf(l.method) : l.method;
-      if (method < 0) throw invalidArgument(`plan.runs[${i}].layout.method: expected one of ${METHODS.join(', ')}`);
+      const method = typeof l.method === 'string' ? methods.indexOf(l.method) : l.method;
+      if (method < 0) throw invalidArgument(`plan.runs[${i}].layout.method: expected one of ${methods.join(', ')}`);
       const cast = typeof l.castType === 'string' ? dtypeOf(l.castType).code : l.castType;
       headers.push(l.count, method, l.bits, l.signedCodes ? 1 : 0, l.books, l.entries, l.vectorSize, l.base3 ? 1 : 0, cast);
       blockCounts.push(run.blocks.length);
@@ -366,10 +482,7 @@ export function makeQuantizationType(plan) {
   const runtime = currentRuntime();
   return runtime.scratch(8, (out) => {
     runtime.check(runtime.m._olw_quant_make_type(plan.handle, out, out + 4));
-    const [ptr, length] = [runtime.u32(out), runtime.u32(out + 4)];
-    const copy = runtime.heap.slice(ptr, ptr + length);
-    runtime.free(ptr);
-    return copy;
+    return takeBytes(runtime, out);
   });
 }
 
@@ -384,69 +497,20 @@ export class EncodedValue {
   }
 }
 
-function tensorBytes(tensor) {
-  const data = tensor.data;
-  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-}
-
-function checkFloatTensor(tensor, what) {
+function checkTensor(tensor, what) {
   if (!(tensor instanceof Tensor)) throw invalidArgument(`${what}: expected a Tensor`);
-  if (!FLOAT_TYPES.has(tensor.type)) {
-    throw invalidArgument(`${what}: the tensor must be float32, float64, float16 or bfloat16 (got ${tensor.type})`);
-  }
 }
 
 /**
- * Calibrates a plan's block scales from a tensor (the Quantize operator's
- * rule when scales are omitted). Portable plans: ol_quant_calibrate. ORT
- * MatMulNBits plans: per column and K block, the largest ratio of a positive
- * (negative) value to the codes above (below) the block's zero point.
+ * Calibrates a plan's block scales from a tensor (ol_quant_calibrate: the
+ * Quantize operator's rule when scales are omitted; per column and K block
+ * for ORT MatMulNBits plans).
  */
 export function calibrateQuantizationPlan(plan, tensor) {
-  checkFloatTensor(tensor, 'calibrateQuantizationPlan');
+  if (!(plan instanceof QuantizationPlan)) throw invalidArgument('calibrateQuantizationPlan: expected a QuantizationPlan');
+  checkTensor(tensor, 'calibrateQuantizationPlan');
   const runtime = currentRuntime();
-  const bits = ORT_BITS.get(plan.format);
-  if (bits === undefined) {
-    const ptr = runtime.copyIn(tensorBytes(tensor));
-    try {
-      runtime.check(runtime.m._olw_quant_calibrate(plan.handle, dtypeOf(tensor.type).code, ptr, tensor.size));
-    } finally {
-      runtime.free(ptr);
-    }
-    return;
-  }
-  if (tensor.type !== 'float32' && tensor.type !== 'float64') {
-    throw invalidArgument(`calibrateQuantizationPlan: ORT MatMulNBits calibration reads float32 or float64 (got ${tensor.type})`);
-  }
-  const [k, n] = plan.matrixShape;
-  const dims = tensor.dims;
-  if (dims.length !== 2 || dims[0] !== k || dims[1] !== n) {
-    throw invalidArgument(`calibrateQuantizationPlan: the plan is for a [${k}, ${n}] matrix, got [${dims.join(', ')}]`);
-  }
-  const run = plan.run(0);
-  const blockSize = run.layout.count;
-  const groups = Math.ceil(k / blockSize);
-  const maximum = 2 ** bits - 1;
-  const v = tensor.data;
-  const scales = new Float64Array(n * groups);
-  for (let col = 0; col < n; col++) {
-    for (let g = 0; g < groups; g++) {
-      const zero = run.blocks[col * groups + g].zeroPoint;
-      const up = maximum - zero;
-      const down = zero;
-      let scale = 0;
-      for (let row = g * blockSize; row < Math.min((g + 1) * blockSize, k); row++) {
-        const value = v[row * n + col];
-        if (!Number.isFinite(value)) throw invalidArgument(`Quantization input must be finite (row ${row}, column ${col})`);
-        let ratio = 0;
-        if (value > 0 && up > 0) ratio = value / up;
-        if (value < 0 && down > 0) ratio = -value / down;
-        if (ratio > scale) scale = ratio;
-      }
-      scales[col * groups + g] = scale > 0 && Number.isFinite(scale) ? scale : 1;
-    }
-  }
-  plan.setScales(0, scales);
+  withTensorValue(runtime, tensor, (handle) => runtime.check(runtime.m._olw_quant_calibrate(plan.handle, handle)));
 }
 
 /**
@@ -454,29 +518,17 @@ export function calibrateQuantizationPlan(plan, tensor) {
  * @returns {EncodedValue}
  */
 export function quantizeTensor(tensor, plan, { name } = {}) {
-  checkFloatTensor(tensor, 'quantizeTensor');
+  checkTensor(tensor, 'quantizeTensor');
   if (!(plan instanceof QuantizationPlan)) throw invalidArgument('quantizeTensor: expected a QuantizationPlan');
   const runtime = currentRuntime();
-  const dims = tensor.dims;
-  const owned = [];
+  const namePtr = name === undefined ? 0 : runtime.cstring(String(name));
   try {
-    const data = runtime.copyIn(tensorBytes(tensor));
-    owned.push(data);
-    const dimsPtr = runtime.alloc(8 * Math.max(dims.length, 1));
-    owned.push(dimsPtr);
-    runtime.setDims(dimsPtr, dims);
-    const namePtr = name === undefined ? 0 : runtime.cstring(name);
-    if (namePtr) owned.push(namePtr);
-    const bytes = runtime.scratch(8, (out) => {
-      runtime.check(runtime.m._olw_quant_encode(plan.handle, dtypeOf(tensor.type).code, data, dimsPtr, dims.length, namePtr, out, out + 4));
-      const [ptr, length] = [runtime.u32(out), runtime.u32(out + 4)];
-      const copy = runtime.heap.slice(ptr, ptr + length);
-      runtime.free(ptr);
-      return copy;
-    });
-    return new EncodedValue(bytes, tensor.type, dims, plan.format);
+    const encoded = withTensorValue(runtime, tensor, (handle) =>
+      newHandle(runtime, (out) => runtime.m._olw_quant_quantize(plan.handle, handle, namePtr, out)),
+    );
+    return new EncodedValue(takeEncoded(runtime, encoded), tensor.type, tensor.dims, plan.format);
   } finally {
-    for (const ptr of owned) runtime.free(ptr);
+    runtime.free(namePtr);
   }
 }
 
@@ -486,24 +538,24 @@ function encodedBytes(encoded, what) {
   throw invalidArgument(`${what}: expected an EncodedValue${what === 'dequantizeTensor' ? ', a SharedQuantizedValue' : ''} or serialized EncodedValueProto bytes`);
 }
 
-function modelArg(model, what) {
+/** Internal: model bytes of a `model` option (Uint8Array, ArrayBuffer or a loaded-proto ModelProto object), or null. */
+export function modelArg(model, what) {
   if (model === undefined || model === null) return null;
   if (model instanceof Uint8Array) return model;
   if (model instanceof ArrayBuffer) return new Uint8Array(model);
-  if (model?.$typeName === 'onnx.ModelProto' && protoLoaded) return protoLoaded.protobuf.toBinary(protoLoaded.schema.ModelProtoSchema, model);
-  throw invalidArgument(`${what}: model must be serialized ModelProto bytes (Uint8Array)`);
+  if (model?.$typeName === 'onnx.ModelProto') {
+    if (protoLoaded) return protoLoaded.protobuf.toBinary(protoLoaded.schema.ModelProtoSchema, model);
+    throw invalidArgument(`${what}: pass the model as serialized ModelProto bytes (the protobuf modules are not loaded yet)`);
+  }
+  throw invalidArgument(`${what}: model must be a ModelProto object or serialized ModelProto bytes`);
 }
 
-/** Runs fn(valuePtr, valueSize, modelPtr, modelSize) with both copied into wasm memory. */
-function withInputs(runtime, bytes, model, fn) {
-  const value = runtime.copyIn(bytes);
-  const modelPtr = model ? runtime.copyIn(model) : 0;
-  try {
-    return fn(value, bytes.byteLength, modelPtr, model ? model.byteLength : 0);
-  } finally {
-    runtime.free(value);
-    runtime.free(modelPtr);
-  }
+/** A cpu Tensor copied from a new tensor handle (the handle is released). */
+function takeTensor(runtime, handle) {
+  const t = tensorFromValue(runtime, handle);
+  const copy = new Tensor(t.type, t.data.slice(), t.dims);
+  t.dispose();
+  return copy;
 }
 
 /**
@@ -514,22 +566,15 @@ function withInputs(runtime, bytes, model, fn) {
  * it retains.
  */
 export function dequantizeTensor(encoded, { model } = {}) {
+  const runtime = currentRuntime();
+  const m = runtime.m;
   if (encoded instanceof SharedQuantizedValue) {
-    const runtime = currentRuntime();
-    const handle = runtime.scratch(4, (out) => {
-      runtime.check(runtime.m._olw_quant_decode_value(encoded.handle, out));
-      return runtime.u32(out);
-    });
-    return tensorFromValue(runtime, handle);
+    return tensorFromValue(runtime, newHandle(runtime, (out) => m._olw_quant_dequantize(encoded.handle, 0, out)));
   }
   const bytes = encodedBytes(encoded, 'dequantizeTensor');
   const modelBytes = modelArg(model, 'dequantizeTensor');
-  const runtime = currentRuntime();
-  const handle = withInputs(runtime, bytes, modelBytes, (v, vs, mp, ms) =>
-    runtime.scratch(4, (out) => {
-      runtime.check(runtime.m._olw_quant_decode(v, vs, mp, ms, out));
-      return runtime.u32(out);
-    }),
+  const handle = withEncodedValue(runtime, bytes, (value) =>
+    withModel(runtime, modelBytes, (modelHandle) => newHandle(runtime, (out) => m._olw_quant_dequantize(value, modelHandle, out))),
   );
   return tensorFromValue(runtime, handle);
 }
@@ -543,36 +588,21 @@ export function exportMatMulNBitsInputs(encoded, { model } = {}) {
   const bytes = encodedBytes(encoded, 'exportMatMulNBitsInputs');
   const modelBytes = modelArg(model, 'exportMatMulNBitsInputs');
   const runtime = currentRuntime();
-  const m = runtime.m;
-  const handle = withInputs(runtime, bytes, modelBytes, (v, vs, mp, ms) =>
-    runtime.scratch(4, (out) => {
-      runtime.check(m._olw_quant_export_matmul_nbits(v, vs, mp, ms, out));
-      return runtime.u32(out);
-    }),
-  );
-  try {
-    const result = {};
-    runtime.scratch(32, (attrs) => {
-      m._olw_quant_matmul_nbits_attributes(handle, attrs);
-      const view = runtime.view();
-      [result.k, result.n, result.bits, result.blockSize] = [0, 1, 2, 3].map((i) => view.getFloat64(attrs + 8 * i, true));
-    });
-    ['B', 'scales', 'zero_points'].forEach((key, i) => {
-      runtime.scratch(56, (info) => {
-        if (!m._olw_quant_matmul_nbits_tensor(handle, i, info, info + 48, info + 52)) return;
+  return withEncodedValue(runtime, bytes, (value) =>
+    withModel(runtime, modelBytes, (modelHandle) =>
+      runtime.scratch(48, (out) => {
+        runtime.check(runtime.m._olw_quant_export_matmul_nbits(value, modelHandle, out, out + 16));
+        const handles = [0, 1, 2].map((i) => runtime.u32(out + 4 * i));
         const view = runtime.view();
-        const rank = view.getFloat64(info + 8, true);
-        const d = dtypeOfCode(view.getFloat64(info, true));
-        const dims = Array.from({ length: rank }, (_, j) => view.getFloat64(info + 16 + 8 * j, true));
-        const [ptr, length] = [runtime.u32(info + 48), runtime.u32(info + 52)];
-        const raw = runtime.heap.slice(ptr, ptr + length);
-        result[key] = new Tensor(d.type, new d.array(raw.buffer, 0, raw.byteLength / d.array.BYTES_PER_ELEMENT), dims);
-      });
-    });
-    return result;
-  } finally {
-    m._olw_quant_matmul_nbits_destroy(handle);
-  }
+        const [k, n, bits, blockSize] = [0, 1, 2, 3].map((i) => view.getFloat64(out + 16 + 8 * i, true));
+        const result = { k, n, bits, blockSize };
+        ['B', 'scales', 'zero_points'].forEach((key, i) => {
+          if (handles[i]) result[key] = takeTensor(runtime, handles[i]);
+        });
+        return result;
+      }),
+    ),
+  );
 }
 
 // ------------------------------------------------------------ proto objects
@@ -600,31 +630,17 @@ export function loadedProto() {
   return protoLoaded;
 }
 
-const PROTO_TYPES = new Map([
-  [1, ['float32', 'floatData']],
-  [11, ['float64', 'doubleData']],
-  [10, ['float16', 'int32Data']],
-  [16, ['bfloat16', 'int32Data']],
-]);
-
-function tensorOfProto(t) {
-  const row = PROTO_TYPES.get(t.dataType);
-  if (!row) throw invalidArgument(`quantizeTensorProto: '${t.name}' must be FLOAT, DOUBLE, FLOAT16 or BFLOAT16 (data_type ${t.dataType})`);
-  if (t.externalData?.length || t.dataLocation === 1) throw invalidArgument(`quantizeTensorProto: '${t.name}' has external data`);
-  const [type, field] = row;
-  const d = dtypeOf(type);
-  const dims = t.dims.map(Number);
-  const count = dims.reduce((a, b) => a * b, 1);
-  let data;
-  if (t.rawData.length) {
-    if (t.rawData.length !== count * d.array.BYTES_PER_ELEMENT) throw invalidArgument(`quantizeTensorProto: '${t.name}' raw_data has ${t.rawData.length} bytes for ${count} elements`);
-    const copy = new Uint8Array(t.rawData);
-    data = new d.array(copy.buffer, 0, count);
-  } else {
-    if (t[field].length !== count) throw invalidArgument(`quantizeTensorProto: '${t.name}' holds ${t[field].length} values for ${count} elements`);
-    data = d.array.from(t[field]);
+/** Runs call(ptr, size, out) on bytes copied into wasm memory; returns the bytes it allocated at out. */
+function bytesCall(runtime, bytes, call) {
+  const ptr = runtime.copyIn(bytes);
+  try {
+    return runtime.scratch(8, (out) => {
+      runtime.check(call(ptr, bytes.byteLength, out));
+      return takeBytes(runtime, out);
+    });
+  } finally {
+    runtime.free(ptr);
   }
-  return new Tensor(type, data, dims);
 }
 
 /**
@@ -634,9 +650,13 @@ function tensorOfProto(t) {
  */
 export async function quantizeTensorProto(tensorProto, plan) {
   if (tensorProto?.$typeName !== 'onnx.TensorProto') throw invalidArgument('quantizeTensorProto: expected a TensorProto object');
+  if (!(plan instanceof QuantizationPlan)) throw invalidArgument('quantizeTensorProto: expected a QuantizationPlan');
   const { schema, protobuf } = await proto();
-  const encoded = quantizeTensor(tensorOfProto(tensorProto), plan, tensorProto.name ? { name: tensorProto.name } : {});
-  return protobuf.fromBinary(schema.EncodedValueProtoSchema, encoded.bytes);
+  const runtime = currentRuntime();
+  const bytes = bytesCall(runtime, protobuf.toBinary(schema.TensorProtoSchema, tensorProto), (ptr, size, out) =>
+    runtime.m._olw_quant_quantize_tensor_proto(plan.handle, ptr, size, out, out + 4),
+  );
+  return protobuf.fromBinary(schema.EncodedValueProtoSchema, bytes);
 }
 
 /**
@@ -647,17 +667,12 @@ export async function quantizeTensorProto(tensorProto, plan) {
 export async function dequantizeTensorProto(encodedProto, { model } = {}) {
   if (encodedProto?.$typeName !== 'onnx.EncodedValueProto') throw invalidArgument('dequantizeTensorProto: expected an EncodedValueProto object');
   const { schema, protobuf } = await proto();
-  const bytes = protobuf.toBinary(schema.EncodedValueProtoSchema, encodedProto);
-  const modelBytes = model?.$typeName === 'onnx.ModelProto' ? protobuf.toBinary(schema.ModelProtoSchema, model) : model;
-  const tensor = dequantizeTensor(bytes, { model: modelBytes });
-  const data = tensor.data;
-  const rawData = new Uint8Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength));
-  const result = protobuf.create(schema.TensorProtoSchema, {
-    name: encodedProto.name,
-    dims: tensor.dims.map(BigInt),
-    dataType: dtypeOf(tensor.type).code,
-    rawData,
-  });
-  tensor.dispose?.();
-  return result;
+  const runtime = currentRuntime();
+  const modelBytes = modelArg(model, 'dequantizeTensorProto');
+  const bytes = withModel(runtime, modelBytes, (modelHandle) =>
+    bytesCall(runtime, protobuf.toBinary(schema.EncodedValueProtoSchema, encodedProto), (ptr, size, out) =>
+      runtime.m._olw_quant_dequantize_tensor_proto(ptr, size, modelHandle, out, out + 4),
+    ),
+  );
+  return protobuf.fromBinary(schema.TensorProtoSchema, bytes);
 }

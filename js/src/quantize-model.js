@@ -13,6 +13,7 @@ import { dtypeOf } from './dtypes.js';
 import {
   QuantizationFormat,
   calibrateQuantizationPlan,
+  formatInfo,
   exportMatMulNBitsInputs,
   makeMatMulNBitsPlan,
   makeQuantizationPlan,
@@ -112,10 +113,11 @@ function uniqueName(taken, base) {
  *   (scale = (max - min) / (2^bits - 1)) instead of the midpoint zero point
  * @returns {Promise<{bytes: Uint8Array, replaced: number, skipped: string[]}>}
  */
-export async function quantizeModel(bytes, { format = QuantizationFormat.ORT_MATMULNBITS_INT4, blockSize = 32, asymmetric = false } = {}) {
-  const ort = [QuantizationFormat.ORT_MATMULNBITS_INT2, QuantizationFormat.ORT_MATMULNBITS_INT4, QuantizationFormat.ORT_MATMULNBITS_INT8].includes(format);
+export async function quantizeModel(bytes, { format, blockSize = 32, asymmetric = false } = {}) {
+  await init(); // the catalogue comes from the C library
+  format ??= QuantizationFormat.ORT_MATMULNBITS_INT4;
+  const ort = formatInfo(format, 'quantizeModel').matmulNBits;
   if (!ort && asymmetric) throw invalidArgument('quantizeModel: asymmetric calibration applies to the ORT MatMulNBits formats only');
-  await init();
   const { schema, protobuf } = await protoModules();
   const model = protobuf.fromBinary(schema.ModelProtoSchema, bytes);
   const graph = model.graph;

@@ -14,6 +14,13 @@ const decoder = new TextDecoder();
 let platform = null;
 let loading = null;
 let current = null;
+const loadHooks = [];
+
+/** Runs fn(runtime) once the wasm module is loaded (now when it already is). */
+export function onLoad(fn) {
+  if (current) fn(current);
+  else loadHooks.push(fn);
+}
 
 /** Called once by the entry module (node.js or browser.js). */
 export function setPlatform(p) {
@@ -34,7 +41,11 @@ export function init(options = {}) {
       return Promise.reject(error);
     }
     loading = Runtime.load(options, threads).then(
-      (runtime) => (current = runtime),
+      (runtime) => {
+        current = runtime;
+        for (const hook of loadHooks) hook(runtime);
+        return runtime;
+      },
       (error) => {
         loading = null;
         throw error;
@@ -93,14 +104,15 @@ export const UNSIGNED_RESULTS = Object.freeze([
   '_malloc',
   '_olw_context_event_count',
   '_olw_dtype_name',
-  '_olw_encoded_parameter_ref',
-  '_olw_encoded_value_layout_name',
+  '_olw_encoded_value_parameter_ref',
+  '_olw_generator_batch',
+  '_olw_generator_last_tokens',
   '_olw_last_error',
   '_olw_model_io_count',
   '_olw_model_io_name',
   '_olw_optional_get',
-  '_olw_quant_format_enum_name',
-  '_olw_quant_format_name',
+  '_olw_quant_format_count',
+  '_olw_quant_method_name',
   '_olw_sequence_at',
   '_olw_sequence_length',
   '_olw_session_input_count',
@@ -114,7 +126,6 @@ export const UNSIGNED_RESULTS = Object.freeze([
   '_olw_struct_field',
   '_olw_struct_field_count',
   '_olw_struct_field_name',
-  '_olw_tensor_byte_size',
   '_olw_tensor_data',
   '_olw_tensor_dims',
   '_olw_tensor_rank',

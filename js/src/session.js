@@ -67,8 +67,8 @@ export class InferenceSession {
     this.inputMetadata = Object.freeze(this.inputNames.map((name, i) => this.#metadata(name, 0, i)));
     // caches a node continues into an output (Concat, Attention, GroupQueryAttention): fed from JS data, they get spare rows
     this.#growAxes = new Map();
-    runtime.scratch(4, (out) => this.inputNames.forEach((name, i) => {
-      if (m._olw_session_input_grow_axis(handle, i, out)) this.#growAxes.set(name, runtime.view().getInt32(out, true));
+    runtime.scratch(8, (out) => this.inputNames.forEach((name, i) => {
+      if (m._olw_session_input_grow_axis(handle, i, out)) this.#growAxes.set(name, runtime.i64(out));
     }));
     this.outputMetadata = Object.freeze(this.outputNames.map((name, i) => this.#metadata(name, 1, i)));
   }
@@ -105,9 +105,17 @@ export class InferenceSession {
     return generateSteps(this.#generationModel(), feeds, options);
   }
 
-  /** Internal: what generation needs of this session. */
+  /**
+   * Internal: what generation needs of this session. handles() gives the
+   * ol_model and ol_session (the generator runs models without bindings in
+   * this session) and raises once the session is released.
+   */
   #generationModel() {
-    return { runtime: this.#runtime, session: this, modelHandle: this.#model, bindings: this.persistentBindings, threads: this.#threads };
+    const handles = () => {
+      this.#alive();
+      return { model: this.#model, session: this.#handle };
+    };
+    return { runtime: this.#runtime, threads: this.#threads, handles };
   }
 
   /** Frees the session (idempotent). Tensors it returned stay valid. */

@@ -18,9 +18,6 @@ export function serializeEncoded(runtime, handle) {
   });
 }
 
-const LAYOUT = 'onnx_light.quantization.v1/';
-const SHARED_LAYOUT = 'onnx_light.quantization.v1/shared/';
-
 /** { type, dims, format } of an encoded value handle (format null when the layout names no profile). */
 export function encodedInfo(runtime, handle) {
   const m = runtime.m;
@@ -32,18 +29,8 @@ export function encodedInfo(runtime, handle) {
     const d = dtypeOfCode(view.getInt32(out, true));
     return { type: d?.type ?? 'unknown', dims: Array.from({ length: rank }, (_, i) => Number(view.getBigInt64(dimsPtr + 8 * i, true))) };
   });
-  const layout = runtime.string(m._olw_encoded_value_layout_name(handle));
-  const profile = layout.startsWith(SHARED_LAYOUT) ? layout.slice(SHARED_LAYOUT.length)
-    : layout.startsWith(LAYOUT) ? layout.slice(LAYOUT.length) : null;
-  let format = null;
-  if (profile !== null) {
-    const text = runtime.cstring(profile);
-    try {
-      format = runtime.scratch(4, (out) => (m._olw_quant_format_parse(text, out) === 0 ? runtime.i32(out) : null));
-    } finally {
-      runtime.free(text);
-    }
-  }
+  // the profile its layout names (ol_quant_value_format), else null
+  const format = runtime.scratch(4, (out) => (m._olw_quant_value_format(handle, out) === 0 ? runtime.i32(out) : null));
   return { type, dims, format };
 }
 
@@ -76,7 +63,7 @@ export class SharedQuantizedValue {
 
   /** The parameter set's name (EncodedValueProto.parameter_ref). */
   get parameterRef() {
-    return this.#runtime.string(this.#runtime.m._olw_encoded_parameter_ref(this.handle));
+    return this.#runtime.string(this.#runtime.m._olw_encoded_value_parameter_ref(this.handle));
   }
 
   /** The logical tensor type ('float32', ...). */
@@ -98,7 +85,7 @@ export class SharedQuantizedValue {
   get rawData() {
     const runtime = this.#runtime;
     return runtime.scratch(8, (out) => {
-      runtime.check(runtime.m._olw_encoded_raw(this.handle, out, out + 4));
+      runtime.check(runtime.m._olw_encoded_value_raw_data(this.handle, out, out + 4));
       const [ptr, length] = [runtime.u32(out), runtime.u32(out + 4)];
       return runtime.heap.slice(ptr, ptr + length);
     });

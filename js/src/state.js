@@ -111,7 +111,7 @@ export class PersistentValueState {
     const runtime = this.#alive('reset');
     checkMap(initial, 'PersistentValueState.reset: initial');
     const state = this.#handle;
-    const values = marshalInputs(runtime, Object.entries(initial), 'PersistentValueState.reset', (v) => runtime.m._olw_encoded_bind_state(v, state));
+    const values = marshalInputs(runtime, Object.entries(initial), 'PersistentValueState.reset', (v) => runtime.m._olw_quant_bind_session(v, runtime.m._olw_state_session(state)));
     try {
       runtime.check(runtime.m._olw_state_reset(this.#handle, values.names, values.values, values.count));
     } finally {
@@ -186,12 +186,12 @@ export class PersistentValueState {
  * Internal: a state on a loaded ol_model handle (the handle stays the
  * caller's). bindings: [{ input, output }] for the `bindings` property.
  */
-export function createStateFromHandle(runtime, modelHandle, bindings, initial, { persistentTensorInitialCapacity = 32, events = false, intraOpNumThreads = 0 } = {}) {
+function createStateFromHandle(runtime, modelHandle, bindings, initial, { persistentTensorInitialCapacity = 32, events = false, intraOpNumThreads = 0 } = {}) {
   checkMap(initial, 'PersistentValueState.create: initial');
   const m = runtime.m;
   let handle = 0;
   try {
-    const values = marshalInputs(runtime, Object.entries(initial), 'PersistentValueState.create', (v) => m._olw_encoded_bind_model(v, modelHandle));
+    const values = marshalInputs(runtime, Object.entries(initial), 'PersistentValueState.create', (v) => m._olw_quant_bind_model(v, modelHandle));
     try {
       handle = runtime.scratch(4, (out) => {
         runtime.check(m._olw_state_create(modelHandle, values.names, values.values, values.count, persistentTensorInitialCapacity, intraOpNumThreads, out));

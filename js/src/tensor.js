@@ -304,14 +304,14 @@ function createValue(runtime, d, dims) {
 
 /**
  * A cache fed to a session whose Concat appends to it (session.js): the copy
- * gets spare rows along `axis` (a pitched value, olw_tensor_new_grown), so the
- * first run appends in place instead of copying the imported cache again.
- * Returns the handle, or null when the tensor does not qualify.
+ * gets spare rows along `axis` (ol_tensor_create_grown), so the first run
+ * appends in place instead of copying the imported cache again. Returns the
+ * handle, or null when C finds the tensor not worth growing.
  */
 function copyToGrownValue(runtime, d, dims, data, axis) {
   const rank = dims.length;
   if (axis < 0) axis += rank;
-  if (d.bits < 8 || axis < 0 || axis >= rank || dims[axis] === 0 || dims.includes(0)) return null;
+  if (axis < 0 || axis >= rank) return null; // a feed of another rank: the run reports it
   const out = runtime.area(0, 16 + 8 * rank);
   const view = runtime.view();
   for (let i = 0; i < rank; i++) {
@@ -320,6 +320,7 @@ function copyToGrownValue(runtime, d, dims, data, axis) {
   }
   runtime.check(runtime.m._olw_tensor_new_grown(d.code, out + 16, rank, axis, out));
   const handle = runtime.u32(out);
+  if (!handle) return null;
   const payload = runtime.u32(out + 4);
   const capacity = runtime.u32(out + 8);
   // rows of the same outer index stay together, `capacity` rows apart

@@ -65,6 +65,7 @@ function describe(x) {
 const AREA_INPUTS = 1;
 const AREA_OUTPUTS = 2;
 const AREA_DESCRIBED = 3; // output records (area 0 is what tensor.js describes single values into)
+const AREA_RUN_SCOPE = 4; // the ol_run_scope of a run's payload reuse
 
 /** `bytes` for a run's table: the reused area when free, else an allocation (freed by `owned`). */
 function tables(runtime, index, bytes, owned) {
@@ -152,7 +153,7 @@ function inputValue(runtime, input, name, what, owned, depth, bind) {
     const bytes = runtime.copyIn(input.bytes);
     owned.push(() => runtime.free(bytes));
     const value = adopt((out) => m._olw_encoded_value_parse(bytes, input.bytes.byteLength, out));
-    if (bind && m._olw_encoded_parameter_ref(value)) runtime.check(bind(value));
+    if (bind) runtime.check(bind(value)); // a compact value retains its model's parameter set
     return value;
   }
   if (Array.isArray(input)) {
@@ -286,7 +287,7 @@ export function wrapOutput(runtime, handle) {
     }
     if (kind === OL_VALUE_ENCODED) {
       // a compact value keeps the handle (and so its parameter set) alive
-      if (m._olw_encoded_parameter_ref(handle)) {
+      if (m._olw_encoded_value_parameter_ref(handle)) {
         const shared = new SharedQuantizedValue(runtime, handle);
         handle = 0;
         return shared;
@@ -350,9 +351,11 @@ export function createCompletion(runtime, signal) {
 export function runWith(runtime, handle, context, feeds, outputNames, signal, what, state = 0, growAxes = null) {
   const m = runtime.m;
   if (signal?.aborted) throw cancelledError(signal, what);
-  const bind = state ? (v) => m._olw_encoded_bind_state(v, state) : handle ? (v) => m._olw_encoded_bind_session(v, handle) : null;
+  const session = state ? m._olw_state_session(state) : handle;
+  const bind = session ? (v) => m._olw_quant_bind_session(v, session) : null;
   // the feeds' wasm copies come from (and go back to) the run's reusable payloads
-  const reuse = m._olw_run_reuse_enter(state ? 0 : handle, state);
+  const scope = runtime.claimArea(AREA_RUN_SCOPE, 8);
+  const reuse = scope && m._olw_session_scope_begin(session, scope);
   let inputs;
   let outputs;
   let completion = 0;
@@ -370,6 +373,7 @@ export function runWith(runtime, handle, context, feeds, outputNames, signal, wh
     inputs?.release();
     outputs?.release();
     if (completion) m._olw_completion_destroy(completion);
-    if (reuse) m._olw_run_reuse_leave();
+    if (reuse) m._olw_session_scope_end(scope);
+    if (scope) runtime.releaseArea(AREA_RUN_SCOPE);
   }
 }

@@ -247,7 +247,9 @@ export class InferenceSession {
    * the other inputs (initial empty caches for models with bindings, see
    * emptyCaches). Models with persistent bindings run the prompt once and then
    * one token per step in a fresh PersistentValueState; models without re-run
-   * the growing prefix. Resolves to int64 [batch, prompt + generated].
+   * the growing prefix in this session. The token loop is the C library's
+   * (ol_generator_*), so option errors name its fields (max_new_tokens, ...).
+   * Resolves to int64 [batch, prompt + generated].
    */
   generate(feeds: { readonly [name: string]: TensorInput }, options?: GenerateOptions): Promise<Tensor<'int64'>>;
   /** generate() as an async iterator of steps. */
@@ -391,7 +393,11 @@ export const version: string;
 // Needs the wasm module loaded (await init() first). C errors throw
 // OnnxLightError with the C message.
 
-/** Upper-case profile name -> numeric format, in catalogue order (INT8 = 0 ... ORT_MATMULNBITS_INT8 = 42). */
+/**
+ * Upper-case profile name -> numeric format, in catalogue order (INT8 = 0 ...
+ * ORT_MATMULNBITS_INT8 = 42). Filled from the C catalogue when the wasm module
+ * loads (await init()); tests/js/quantization.test.mjs keeps this list equal to it.
+ */
 export const QuantizationFormat: Readonly<{
   INT8: 0; INT8_PER_CHANNEL: 1; INT4: 2; GPTQ: 3; AWQ: 4; EETQ: 5; MATMULNBITS: 6; Q2_K: 7; Q3_K: 8; Q4_K: 9;
   Q5_K: 10; Q6_K: 11; HQQ: 12; EXL2: 13; EXL3: 14; NF4: 15; IQ4_NL: 16; BINARY: 17; TERNARY: 18; TQ1_0: 19;

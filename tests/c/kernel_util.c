@@ -79,8 +79,8 @@ ol_status tk_run_domain(const char *domain, const char *op_type, int opset, ol_a
   node.outputs = out_names;
   node.num_attrs = num_attrs;
   node.attrs = attrs;
-  const ol_op_registration *reg;
-  OL_TRY(ol_registry_find(&node, &reg));
+  const ol_op_schema *reg;
+  OL_TRY(ol_schema_find(&node, &reg));
   ol_kernel *k;
   OL_TRY(reg->create(&node, &k));
   for (size_t i = 0; i < num_outputs; i++) outputs[i] = NULL;
@@ -163,7 +163,7 @@ void tk_check_gives_back_bytes(ol_model *m, const uint8_t *bytes, size_t size) {
     }
     CHECK(at == size && memcmp(joined, bytes, size) == 0);
     free(joined);
-    ol_serial_pieces_free(pieces);
+    ol_serial_pieces_destroy(pieces);
   }
   /* the text printer prints the dense values */
   char *printed = NULL, *plain = NULL;

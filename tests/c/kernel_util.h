@@ -1,7 +1,7 @@
 /* Runs one kernel on hand-made tensors, without a model or session. */
 #ifndef OL_TEST_KERNEL_UTIL_H
 #define OL_TEST_KERNEL_UTIL_H
-#include "ops/registry.h"
+#include "ops/schema.h"
 
 /* A float/int64 tensor from literal data (copied). */
 ol_value *tk_f32(int rank, const int64_t *dims, const float *data);

@@ -518,8 +518,8 @@ static ol_status run_fake(fake_rt *rt, ol_attr *attrs, size_t na, ol_value *cons
   node.outputs = out_names;
   node.num_attrs = na;
   node.attrs = attrs;
-  const ol_op_registration *reg;
-  OL_TRY(ol_registry_find(&node, &reg));
+  const ol_op_schema *reg;
+  OL_TRY(ol_schema_find(&node, &reg));
   ol_kernel *k;
   OL_TRY(reg->create(&node, &k));
   for (size_t i = 0; i < nout; i++) outputs[i] = NULL;

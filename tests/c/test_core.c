@@ -254,7 +254,8 @@ static void recycled_structs_start_clean(void) {
   for (int i = 0; i < 80; i++) {
     CHECK_OK(ol_value_new_tensor(NULL, OL_DTYPE_FLOAT, 2, dims, &old[i]));
     if (!old[i]) return;
-    old[i]->tensor.pitch = 9, old[i]->tensor.pitch_axis = 1, old[i]->tensor.tile_rows = 32;
+    static const ol_packing_kind kind = {"test", NULL};
+    old[i]->tensor.pitch = 9, old[i]->tensor.pitch_axis = 1, old[i]->tensor.packing.kind = &kind;
     old[i]->tensor.offset = 12;
   }
   for (int i = 0; i < 80; i++) ol_value_release(old[i]);
@@ -263,7 +264,7 @@ static void recycled_structs_start_clean(void) {
     CHECK_OK(ol_value_new_tensor(NULL, OL_DTYPE_FLOAT, 2, dims, &v));
     if (!v) return;
     const ol_tensor *t = &v->tensor;
-    CHECK(v->refcount == 1 && t->pitch == 0 && t->pitch_axis == 0 && t->tile_rows == 0 && t->offset == 0);
+    CHECK(v->refcount == 1 && t->pitch == 0 && t->pitch_axis == 0 && !ol_tensor_is_packed(t) && t->offset == 0);
     CHECK(t->buffer && t->buffer->refcount == 1 && t->buffer->size == 64 * sizeof(float));
     CHECK(((const float *)ol_tdata(t))[63] == 0.0f && !v->items && !v->encoded);
     old[i] = v;

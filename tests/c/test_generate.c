@@ -1,16 +1,21 @@
 /* ol_generate: greedy and seeded sampling on the byte-level fortunes model
  * (stateless full-prefix path and the persistent-state path with bound
  * caches), eos/pad, left padding, created attention_mask/position_ids, logits
- * dtypes and ranks, callbacks, cancellation, errors, fault injection. Small
- * models are written in the ONNX text syntax. */
+ * dtypes and ranks, callbacks, cancellation, errors, fault injection; and the
+ * step API under it (ol_generator_*): the same tokens step by step, create
+ * errors, each stop condition, masks and positions, cancellation between
+ * steps, failed steps that change nothing, bad logits after a state ran.
+ * Small models are written in the ONNX text syntax. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
+#include "core/value.h"
 #include "ir/model.h"
 #include "onnxlight.h"
+#include "runtime/session.h"
 
 #define FORTUNES "models/fortunes-byte-0.8M.onnx"
 
@@ -852,7 +857,444 @@ static void allocation_failures(void) {
   ol_model_destroy(m);
 }
 
+/* ------------------------------------------------------------ the step API */
+
+/* Steps a generator to the end, checking each step's tokens against the
+ * columns of `want` ([batch, prompt + n]); returns the steps taken. */
+static int64_t step_to_end(ol_generator *g, const ol_value *want, int64_t prompt) {
+  int64_t batch = (int64_t)ol_generator_batch(g), width = ol_tensor_dims(want)[1], steps = 0;
+  CHECK(ol_generator_last_tokens(g) == NULL || ol_generator_generated(g) > 0);
+  while (!ol_generator_done(g)) {
+    int done = -1;
+    CHECK_OK(ol_generator_step(g, &done));
+    steps++;
+    CHECK(done == ol_generator_done(g) && ol_generator_generated(g) == steps);
+    const int64_t *last = ol_generator_last_tokens(g);
+    CHECK(last != NULL);
+    for (int64_t b = 0; last && b < batch && prompt + steps <= width; b++)
+      CHECK(last[b] == tok(want)[b * width + prompt + steps - 1]);
+    if (steps > 1000) break;
+  }
+  return steps;
+}
+
+/* Stepping gives ol_generate's tokens step by step, on both paths (a session
+ * re-running the prefix, a state fed one token per step), greedy and sampled. */
+static void steps_equal_generate(void) {
+  for (int bind = 0; bind < 2; bind++) {
+    ol_model *m = load_fortunes(bind);
+    if (!m) continue;
+    ol_value *ids = ids_tensor(1, 4, THE_PROMPT);
+    fortunes_feeds f;
+    make_feeds(m, ids, &f);
+    ol_generate_options o;
+    ol_generate_options_init(&o);
+    for (int sampled = 0; sampled < 2; sampled++) {
+      o.temperature = sampled ? 0.9 : 0.0;
+      o.seed = 42;
+      ol_value *want = NULL, *got = NULL;
+      CHECK_OK(ol_generate(m, NULL, f.names, f.values, f.count, &o, NULL, NULL, &want));
+      /* sampled: on the caller's session (used without bindings, unused with) */
+      ol_session *s = NULL;
+      if (sampled) CHECK_OK(ol_session_create(m, NULL, &s));
+      ol_generator *g = NULL;
+      CHECK_OK(ol_generator_create(m, s, NULL, f.names, f.values, f.count, &o, NULL, NULL, &g));
+      CHECK(g && ol_generator_batch(g) == 1 && ol_generator_generated(g) == 0 && !ol_generator_done(g));
+      CHECK(ol_generator_last_tokens(g) == NULL);
+      if (g && want) CHECK(step_to_end(g, want, 4) == 16);
+      CHECK_OK(ol_generator_tokens(g, &got));
+      if (want && got) {
+        CHECK(ol_tensor_dims(got)[1] == 20);
+        CHECK(memcmp(tok(got), tok(want), 20 * sizeof(int64_t)) == 0);
+        if (!sampled) CHECK(memcmp(tok(got) + 4, THE_GREEDY, sizeof THE_GREEDY) == 0);
+      }
+      /* a finished generator refuses another step and keeps its tokens */
+      CHECK_STATUS(ol_generator_step(g, NULL), OL_FAILED_PRECONDITION);
+      CHECK(strstr(ol_last_error(), "finished") != NULL && ol_generator_generated(g) == 16);
+      ol_generator_destroy(g);
+      if (s) CHECK(ol_session_input_count(s) >= f.count); /* still the caller's */
+      ol_session_destroy(s);
+      ol_value_release(want);
+      ol_value_release(got);
+    }
+    free_feeds(&f);
+    ol_value_release(ids);
+    ol_model_destroy(m);
+  }
+}
+
+/* The generator keeps what it needs: feeds released right after create. */
+static void generator_retains_its_feeds(void) {
+  ol_model *m = running_sum_model(0);
+  if (!m) return;
+  const int64_t prompt[2] = {1, 2};
+  int64_t dims[2] = {1, 0};
+  ol_value *ids = ids_tensor(1, 2, prompt), *past = NULL, *out = NULL;
+  CHECK_OK(ol_tensor_create(NULL, OL_DTYPE_INT64, dims, 2, &past));
+  char ids_name[] = "input_ids", past_name[] = "past";
+  const char *names[2] = {ids_name, past_name};
+  ol_value *feeds[2] = {ids, past};
+  ol_generate_options o;
+  ol_generate_options_init(&o);
+  o.max_new_tokens = 3;
+  ol_generator *g = NULL;
+  CHECK_OK(ol_generator_create(m, NULL, NULL, names, feeds, 2, &o, NULL, NULL, &g));
+  ol_value_release(ids);
+  ol_value_release(past);
+  memset(past_name, 'x', 4); /* names are copied too */
+  while (g && !ol_generator_done(g)) CHECK_OK(ol_generator_step(g, NULL));
+  CHECK_OK(ol_generator_tokens(g, &out));
+  if (out) {
+    static const int64_t want[5] = {1, 2, 4, 0, 0}; /* (sum + 1) % 8 */
+    CHECK(ol_tensor_dims(out)[1] == 5 && memcmp(tok(out), want, sizeof want) == 0);
+  }
+  ol_value_release(out);
+  ol_generator_destroy(g);
+  ol_model_destroy(m);
+}
+
+static void generator_create_errors(void) {
+  ol_model *m = shift_model_typed("float", 1);
+  if (!m) return;
+  const int64_t prompt[2] = {1, 2};
+  ol_value *ids = ids_tensor(1, 2, prompt), *out = NULL;
+  const char *names[1] = {"input_ids"};
+  ol_generator *g = (ol_generator *)&g;
+  ol_generate_options o;
+  ol_generate_options_init(&o);
+  CHECK_STATUS(ol_generator_create(m, NULL, NULL, names, &ids, 1, &o, NULL, NULL, NULL), OL_INVALID_ARGUMENT);
+  CHECK_STATUS(ol_generator_create(NULL, NULL, NULL, names, &ids, 1, &o, NULL, NULL, &g), OL_INVALID_ARGUMENT);
+  CHECK(g == NULL);
+  ol_model *other = last_model();
+  ol_session *foreign = NULL;
+  if (other) CHECK_OK(ol_session_create(other, NULL, &foreign));
+  if (foreign) {
+    CHECK_STATUS(ol_generator_create(m, foreign, NULL, names, &ids, 1, &o, NULL, NULL, &g), OL_INVALID_ARGUMENT);
+    CHECK(g == NULL && strstr(ol_last_error(), "not made from this model") != NULL);
+  }
+  ol_session_destroy(foreign);
+  ol_model_destroy(other);
+  o.max_new_tokens = -3;
+  CHECK_STATUS(ol_generator_create(m, NULL, NULL, names, &ids, 1, &o, NULL, NULL, &g), OL_INVALID_ARGUMENT);
+  CHECK(g == NULL && strstr(ol_last_error(), "max_new_tokens must be >= 0, got -3") != NULL);
+  ol_generate_options_init(&o);
+  o.pad_token_id = -7;
+  CHECK_STATUS(ol_generator_create(m, NULL, NULL, names, &ids, 1, &o, NULL, NULL, &g), OL_INVALID_ARGUMENT);
+  CHECK(strstr(ol_last_error(), "pad_token_id") != NULL);
+  o.pad_token_id = -1;
+  o.input_ids_name = "tokens"; /* the feeds have no 'tokens' */
+  CHECK_STATUS(ol_generator_create(m, NULL, NULL, names, &ids, 1, &o, NULL, NULL, &g), OL_INVALID_ARGUMENT);
+  CHECK(strstr(ol_last_error(), "'tokens'") != NULL);
+  o.input_ids_name = NULL;
+  o.max_new_tokens = 0;
+  CHECK_OK(ol_generator_create(m, NULL, NULL, names, &ids, 1, &o, NULL, NULL, &g));
+  /* max_new_tokens 0: done at once, the prompt is the result */
+  CHECK(ol_generator_done(g) && ol_generator_generated(g) == 0 && ol_generator_last_tokens(g) == NULL);
+  CHECK_STATUS(ol_generator_step(g, NULL), OL_FAILED_PRECONDITION);
+  CHECK_OK(ol_generator_tokens(g, &out));
+  if (out) CHECK(ol_tensor_dims(out)[1] == 2 && tok(out)[1] == 2);
+  CHECK_STATUS(ol_generator_tokens(g, NULL), OL_INVALID_ARGUMENT);
+  ol_value_release(out);
+  ol_generator_destroy(g);
+  /* NULL handles */
+  int done = 0;
+  CHECK_STATUS(ol_generator_step(NULL, &done), OL_INVALID_ARGUMENT);
+  CHECK(done == 1 && ol_generator_done(NULL) && ol_generator_batch(NULL) == 0 && ol_generator_generated(NULL) == 0);
+  CHECK(ol_generator_last_tokens(NULL) == NULL);
+  CHECK_STATUS(ol_generator_tokens(NULL, &out), OL_INVALID_ARGUMENT);
+  ol_generator_stop(NULL);
+  ol_generator_destroy(NULL);
+  ol_value_release(ids);
+  ol_model_destroy(m);
+}
+
+/* Each way a generation ends, seen through the step API. */
+static void generator_stop_conditions(void) {
+  ol_model *m = shift_model_typed("float", 1);
+  if (!m) return;
+  const char *names[1] = {"input_ids"};
+  const int64_t two[2] = {2, 0};
+  ol_value *ids = ids_tensor(2, 1, two), *out = NULL;
+  ol_generate_options o;
+  ol_generate_options_init(&o);
+  o.max_new_tokens = 10;
+  ol_generator *g = NULL;
+  /* ol_generator_stop: done, not an error; the tokens so far are the result */
+  CHECK_OK(ol_generator_create(m, NULL, NULL, names, &ids, 1, &o, NULL, NULL, &g));
+  CHECK_OK(ol_generator_step(g, NULL));
+  CHECK_OK(ol_generator_step(g, NULL));
+  ol_generator_stop(g);
+  CHECK(ol_generator_done(g));
+  CHECK_STATUS(ol_generator_step(g, NULL), OL_FAILED_PRECONDITION);
+  CHECK_OK(ol_generator_tokens(g, &out));
+  if (out) {
+    static const int64_t want[6] = {2, 3, 4, 0, 1, 2};
+    CHECK(ol_tensor_dims(out)[1] == 3 && memcmp(tok(out), want, sizeof want) == 0);
+  }
+  ol_value_release(out);
+  ol_generator_destroy(g);
+  /* every row at eos: done on that step; a finished row gets pad meanwhile */
+  o.eos_token_id = 4;
+  o.pad_token_id = 7;
+  CHECK_OK(ol_generator_create(m, NULL, NULL, names, &ids, 1, &o, NULL, NULL, &g));
+  static const int64_t rows[4][2] = {{3, 1}, {4, 2}, {7, 3}, {7, 4}};
+  for (int s = 0; g && s < 4; s++) {
+    int done = -1;
+    CHECK_OK(ol_generator_step(g, &done));
+    const int64_t *last = ol_generator_last_tokens(g);
+    CHECK(last && last[0] == rows[s][0] && last[1] == rows[s][1]);
+    CHECK(done == (s == 3));
+  }
+  ol_generator_destroy(g);
+  /* max_new_tokens: done with the last one */
+  ol_generate_options_init(&o);
+  o.max_new_tokens = 2;
+  CHECK_OK(ol_generator_create(m, NULL, NULL, names, &ids, 1, &o, NULL, NULL, &g));
+  int done = -1;
+  CHECK_OK(ol_generator_step(g, &done));
+  CHECK(done == 0);
+  CHECK_OK(ol_generator_step(g, &done));
+  CHECK(done == 1 && ol_generator_generated(g) == 2);
+  ol_generator_destroy(g);
+  ol_value_release(ids);
+  ol_model_destroy(m);
+}
+
+/* A left-padded mask through the step API: each step feeds the grown mask
+ * (mask_model) and continued positions (positions_model). */
+static void generator_masks_and_positions(void) {
+  int64_t prompts[6] = {7, 7, 7, 0, 7, 7};
+  int64_t mask[6] = {1, 1, 1, 0, 1, 1};
+  static const int64_t want_mask[2][4] = {{4, 5, 6, 7}, {3, 4, 5, 6}};
+  static const int64_t want_pos[2][4] = {{3, 4, 5, 6}, {2, 3, 4, 5}};
+  for (int k = 0; k < 2; k++) {
+    ol_model *m = k ? positions_model() : mask_model();
+    if (!m) continue;
+    ol_value *ids = ids_tensor(2, 3, prompts), *mask_v = ids_tensor(2, 3, mask);
+    const char *names[2] = {"input_ids", "attention_mask"};
+    ol_value *feeds[2] = {ids, mask_v};
+    ol_generate_options o;
+    ol_generate_options_init(&o);
+    o.max_new_tokens = 4;
+    ol_generator *g = NULL;
+    CHECK_OK(ol_generator_create(m, NULL, NULL, names, feeds, 2, &o, NULL, NULL, &g));
+    for (int s = 0; g && s < 4; s++) {
+      CHECK_OK(ol_generator_step(g, NULL));
+      const int64_t *last = ol_generator_last_tokens(g);
+      const int64_t(*want)[4] = k ? want_pos : want_mask;
+      CHECK(last && last[0] == want[0][s] && last[1] == want[1][s]);
+    }
+    CHECK(ol_generator_done(g) && tok(mask_v)[3] == 0 && ol_tensor_dims(mask_v)[1] == 3);
+    ol_generator_destroy(g);
+    /* a right-padded mask is refused at create */
+    {
+      int64_t right[6] = {1, 1, 0, 1, 1, 1};
+      memcpy(ol_tensor_data(mask_v), right, sizeof right);
+      g = (ol_generator *)&g;
+      CHECK_STATUS(ol_generator_create(m, NULL, NULL, names, feeds, 2, &o, NULL, NULL, &g), OL_INVALID_ARGUMENT);
+      CHECK(g == NULL && strstr(ol_last_error(), "left-padded") != NULL);
+    }
+    ol_value_release(ids);
+    ol_value_release(mask_v);
+    ol_model_destroy(m);
+  }
+}
+
+/* Cancelling between steps: the next step fails with OL_CANCELLED and the
+ * reason; the tokens so far stay readable. Stateless and stateful. */
+static void generator_cancelled_between_steps(void) {
+  for (int bind = 0; bind < 2; bind++) {
+    ol_model *m = running_sum_model(bind);
+    if (!m) continue;
+    const int64_t prompt[2] = {1, 2};
+    int64_t dims[2] = {1, 0};
+    ol_value *ids = ids_tensor(1, 2, prompt), *past = NULL, *out = NULL;
+    CHECK_OK(ol_tensor_create(NULL, OL_DTYPE_INT64, dims, 2, &past));
+    const char *names[2] = {"input_ids", "past"};
+    ol_value *feeds[2] = {ids, past};
+    ol_completion *c = NULL;
+    CHECK_OK(ol_completion_create(&c));
+    ol_generator *g = NULL;
+    CHECK_OK(ol_generator_create(m, NULL, NULL, names, feeds, 2, NULL, NULL, c, &g));
+    CHECK_OK(ol_generator_step(g, NULL));
+    CHECK_OK(ol_generator_step(g, NULL));
+    CHECK_OK(ol_completion_cancel(c, "stop button"));
+    CHECK_STATUS(ol_generator_step(g, NULL), OL_CANCELLED);
+    CHECK(strstr(ol_last_error(), "stop button") != NULL && strstr(ol_last_error(), "after 2 tokens") != NULL);
+    CHECK(ol_generator_generated(g) == 2 && !ol_generator_done(g));
+    CHECK_OK(ol_generator_tokens(g, &out));
+    if (out) {
+      static const int64_t want[4] = {1, 2, 4, 0};
+      CHECK(ol_tensor_dims(out)[1] == 4 && memcmp(tok(out), want, sizeof want) == 0);
+    }
+    ol_value_release(out);
+    ol_generator_destroy(g);
+    ol_completion_destroy(c);
+    ol_value_release(ids);
+    ol_value_release(past);
+    ol_model_destroy(m);
+  }
+}
+
+/* An allocation failing inside any step leaves the generator (and its
+ * persistent state) as it was: stepping again continues the same tokens. */
+static void generator_failed_step_changes_nothing(void) {
+  for (int bind = 0; bind < 2; bind++) {
+    ol_model *m = running_sum_model(bind);
+    ol_allocator *a = NULL;
+    CHECK_OK(ol_allocator_create(NULL, NULL, NULL, &a));
+    if (!m || !a) {
+      ol_model_destroy(m);
+      ol_allocator_destroy(a);
+      continue;
+    }
+    ol_session_options so;
+    ol_session_options_init(&so);
+    so.allocator = a;
+    const int64_t prompt[6] = {1, 2, 3, 0, 0, 5};
+    int64_t dims[2] = {2, 0};
+    ol_value *ids = ids_tensor(2, 3, prompt), *past = NULL, *want = NULL, *got = NULL;
+    CHECK_OK(ol_tensor_create(NULL, OL_DTYPE_INT64, dims, 2, &past));
+    const char *names[2] = {"input_ids", "past"};
+    ol_value *feeds[2] = {ids, past};
+    ol_generate_options o;
+    ol_generate_options_init(&o);
+    o.max_new_tokens = 6;
+    CHECK_OK(ol_generate(m, NULL, names, feeds, 2, &o, &so, NULL, &want));
+    ol_generator *g = NULL;
+    CHECK_OK(ol_generator_create(m, NULL, NULL, names, feeds, 2, &o, &so, NULL, &g));
+    /* every step: fail its first allocation, then its second, ... until it
+     * goes through (the step's allocation count is reached) */
+    int failures = 0;
+    for (int64_t k = 0, tries = 0; g && !ol_generator_done(g) && tries < 10000; tries++) {
+      int64_t before = ol_generator_generated(g);
+      ol_allocator_fail_after(a, k);
+      ol_status st = ol_generator_step(g, NULL);
+      ol_allocator_fail_after(a, -1);
+      k = st == OL_OK ? 0 : k + 1;
+      if (st == OL_OK) continue;
+      failures++;
+      CHECK_STATUS(st, OL_OUT_OF_MEMORY);
+      CHECK(ol_generator_generated(g) == before && !ol_generator_done(g));
+    }
+    CHECK(failures > 0);
+    CHECK_OK(ol_generator_tokens(g, &got));
+    if (want && got) CHECK(ol_tensor_dims(got)[1] == 9 && memcmp(tok(got), tok(want), 18 * sizeof(int64_t)) == 0);
+    ol_value_release(got);
+    ol_value_release(want);
+    ol_generator_destroy(g);
+    ol_value_release(ids);
+    ol_value_release(past);
+    ol_allocator_stats stats;
+    ol_allocator_get_stats(a, &stats);
+    CHECK(stats.live_bytes == 0 && stats.live_allocations == 0);
+    ol_allocator_destroy(a);
+    ol_model_destroy(m);
+  }
+}
+
+/* A session that grows its Concat outputs returns pitched logits (spare
+ * rows per batch row): the generator reads them densified. */
+static void generator_on_a_growing_session(void) {
+  char table[1024], text[4096];
+  table_text(table, sizeof table);
+  snprintf(text, sizeof text,
+           "<ir_version: 10, opset_import: [\"\" : 18]>\n"
+           "grow (int64[B,S] input_ids, float[B,P,8] seen) => (float[B,T,8] logits) <%s> {\n"
+           "  f = Gather(table, input_ids)\n"
+           "  logits = Concat<axis = 1>(seen, f)\n"
+           "}\n",
+           table);
+  ol_model *m = NULL;
+  ol_session *s = NULL;
+  CHECK_OK(ol_model_parse_text(text, &m));
+  if (m) CHECK_OK(ol_session_create(m, NULL, &s));
+  if (!s) {
+    ol_model_destroy(m);
+    return;
+  }
+  ol_session_grow_outputs(s, true);
+  const int64_t prompt[4] = {1, 2, 5, 6};
+  int64_t dims[3] = {2, 0, 8};
+  ol_value *ids = ids_tensor(2, 2, prompt), *seen = NULL, *out = NULL;
+  CHECK_OK(ol_tensor_create(NULL, OL_DTYPE_FLOAT, dims, 3, &seen));
+  const char *names[2] = {"input_ids", "seen"};
+  ol_value *feeds[2] = {ids, seen};
+  const char *outn = "logits";
+  CHECK_OK(ol_session_run(s, names, feeds, 2, &outn, &out, 1, NULL));
+  CHECK(out && ol_tensor_is_strided(&out->tensor)); /* the case under test */
+  ol_value_release(out);
+  out = NULL;
+  ol_generate_options o;
+  ol_generate_options_init(&o);
+  o.max_new_tokens = 3;
+  ol_generator *g = NULL;
+  CHECK_OK(ol_generator_create(m, s, NULL, names, feeds, 2, &o, NULL, NULL, &g));
+  while (g && !ol_generator_done(g)) CHECK_OK(ol_generator_step(g, NULL));
+  CHECK_OK(ol_generator_tokens(g, &out));
+  if (out) {
+    static const int64_t want[10] = {1, 2, 3, 4, 5, 5, 6, 7, 0, 1};
+    CHECK(memcmp(tok(out), want, sizeof want) == 0);
+  }
+  ol_value_release(out);
+  ol_generator_destroy(g);
+  ol_value_release(ids);
+  ol_value_release(seen);
+  ol_session_destroy(s);
+  ol_model_destroy(m);
+}
+
+/* Logits of the wrong batch size: a session's step fails the same way every
+ * time; a state has already taken the step, so the generator ends. */
+static void generator_bad_logits(void) {
+  char table[1024], text[4096];
+  table_text(table, sizeof table);
+  snprintf(text, sizeof text,
+           "<ir_version: 10, opset_import: [\"\" : 18]>\n"
+           "one (int64[B,S] input_ids, int64[B,P] past) => (float[N,1,8] logits, int64[B,T] present)"
+           " <%s, int64[2] axes = {0, 1}, int64 eight = {8}> {\n"
+           "  present = Concat<axis = 1>(past, input_ids)\n"
+           "  s = ReduceSum<keepdims = 1>(present, axes)\n"
+           "  m = Mod(s, eight)\n"
+           "  logits = Gather(table, m)\n"
+           "}\n",
+           table);
+  for (int bind = 0; bind < 2; bind++) {
+    ol_model *m = NULL;
+    CHECK_OK(ol_model_parse_text(text, &m));
+    if (m && bind) {
+      const char *in = "past", *outn = "present";
+      ol_model *bound = NULL;
+      CHECK_OK(ol_model_bind_persistent(m, &in, &outn, 1, &bound));
+      ol_model_destroy(m);
+      m = bound;
+    }
+    if (!m) continue;
+    const int64_t prompt[4] = {1, 2, 3, 4};
+    int64_t dims[2] = {2, 0};
+    ol_value *ids = ids_tensor(2, 2, prompt), *past = NULL;
+    CHECK_OK(ol_tensor_create(NULL, OL_DTYPE_INT64, dims, 2, &past));
+    const char *names[2] = {"input_ids", "past"};
+    ol_value *feeds[2] = {ids, past};
+    ol_generator *g = NULL;
+    CHECK_OK(ol_generator_create(m, NULL, NULL, names, feeds, 2, NULL, NULL, NULL, &g));
+    CHECK_STATUS(ol_generator_step(g, NULL), OL_INVALID_ARGUMENT);
+    CHECK(strstr(ol_last_error(), "logits") != NULL);
+    CHECK(ol_generator_generated(g) == 0 && ol_generator_done(g) == bind);
+    CHECK_STATUS(ol_generator_step(g, NULL), bind ? OL_FAILED_PRECONDITION : OL_INVALID_ARGUMENT);
+    if (bind) CHECK(strstr(ol_last_error(), "cannot continue") != NULL);
+    ol_generator_destroy(g);
+    ol_value_release(ids);
+    ol_value_release(past);
+    ol_model_destroy(m);
+  }
+}
+
 OL_TEST_MAIN(TEST(greedy_without_bindings), TEST(greedy_with_bindings), TEST(seeded_sampling_is_reproducible),
              TEST(eos_stops_and_pads), TEST(left_padding_without_bindings), TEST(left_padding_with_bindings),
              TEST(logits_dtypes_and_ranks), TEST(creates_positions_and_mask), TEST(callback_stops_early), TEST(state_feeds_one_token_per_step),
-             TEST(toy_sampling), TEST(errors), TEST(cancelled_between_tokens), TEST(allocation_failures))
+             TEST(toy_sampling), TEST(errors), TEST(cancelled_between_tokens), TEST(allocation_failures),
+             TEST(steps_equal_generate), TEST(generator_retains_its_feeds), TEST(generator_create_errors),
+             TEST(generator_stop_conditions), TEST(generator_masks_and_positions),
+             TEST(generator_cancelled_between_steps), TEST(generator_failed_step_changes_nothing),
+             TEST(generator_on_a_growing_session), TEST(generator_bad_logits))

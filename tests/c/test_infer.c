@@ -271,6 +271,7 @@ static void slice_split_pad_and_friends(void) {
       "  c, d, e = Split <axis = 2, num_outputs = 3> (x)\n"
       "  t = Tile(x, reps)\n"
       "  p = Pad(x, pads)\n"
+      "  cp = CenterCropPad <axes = [-1]> (x, four)\n"
       "  tv, ti = TopK(x, k3)\n"
       "  oh = OneHot(ids, k3, two)\n"
       "  nz = NonZero(ids)\n"
@@ -286,6 +287,7 @@ static void slice_split_pad_and_friends(void) {
     CHECK_TYPE(m, "e", "float32[B,S,4]");
     CHECK_TYPE(m, "t", "float32[B,?,12]");
     CHECK_TYPE(m, "p", "float32[B,S,15]");
+    CHECK_TYPE(m, "cp", "float32[B,S,4]");
     CHECK_TYPE(m, "tv", "float32[B,S,3]");
     CHECK_TYPE(m, "ti", "int64[B,S,3]");
     CHECK_TYPE(m, "nz", "int64[2,?]");
@@ -587,7 +589,7 @@ static Onnx__StructTypeProto *int4_type(uint64_t count, uint64_t block) {
   ol_quant_plan *plan = NULL;
   Onnx__StructTypeProto *st = NULL;
   CHECK_OK(ol_quant_make_plan(OL_QUANT_INT4, count, block, &plan));
-  if (plan) CHECK_OK(ol_quant_make_type(plan, &st));
+  if (plan) CHECK_OK(ol_quant_make_type_proto(plan, &st));
   ol_quant_plan_destroy(plan);
   return st;
 }

@@ -42,7 +42,7 @@ static Onnx__EncodedValueProto *encode(ol_quant_format format, int64_t K, int64_
       if (zmode == 2) run->blocks[b].offset = (double)rnd() * 0.37;
     }
   }
-  if (plan) CHECK_OK(ol_quant_calibrate(plan, v, (uint64_t)count));
+  if (plan) CHECK_OK(ol_quant_calibrate_values(plan, v, (uint64_t)count));
   if (plan) CHECK_OK(ol_quant_encode_proto(plan, OL_DTYPE_FLOAT, w, 2, dims, "W", &ev));
   ol_quant_plan_destroy(plan);
   free(v);
@@ -178,7 +178,7 @@ static void test_qaffine_refusals(void) {
       for (int i = 0; i < 32; i++) perm[i] = (i % 4) * 8 + i / 4;
       CHECK_OK(ol_quant_plan_set_permutation(plan, perm, 32));
     }
-    CHECK_OK(ol_quant_calibrate(plan, v, 32));
+    CHECK_OK(ol_quant_calibrate_values(plan, v, 32));
     CHECK_OK(ol_quant_encode_proto(plan, cases[c].dtype, cases[c].dtype == OL_DTYPE_FLOAT ? (const void *)w : half,
                                    cases[c].rank, cases[c].dims, "W", &ev));
     if (ev) {

@@ -1,5 +1,5 @@
-/* MatMulNBits with int8 activations on weights laid out at load (the lane
- * layout of core/value.h, simd/qgemv_i8_lane.h, ir/tile_weights.h): the
+/* MatMulNBits with int8 activations on weights packed at load (the lane
+ * layout of simd/qgemv_i8_lane.h, ops/matmul/packing.c, model/pack.c): the
  * layout round-trips; the lane kernel gives the scalar reference's bits on
  * many shapes (4 and 8 bits, blocks 16..256, K not a multiple of the block,
  * N with tails, zero points, bias, any row range, 1..4 rows); the
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "ops/matmul/matmul.h"
 #include "kernel_util.h"
 #include "core/pool.h"
 #include "core/value.h"
@@ -165,7 +166,8 @@ static void test_kernel_reads_lanes(void) {
     ol_value *z_u8 = tk_tensor(OL_DTYPE_UINT8, 1, dzu, zu), *z_f = tk_f32(1, dzf, zf), *vb = tk_f32(1, dbias, bias);
     ol_lanes_from_dense(N, (size_t)(kb * blob), ol_tdata(&lane_b->tensor), scratch);
     ol_lanes_from_dense(N, sizeof(float) * (size_t)kb, ol_tdata(&lane_s->tensor), scratch);
-    lane_b->tensor.lane_rows = lane_s->tensor.lane_rows = N;
+    lane_b->tensor.packing = (ol_packing){&ol_packing_lanes, {N, kb * blob, 0}};
+    lane_s->tensor.packing = (ol_packing){&ol_packing_lanes, {N, (int64_t)sizeof(float) * kb, 0}};
     const int64_t Ms[] = {1, 2, 5, 6};
     for (int level = 0; level <= 4; level += 4)
       for (int z = 0; z < 3; z++)
@@ -181,7 +183,7 @@ static void test_kernel_reads_lanes(void) {
           CHECK(want[0] && got[0] && memcmp(ol_tdata(&want[0]->tensor), ol_tdata(&got[0]->tensor),
                                             sizeof(float) * (size_t)(Ms[mi] * N)) == 0);
           /* the lane-layout inputs were read in place, not changed */
-          CHECK(lane_b->tensor.lane_rows == N && memcmp(ol_tdata(&lane_b->tensor), b, (size_t)(N * kb * blob)) != 0);
+          CHECK(lane_b->tensor.packing.kind == &ol_packing_lanes && memcmp(ol_tdata(&lane_b->tensor), b, (size_t)(N * kb * blob)) != 0);
           tk_release_all(want, 1);
           tk_release_all(got, 1);
           ol_value_release(va);
@@ -281,10 +283,10 @@ static void test_loader_lays_out_nbits_weights(void) {
     snprintf(bn, sizeof bn, "b%d", i + 1), snprintf(sn, sizeof sn, "s%d", i + 1), snprintf(zn, sizeof zn, "z%d", i + 1);
     const ol_tensor *b = tk_initializer(m, bn), *s = tk_initializer(m, sn);
     bool laid = i != 2 && i != 3;
-    CHECK(b && s && ol_tensor_is_lane(b) == laid && ol_tensor_is_lane(s) == laid);
+    CHECK(b && s && (b->packing.kind == &ol_packing_lanes) == laid && (s->packing.kind == &ol_packing_lanes) == laid);
     if (!b || !s) continue;
     if (laid) {
-      CHECK(b->lane_rows == N_ && s->lane_rows == N_);
+      CHECK(b->packing.params[0] == N_ && s->packing.params[0] == N_);
       /* output 9 (group 1, lane 1), word 3 of its bytes; scale of block 2 */
       int W = KB_ * blob_of(n) / 4;
       CHECK(memcmp((const uint8_t *)ol_tdata(b) + 4 * (8 * W + 8 * 3 + 1), n->b + 9 * KB_ * blob_of(n) + 4 * 3, 4) == 0);
@@ -295,7 +297,7 @@ static void test_loader_lays_out_nbits_weights(void) {
     } else {
       CHECK(memcmp(ol_tdata(b), n->b, (size_t)(N_ * KB_ * blob_of(n))) == 0);
     }
-    if (n->zp) CHECK(!ol_tensor_is_lane(tk_initializer(m, zn)));
+    if (n->zp) CHECK(!ol_tensor_is_packed(tk_initializer(m, zn)));
   }
 
   /* sessions on 1..3 threads compute the references' bits */
@@ -347,10 +349,10 @@ static void test_loader_lays_out_nbits_weights(void) {
     const ol_initializer *init = ol_graph_find_initializer(m->data->graph, names[i]);
     ol_value *laid = init ? ol_value_retain(init->value) : NULL, *clone = NULL, *d = NULL;
     if (laid) CHECK_OK(ol_tensor_clone(NULL, &laid->tensor, &clone));
-    CHECK(clone && !ol_tensor_is_lane(&clone->tensor) && memcmp(ol_tdata(&clone->tensor), dense[i], lengths[i]) == 0);
+    CHECK(clone && !ol_tensor_is_packed(&clone->tensor) && memcmp(ol_tdata(&clone->tensor), dense[i], lengths[i]) == 0);
     d = laid;
     CHECK_OK(ol_value_densify(NULL, &d));
-    CHECK(d && d != laid && !ol_tensor_is_lane(&d->tensor) && memcmp(ol_tdata(&d->tensor), dense[i], lengths[i]) == 0);
+    CHECK(d && d != laid && !ol_tensor_is_packed(&d->tensor) && memcmp(ol_tdata(&d->tensor), dense[i], lengths[i]) == 0);
     ol_value_release(d);
     ol_value_release(clone);
   }

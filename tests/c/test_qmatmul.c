@@ -55,7 +55,7 @@ static Onnx__EncodedValueProto *encode(ol_quant_format format, const char *name)
   ol_quant_plan *plan = NULL;
   Onnx__EncodedValueProto *ev = NULL;
   CHECK_OK(ol_quant_make_plan(format, K * N, 32, &plan));
-  if (plan) CHECK_OK(ol_quant_calibrate(plan, v, K * N));
+  if (plan) CHECK_OK(ol_quant_calibrate_values(plan, v, K * N));
   if (plan) CHECK_OK(ol_quant_encode_proto(plan, OL_DTYPE_FLOAT, weights, 2, dims, name, &ev));
   ol_quant_plan_destroy(plan);
   return ev;

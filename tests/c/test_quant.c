@@ -292,7 +292,7 @@ static void test_seed_int4_calibration(void) {
   const double input[8] = {-4, -1, 0.5, 3.5, 7, -2, 1, 0};
   ol_quant_plan *plan;
   CHECK_OK(ol_quant_make_plan(OL_QUANT_INT4, 8, 4, &plan));
-  CHECK_OK(ol_quant_calibrate(plan, input, 8));
+  CHECK_OK(ol_quant_calibrate_values(plan, input, 8));
   /* block 0: max(3.5/7, 4/8) = 0.5; block 1: max(7/7, 2/8) = 1 */
   CHECK(plan->runs[0].blocks[0].scale == 0.5 && plan->runs[0].blocks[1].scale == 1);
   double restored[8];
@@ -302,20 +302,20 @@ static void test_seed_int4_calibration(void) {
   const double zeros[4] = {0, 0, 0, 0};
   ol_quant_plan_destroy(plan);
   CHECK_OK(ol_quant_make_plan(OL_QUANT_GPTQ, 4, 4, &plan));
-  CHECK_OK(ol_quant_calibrate(plan, zeros, 4));
+  CHECK_OK(ol_quant_calibrate_values(plan, zeros, 4));
   CHECK(plan->runs[0].blocks[0].scale == 1);
   const double mixed[4] = {-16, 0, 1, 7};
-  CHECK_OK(ol_quant_calibrate(plan, mixed, 4)); /* zp 8: max(7/7, 16/8) = 2 */
+  CHECK_OK(ol_quant_calibrate_values(plan, mixed, 4)); /* zp 8: max(7/7, 16/8) = 2 */
   CHECK(plan->runs[0].blocks[0].scale == 2);
   ol_quant_plan_destroy(plan);
   /* scalar codebooks: ratio to the extreme entries (NF4: +-1) */
   CHECK_OK(ol_quant_make_plan(OL_QUANT_NF4, 4, 4, &plan));
   const double nf[4] = {-3, 0.5, 2, 0};
-  CHECK_OK(ol_quant_calibrate(plan, nf, 4));
+  CHECK_OK(ol_quant_calibrate_values(plan, nf, 4));
   CHECK(plan->runs[0].blocks[0].scale == 3);
   ol_quant_plan_destroy(plan);
   CHECK_OK(ol_quant_make_plan(OL_QUANT_TILED_FLOAT, 4, 4, &plan));
-  CHECK_OK(ol_quant_calibrate(plan, nf, 4));
+  CHECK_OK(ol_quant_calibrate_values(plan, nf, 4));
   CHECK(plan->runs[0].blocks[0].scale == 1);
   ol_quant_plan_destroy(plan);
 }
@@ -504,7 +504,7 @@ static void test_random_affine_bounds(void) {
     ol_quant_plan *plan;
     CHECK_OK(ol_quant_make_plan((ol_quant_format)f, N, 64, &plan));
     CHECK(plan->run_count == 2 && plan->runs[1].layout.count == N % 64);
-    CHECK_OK(ol_quant_calibrate(plan, values, N));
+    CHECK_OK(ol_quant_calibrate_values(plan, values, N));
     CHECK_OK(roundtrip(plan, values, N, OL_DTYPE_DOUBLE, restored));
     for (int i = 0; i < N; i++) {
       const ol_quant_run *run = &plan->runs[i / 64 < 15 ? 0 : 1];
@@ -530,7 +530,7 @@ static void test_random_codebook_nearest(void) {
     for (int i = 0; i < N; i++) values[i] = rng_uniform(-2, 2);
     ol_quant_plan *plan;
     CHECK_OK(ol_quant_make_plan((ol_quant_format)f, N, 32, &plan));
-    CHECK_OK(ol_quant_calibrate(plan, values, N));
+    CHECK_OK(ol_quant_calibrate_values(plan, values, N));
     CHECK_OK(roundtrip(plan, values, N, OL_DTYPE_DOUBLE, restored));
     uint32_t entries;
     const double *table = ol_quant_table_values(row->table, &entries);

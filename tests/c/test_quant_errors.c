@@ -116,18 +116,18 @@ static void test_missing_codebooks_and_transforms(void) {
   for (size_t i = 0; i < 4; i++) {
     ol_quant_plan *plan = make(learned[i], 4, 4);
     EXPECT_ENCODE_ERROR(plan, four, 4, OL_DTYPE_FLOAT, "Supplied codebook must have");
-    CHECK_STATUS(ol_quant_calibrate(plan, four, 4), OL_INVALID_ARGUMENT);
+    CHECK_STATUS(ol_quant_calibrate_values(plan, four, 4), OL_INVALID_ARGUMENT);
     ol_quant_plan_destroy(plan);
   }
   /* vector / additive codebooks need explicit scales even with a table */
   ol_quant_plan *plan = make(OL_QUANT_STQ1_0, 4, 4);
   double table[128] = {0};
   CHECK_OK(ol_quant_block_set_codebook(&plan->runs[0].blocks[0], table, 128));
-  CHECK_STATUS(ol_quant_calibrate(plan, four, 4), OL_INVALID_ARGUMENT);
+  CHECK_STATUS(ol_quant_calibrate_values(plan, four, 4), OL_INVALID_ARGUMENT);
   CHECK(strstr(ol_last_error(), "require explicit scales") != NULL);
   ol_quant_plan_destroy(plan);
   plan = make(OL_QUANT_SQUEEZELLM, 4, 4);
-  CHECK_STATUS(ol_quant_calibrate(plan, four, 4), OL_INVALID_ARGUMENT);
+  CHECK_STATUS(ol_quant_calibrate_values(plan, four, 4), OL_INVALID_ARGUMENT);
   CHECK(strstr(ol_last_error(), "Missing codebook") != NULL);
   ol_quant_plan_destroy(plan);
 

@@ -117,7 +117,7 @@ static Onnx__StructTypeProto *int4_storage(uint64_t count, uint64_t block) {
   ol_quant_plan *plan = NULL;
   Onnx__StructTypeProto *st = NULL;
   CHECK_OK(ol_quant_make_plan(OL_QUANT_INT4, count, block, &plan));
-  if (plan) CHECK_OK(ol_quant_make_type(plan, &st));
+  if (plan) CHECK_OK(ol_quant_make_type_proto(plan, &st));
   ol_quant_plan_destroy(plan);
   return st;
 }
@@ -152,7 +152,7 @@ static ol_status declare(Onnx__ModelProto *mp, const char *name, int64_t n, uint
   ol_value *scales = tk_f32(0, NULL, &scale);
   const ol_tensor *inputs[OL_QUANT_IN_COUNT] = {0};
   inputs[OL_QUANT_IN_SCALES] = &scales->tensor;
-  ol_status s = ol_quant_add_parameters(mp, name, storage, logical, inputs, compact);
+  ol_status s = ol_quant_add_parameters_proto(mp, name, storage, logical, inputs, compact);
   ol_value_release(scales);
   ol_quant_type_free(storage);
   free_type(logical);
@@ -279,7 +279,7 @@ static void shared_encode_and_initializer(void) {
   if (set) CHECK_OK(ol_quant_shared_encode(set, OL_DTYPE_FLOAT, x, 1, dims, "W", &ev));
   if (ev) {
     CHECK(ev->raw_data.len == 3 && strcmp(ev->parameter_ref, "common") == 0 && strcmp(ev->name, "W") == 0);
-    CHECK_OK(ol_quant_shared_check(set, ev, mp));
+    CHECK_OK(ol_quant_shared_check(set, ev, NULL)); /* inline storage type: no catalogue needed */
     /* the logical type is part of the declaration */
     const int64_t other[2] = {2, 2};
     Onnx__EncodedValueProto *bad = NULL;
@@ -319,14 +319,14 @@ static void validation_does_not_materialize(void) {
   ol_quant_plan *plan = NULL;
   Onnx__StructTypeProto *storage = NULL;
   CHECK_OK(ol_quant_make_plan(OL_QUANT_TQ2_0, 4, 4, &plan));
-  if (plan) CHECK_OK(ol_quant_make_type(plan, &storage));
+  if (plan) CHECK_OK(ol_quant_make_type_proto(plan, &storage));
   ol_quant_plan_destroy(plan);
   Onnx__TypeProto *logical = float_type(4);
   float scale = 1;
   ol_value *scales = tk_f32(0, NULL, &scale);
   const ol_tensor *inputs[OL_QUANT_IN_COUNT] = {0};
   inputs[OL_QUANT_IN_SCALES] = &scales->tensor;
-  CHECK_OK(ol_quant_add_parameters(mp, "ternary", storage, logical, inputs, NULL));
+  CHECK_OK(ol_quant_add_parameters_proto(mp, "ternary", storage, logical, inputs, NULL));
   ol_quant_catalogue *cat = NULL;
   CHECK_OK(ol_quant_catalogue_from_model(mp, NULL, &cat));
   ol_quant_shared_set *set = ol_quant_catalogue_find(cat, "ternary");
@@ -525,20 +525,20 @@ static void add_parameters_rejections(void) {
   const ol_tensor *with_scale[OL_QUANT_IN_COUNT] = {0};
   with_scale[OL_QUANT_IN_SCALES] = &half_scale->tensor;
   /* a storage type for 8 values does not fit a logical type of 4 */
-  CHECK_STATUS(ol_quant_add_parameters(mp, "short", eight, logical, with_scale, NULL), OL_INVALID_ARGUMENT);
+  CHECK_STATUS(ol_quant_add_parameters_proto(mp, "short", eight, logical, with_scale, NULL), OL_INVALID_ARGUMENT);
   CHECK(strstr(ol_last_error(), "'short'") && strstr(ol_last_error(), "covers 8 values"));
   /* numerical tensors follow Quantize's shapes: a scalar or one value per block */
   const float three[3] = {1, 1, 1};
   const int64_t three_dims[1] = {3};
   ol_value *bad_scales = tk_f32(1, three_dims, three);
   with_scale[OL_QUANT_IN_SCALES] = &bad_scales->tensor;
-  CHECK_STATUS(ol_quant_add_parameters(mp, "shape", storage, logical, with_scale, NULL), OL_INVALID_ARGUMENT);
+  CHECK_STATUS(ol_quant_add_parameters_proto(mp, "shape", storage, logical, with_scale, NULL), OL_INVALID_ARGUMENT);
   CHECK(strstr(ol_last_error(), "'shape'") && strstr(ol_last_error(), "input 'scales'") &&
         strstr(ol_last_error(), "one value per block"));
   ol_value_release(bad_scales);
   ol_value_release(half_scale);
   ol_quant_type_free(eight);
-  CHECK_STATUS(ol_quant_add_parameters(mp, "noscale", storage, logical, none, NULL), OL_INVALID_ARGUMENT);
+  CHECK_STATUS(ol_quant_add_parameters_proto(mp, "noscale", storage, logical, none, NULL), OL_INVALID_ARGUMENT);
   CHECK(strstr(ol_last_error(), "requires fixed scales") && strstr(ol_last_error(), "'noscale'"));
   /* an existing initializer of the same name collides */
   free(mp->graph->initializer[0]->name);
@@ -893,12 +893,12 @@ static void ort_shared_set(void) {
   inputs[OL_QUANT_IN_SCALES] = &scales->tensor;
   Onnx__StructTypeProto *compact = NULL;
   if (reference)
-    CHECK_OK(ol_quant_add_parameters(mp, "ort", reference->struct_type, reference->logical_type, inputs, &compact));
+    CHECK_OK(ol_quant_add_parameters_proto(mp, "ort", reference->struct_type, reference->logical_type, inputs, &compact));
   CHECK(compact && strcmp(compact->name, "onnx_light.quantization.v1/shared/ort_matmulnbits_int4") == 0);
   /* zero points change the zero-point storage: not this descriptor */
   inputs[OL_QUANT_IN_ZERO_POINTS] = &zeros->tensor;
   if (reference)
-    CHECK_STATUS(ol_quant_add_parameters(mp, "ort2", reference->struct_type, reference->logical_type, inputs, NULL),
+    CHECK_STATUS(ol_quant_add_parameters_proto(mp, "ort2", reference->struct_type, reference->logical_type, inputs, NULL),
                  OL_INVALID_ARGUMENT);
   CHECK(strstr(ol_last_error(), "'ort2'") && strstr(ol_last_error(), "zero-point storage"));
   ol_quant_catalogue *cat = NULL;
@@ -971,7 +971,7 @@ static void permutation_transform_outliers(void) {
     CHECK_OK(ol_quant_plan_set_permutation(plan, perm, 8));
     CHECK_OK(ol_quant_plan_set_outliers(plan, outliers, 1));
     CHECK_OK(ol_quant_plan_set_transform(plan, 2, swap, 4, swap, 4));
-    CHECK_OK(ol_quant_make_type(plan, &storage));
+    CHECK_OK(ol_quant_make_type_proto(plan, &storage));
   }
   Onnx__TypeProto *logical = float_type(8);
   float scale = 0.125f;
@@ -985,10 +985,10 @@ static void permutation_transform_outliers(void) {
   inputs[OL_QUANT_IN_OUTLIERS] = &ov->tensor;
   inputs[OL_QUANT_IN_FORWARD] = &fw->tensor;
   inputs[OL_QUANT_IN_INVERSE] = &inv->tensor;
-  CHECK_OK(ol_quant_add_parameters(mp, "rotated", storage, logical, inputs, NULL));
+  CHECK_OK(ol_quant_add_parameters_proto(mp, "rotated", storage, logical, inputs, NULL));
   /* a transform is required by this storage type */
   inputs[OL_QUANT_IN_FORWARD] = NULL;
-  CHECK_STATUS(ol_quant_add_parameters(mp, "unrotated", storage, logical, inputs, NULL), OL_INVALID_ARGUMENT);
+  CHECK_STATUS(ol_quant_add_parameters_proto(mp, "unrotated", storage, logical, inputs, NULL), OL_INVALID_ARGUMENT);
   CHECK(strstr(ol_last_error(), "'unrotated'") && strstr(ol_last_error(), "forward"));
   ol_quant_catalogue *cat = NULL;
   CHECK_OK(ol_quant_catalogue_from_model(mp, NULL, &cat));

@@ -209,7 +209,7 @@ static void test_make_type_without_tables(void) {
   ol_quant_plan *plan;
   CHECK_OK(ol_quant_make_plan(OL_QUANT_AQLM, 20, 16, &plan));
   Onnx__StructTypeProto *type;
-  CHECK_OK(ol_quant_make_type(plan, &type)); /* learned tables not supplied yet */
+  CHECK_OK(ol_quant_make_type_proto(plan, &type)); /* learned tables not supplied yet */
   const Onnx__StructTypeProto *blocks = inner(field(type, 6));
   const Onnx__StructTypeProto *item = inner(field(blocks, 1))->array->element_type->struct_type;
   CHECK(field(item, 4)->type->tensor_type->shape->dim[0]->dim_value == 2 * 256 * 8);
@@ -217,7 +217,7 @@ static void test_make_type_without_tables(void) {
   ol_quant_type_free(type);
   ol_quant_plan_destroy(plan);
   CHECK_OK(ol_quant_make_matmul_nbits_plan(OL_QUANT_ORT_MATMULNBITS_INT4, 16, 2, 16, &plan));
-  CHECK_STATUS(ol_quant_make_type(plan, &type), OL_INVALID_ARGUMENT);
+  CHECK_STATUS(ol_quant_make_type_proto(plan, &type), OL_INVALID_ARGUMENT);
   ol_quant_plan_destroy(plan);
 }
 
@@ -249,18 +249,19 @@ static void test_type_ref(void) {
   ref.kind_case = ONNX__STRUCT_TYPE_PROTO__KIND_TYPE_REF;
   ref.type_ref = 7;
   value->struct_type = &ref;
-  Onnx__ModelProto model = ONNX__MODEL_PROTO__INIT;
-  Onnx__StructTypeProto *catalogue[1] = {declared};
-  model.n_struct_types = 1;
-  model.struct_types = catalogue;
+  const Onnx__StructTypeProto *catalogue[1] = {declared};
+  ol_type_catalogue *types = NULL;
+  CHECK_OK(ol_type_catalogue_create(catalogue, 1, &types));
   ol_quant_decoded decoded;
-  CHECK_OK(ol_quant_decode_proto(value, &model, &decoded, NULL));
+  CHECK_OK(ol_quant_decode_proto(value, types, &decoded, NULL));
   CHECK(decoded.count == 6 && decoded.values[0] == -4);
   ol_quant_decoded_clear(&decoded);
   CHECK_STATUS(ol_quant_decode_proto(value, NULL, &decoded, NULL), OL_INVALID_ARGUMENT);
   CHECK(strstr(ol_last_error(), "type_ref 7") != NULL);
   ref.type_ref = 8;
-  CHECK_STATUS(ol_quant_decode_proto(value, &model, &decoded, NULL), OL_INVALID_ARGUMENT);
+  CHECK_STATUS(ol_quant_decode_proto(value, types, &decoded, NULL), OL_INVALID_ARGUMENT);
+  CHECK(strstr(ol_last_error(), "type_ref 8") != NULL);
+  ol_type_catalogue_destroy(types);
   value->struct_type = declared; /* a type_id on an inline declaration is ignored */
   CHECK_OK(ol_quant_decode_proto(value, NULL, &decoded, NULL));
   ol_quant_decoded_clear(&decoded);

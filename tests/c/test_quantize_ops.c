@@ -117,7 +117,7 @@ static Onnx__StructTypeProto *make_type(ol_quant_format format, uint64_t count, 
   ol_quant_plan *plan = NULL;
   Onnx__StructTypeProto *st = NULL;
   CHECK_OK(ol_quant_make_plan(format, count, block, &plan));
-  if (plan) CHECK_OK(ol_quant_make_type(plan, &st));
+  if (plan) CHECK_OK(ol_quant_make_type_proto(plan, &st));
   ol_quant_plan_destroy(plan);
   return st;
 }
@@ -444,7 +444,7 @@ static void pipeline_inputs(void) {
   CHECK_OK(ol_quant_plan_set_permutation(plan, perm, 4));
   CHECK_OK(ol_quant_plan_set_transform(plan, 2, swap, 4, swap, 4));
   CHECK_OK(ol_quant_plan_set_outliers(plan, outlier, 1));
-  CHECK_OK(ol_quant_make_type(plan, &st));
+  CHECK_OK(ol_quant_make_type_proto(plan, &st));
   ol_quant_plan_destroy(plan);
   if (!st) return;
   const float x[4] = {0.25f, 1000, -0.5f, 1};
@@ -673,7 +673,7 @@ static Onnx__EncodedValueProto *encode_weights(const char *name, const float *da
   ol_quant_plan *plan = NULL;
   Onnx__EncodedValueProto *ev = NULL;
   CHECK_OK(ol_quant_make_plan(OL_QUANT_INT4, (uint64_t)n, 4, &plan));
-  if (plan) CHECK_OK(ol_quant_calibrate(plan, (const double[8]){data[0], data[1], data[2], data[3],
+  if (plan) CHECK_OK(ol_quant_calibrate_values(plan, (const double[8]){data[0], data[1], data[2], data[3],
                                                                  data[4], data[5], data[6], data[7]},
                                         8));
   if (plan) CHECK_OK(ol_quant_encode_proto(plan, OL_DTYPE_FLOAT, data, 1, &n, name, &ev));

@@ -505,7 +505,7 @@ static ol_session *make_session(const char *text, ol_model **model, ol_allocator
   ol_session *s = NULL;
   *model = NULL;
   CHECK_OK(ol_model_parse_text(text, model));
-  ol_session_options options = {a, 0, 0};
+  ol_session_options options = {.allocator = a};
   if (*model) CHECK_OK(ol_session_create(*model, &options, &s));
   return s;
 }

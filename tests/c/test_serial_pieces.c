@@ -49,7 +49,7 @@ static int check_pieces(const ol_model *m, const void *payload) {
     CHECK(ol_serial_pieces_count(p) <= 5); /* copies merge between the views */
   }
   free(bytes);
-  ol_serial_pieces_free(p);
+  ol_serial_pieces_destroy(p);
   return views;
 }
 
@@ -86,7 +86,7 @@ static void pieces_outlive_the_model(void) {
     free(joined);
   }
   free(bytes);
-  ol_serial_pieces_free(p);
+  ol_serial_pieces_destroy(p);
 }
 
 static void null_arguments(void) {
@@ -94,7 +94,7 @@ static void null_arguments(void) {
   CHECK_STATUS(ol_model_serialize_pieces(NULL, &p), OL_INVALID_ARGUMENT);
   CHECK(p == NULL);
   CHECK_STATUS(ol_model_serialize_pieces(NULL, NULL), OL_INVALID_ARGUMENT);
-  ol_serial_pieces_free(NULL);
+  ol_serial_pieces_destroy(NULL);
 }
 
 OL_TEST_MAIN(TEST(pieces_concatenate_to_the_serialization), TEST(pieces_outlive_the_model), TEST(null_arguments))

@@ -173,7 +173,7 @@ static void intermediates_are_released_after_last_use(void) {
   if (!m) return;
   ol_allocator *a;
   ol_allocator_create(NULL, NULL, NULL, &a);
-  ol_session_options options = {a, 0, 0};
+  ol_session_options options = {.allocator = a};
   ol_session *s = NULL;
   CHECK_OK(ol_session_create(m, &options, &s));
   int64_t dims[1] = {262144};
@@ -442,10 +442,10 @@ static void imported_caches_copied_in_with_spare_rows(void) {
   ol_model_destroy(m);
   if (!s) return;
   int64_t axis = 99;
-  CHECK(!ol_session_input_grows(s, 0, &axis)); /* growth off: C API default */
+  CHECK(!ol_session_input_grow_axis(s, 0, &axis)); /* growth off: C API default */
   ol_session_grow_outputs(s, true);
-  CHECK(ol_session_input_grows(s, 0, &axis) && axis == -2);
-  CHECK(!ol_session_input_grows(s, 1, &axis) && !ol_session_input_grows(s, 2, &axis));
+  CHECK(ol_session_input_grow_axis(s, 0, &axis) && axis == -2);
+  CHECK(!ol_session_input_grow_axis(s, 1, &axis) && !ol_session_input_grow_axis(s, 2, &axis));
   int64_t dp[3] = {2, 3, 2}, dx[3] = {2, 1, 2};
   ol_value *past = NULL, *x = NULL, *out[2] = {NULL, NULL};
   CHECK_OK(ol_value_new_grown(NULL, OL_DTYPE_FLOAT, 3, dp, 1, &past));

@@ -345,8 +345,8 @@ static void session_attention_caches_grow_in_place(const char *text, int mode) {
   ol_session_grow_outputs(grown, true);
   const size_t past_k = 3; /* session input numbering: past_k follows q, k, v */
   int64_t axis = -1;
-  CHECK(ol_session_input_grows(grown, past_k, &axis) && axis == 2);
-  CHECK(!ol_session_input_grows(grown, 0, &axis) && !ol_session_input_grows(dense, past_k, &axis));
+  CHECK(ol_session_input_grow_axis(grown, past_k, &axis) && axis == 2);
+  CHECK(!ol_session_input_grow_axis(grown, 0, &axis) && !ol_session_input_grow_axis(dense, past_k, &axis));
   const char *gnames[7] = {"q", "k", "v", "past_k", "past_v", "seqlens_k", "total"};
   ol_value *gpast[2] = {rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 0, 8), rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 0, 8)};
   ol_value *dpast[2] = {ol_value_retain(gpast[0]), ol_value_retain(gpast[1])};
@@ -421,7 +421,7 @@ static void session_gqa_caches_grow_in_place(void) { session_attention_caches_gr
 static void session_attention23_caches_grow_in_place(void) { session_attention_caches_grow_in_place(ATTN, 1); }
 static void session_mha_caches_grow_in_place(void) { session_attention_caches_grow_in_place(MHA, 2); }
 
-float *ol_nn23_load(const ol_tensor *t, bool *owned);
+float *ol_floats_load(const ol_tensor *t, bool *owned);
 
 /* A pitched float16 cache converts element for element of its storage (the
  * attention kernels then index it with its pitch). */
@@ -435,7 +435,7 @@ static void pitched_half_cache_converts_with_its_pitch(void) {
   for (int64_t o = 0; o < 2; o++)
     for (int64_t i = 0; i < 3 * 4; i++) h[o * pitch * 4 + i] = ol_f32_to_f16((float)(100 * o + i));
   bool owned = false;
-  float *f = ol_nn23_load(&v->tensor, &owned);
+  float *f = ol_floats_load(&v->tensor, &owned);
   CHECK(f && owned);
   for (int64_t o = 0; f && o < 2; o++)
     for (int64_t i = 0; i < 3 * 4; i++) CHECK(f[o * pitch * 4 + i] == (float)(100 * o + i));

@@ -439,6 +439,52 @@ static void test_expand_tile(void) {
   tk_release_all(tin, 2);
 }
 
+/* ------------------------------------------------------------ CenterCropPad */
+
+static void test_center_crop_pad(void) {
+  /* [3, 4]: axis 0 padded to 6 (1 before, 2 after), axis 1 cropped to 1 (from 1) */
+  int64_t d[2] = {3, 4}, target[2] = {6, 1};
+  ol_value *x = iota_f32(2, d), *in[2] = {x, vec_i64(2, target)}, *out = NULL;
+  CHECK_OK(tk_run("CenterCropPad", 18, NULL, 0, in, 2, &out, 1));
+  int64_t w[2] = {6, 1};
+  float want[6] = {0, 1, 5, 9, 0, 0};
+  CHECK(tk_shape_is(out, 2, w) && eq_f32(out, want, 6));
+  ol_value_release(out);
+  ol_value_release(in[1]);
+
+  /* axes [-1]: only the last axis, 4 -> 7 (1 before, 2 after) */
+  int64_t axes[1] = {-1}, t1[1] = {7};
+  ol_attr ax = tk_attr_ints("axes", axes, 1);
+  in[1] = vec_i64(1, t1);
+  CHECK_OK(tk_run("CenterCropPad", 18, &ax, 1, in, 2, &out, 1));
+  int64_t w1[2] = {3, 7};
+  float want1[21] = {0, 0, 1, 2, 3, 0, 0, 0, 4, 5, 6, 7, 0, 0, 0, 8, 9, 10, 11, 0, 0};
+  CHECK(tk_shape_is(out, 2, w1) && eq_f32(out, want1, 21));
+  ol_value_release(out);
+  ol_value_release(in[1]);
+
+  /* a zero target gives an empty result */
+  int64_t t0[1] = {0};
+  in[1] = vec_i64(1, t0);
+  CHECK_OK(tk_run("CenterCropPad", 18, &ax, 1, in, 2, &out, 1));
+  int64_t w0[2] = {3, 0};
+  CHECK(tk_shape_is(out, 2, w0));
+  ol_value_release(out);
+  ol_value_release(in[1]);
+
+  /* errors: a shape for the wrong number of axes, a negative extent, a repeated axis */
+  int64_t t2[2] = {2, 2}, neg[1] = {-1}, rep[2] = {1, -1};
+  in[1] = vec_i64(2, t2);
+  CHECK_STATUS(tk_run("CenterCropPad", 18, &ax, 1, in, 2, &out, 1), OL_INVALID_ARGUMENT);
+  ol_attr ax2 = tk_attr_ints("axes", rep, 2);
+  CHECK_STATUS(tk_run("CenterCropPad", 18, &ax2, 1, in, 2, &out, 1), OL_INVALID_ARGUMENT);
+  ol_value_release(in[1]);
+  in[1] = vec_i64(1, neg);
+  CHECK_STATUS(tk_run("CenterCropPad", 18, &ax, 1, in, 2, &out, 1), OL_INVALID_ARGUMENT);
+  ol_value_release(in[1]);
+  ol_value_release(x);
+}
+
 /* ------------------------------------------------------------ Pad */
 
 static void test_pad(void) {
@@ -656,5 +702,5 @@ static void test_cumsum_unique(void) {
 
 OL_TEST_MAIN(TEST(test_concat), TEST(test_split), TEST(test_slice), TEST(test_gather),
              TEST(test_gather_elements_nd), TEST(test_scatter), TEST(test_transpose),
-             TEST(test_expand_tile), TEST(test_pad), TEST(test_depth_space), TEST(test_compress),
+             TEST(test_expand_tile), TEST(test_pad), TEST(test_center_crop_pad), TEST(test_depth_space), TEST(test_compress),
              TEST(test_argmax_topk), TEST(test_cumsum_unique))

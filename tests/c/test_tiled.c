@@ -1,4 +1,4 @@
-/* Tiled float MatMul weights (core/value.h, ir/tile_weights.h): the tiled
+/* Tiled float MatMul weights (simd/gemm.h, ops/matmul/packing.c, model/pack.c): the tiled
  * kernels give the reference's bits on every shape and thread count; the
  * loader tiles exactly the weights only MatMul reads as B; serializing,
  * printing and densifying give the dense bytes back. */
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "ops/matmul/matmul.h"
 #include "kernel_util.h"
 #include "core/pool.h"
 #include "core/value.h"
@@ -144,8 +145,8 @@ static void test_loader_tiles_matmul_weights(void) {
     return;
   }
   const ol_tensor *w = tk_initializer(m, "w"), *v = tk_initializer(m, "v");
-  CHECK(w && ol_tensor_is_tiled(w) && w->tile_rows == OL_TILE_ROWS);
-  CHECK(v && !ol_tensor_is_tiled(v) && memcmp(ol_tdata(v), V, sizeof V) == 0);
+  CHECK(w && w->packing.kind == &ol_packing_f32_tiles && w->packing.params[2] == OL_TILE_ROWS);
+  CHECK(v && !ol_tensor_is_packed(v) && memcmp(ol_tdata(v), V, sizeof V) == 0);
   if (w) CHECK(((const float *)ol_tdata(w))[ol_tile_offset(K_, N_, OL_TILE_ROWS, 33, 17)] == W[33 * N_ + 17]);
 
   /* the session computes the reference's bits */
@@ -182,7 +183,7 @@ static void test_loader_tiles_matmul_weights(void) {
   const ol_initializer *init = ol_graph_find_initializer(m->data->graph, "w");
   ol_value *tiled = init ? ol_value_retain(init->value) : NULL;
   if (tiled) CHECK_OK(ol_tensor_clone(NULL, &tiled->tensor, &clone));
-  CHECK(clone && !ol_tensor_is_tiled(&clone->tensor) && memcmp(ol_tdata(&clone->tensor), W, sizeof W) == 0);
+  CHECK(clone && !ol_tensor_is_packed(&clone->tensor) && memcmp(ol_tdata(&clone->tensor), W, sizeof W) == 0);
   dense = tiled;
   CHECK_OK(ol_value_densify(NULL, &dense));
   CHECK(dense && dense != tiled && memcmp(ol_tdata(&dense->tensor), W, sizeof W) == 0);

@@ -13,7 +13,7 @@
 #include "core/dtype.h"
 #include "ir/model.h"
 #include "onnxlight.h"
-#include "ops/registry.h"
+#include "ops/schema.h"
 #include "runtime/session.h"
 
 #define MAX_IO 64
@@ -412,12 +412,23 @@ static void run_case(const char *dir, const char *name) {
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* --registry: the registered kernels as JSON lines, for docs/operators.md. */
+/* --registry: the schema rows as JSON lines, for docs/operators.md. */
 static int print_registry(void) {
-  const ol_op_registration *r;
-  for (size_t i = 0; (r = ol_registry_at(i)) != NULL; i++)
-    printf("{\"domain\":\"%s\",\"op\":\"%s\",\"since\":%d,\"until\":%d,\"dtypes\":\"%s\"}\n",
-           r->domain, r->op_type, r->since_version, r->until_version, r->dtypes ? r->dtypes : "");
+  const ol_op_schema *r;
+  for (size_t i = 0; (r = ol_schema_at(i)) != NULL; i++) {
+    printf("{\"domain\":\"%s\",\"op\":\"%s\",\"since\":%d,\"until\":%d,\"dtypes\":\"%s\",\"kernel\":%s,"
+           "\"infer\":%s,\"pitched\":%u,\"packed\":%s,\"caches\":[",
+           r->domain, r->op_type, r->since_version, r->until_version, r->dtypes ? r->dtypes : "",
+           r->create ? "true" : "false", r->infer ? "true" : "false", (unsigned)r->pitched_inputs,
+           r->pack ? "true" : "false");
+    for (size_t c = 0; c < r->num_caches; c++)
+      printf("%s[%d,%d,%d]", c ? "," : "", r->caches[c].input, r->caches[c].output,
+             r->caches[c].axis == OL_CACHE_AXIS_ATTR ? -1 : r->caches[c].axis);
+    printf("],\"fusions\":[");
+    for (const ol_fusion *f = r->fusions; f && f->create; f++)
+      printf("%s\"%s\"", f == r->fusions ? "" : ",", f->name);
+    printf("]}\n");
+  }
   return 0;
 }
 

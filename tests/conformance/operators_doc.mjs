@@ -1,4 +1,5 @@
-// Writes docs/operators.md from the kernel registry and the conformance results.
+// Writes docs/operators.md from the operators' schema rows (c/src/ops/*/) and
+// the conformance results.
 // Never edit docs/operators.md by hand: `node tests/conformance/run.mjs` regenerates it.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,12 +10,25 @@ function opKey(r) {
 
 export function writeOperatorsDoc({ root, registry, results, exceptions, summary }) {
   const perOp = new Map();
+  const shapeOnly = [];
   for (const r of registry) {
     const key = opKey(r);
-    if (!perOp.has(key)) perOp.set(key, { versions: [], dtypes: new Set(), pass: 0, fail: 0, cases: [] });
+    const versions = r.since === r.until ? `${r.since}` : `${r.since}–${r.until}`;
+    if (!r.kernel) {
+      shapeOnly.push(`| ${key} | ${versions} |`);
+      continue;
+    }
+    if (!perOp.has(key)) perOp.set(key, { versions: [], dtypes: new Set(), infer: false, runtime: new Set(), pass: 0, fail: 0 });
     const entry = perOp.get(key);
-    entry.versions.push(r.since === r.until ? `${r.since}` : `${r.since}–${r.until}`);
+    entry.versions.push(versions);
     for (const d of r.dtypes.split(/\s+/).filter(Boolean)) entry.dtypes.add(d);
+    entry.infer ||= r.infer;
+    for (const [input, output, axis] of r.caches) {
+      entry.runtime.add(`cache ${input}→${output} (axis ${axis < 0 ? 'attribute' : axis})`);
+    }
+    if (r.pitched) entry.runtime.add('pitched inputs ' + [...Array(32).keys()].filter((i) => r.pitched & (1 << i)).join(','));
+    if (r.packed) entry.runtime.add('packed weights');
+    for (const f of r.fusions) entry.runtime.add(`fuses ${f}`);
   }
   const notes = [];
   for (const { suite, native } of results) {
@@ -48,10 +62,18 @@ export function writeOperatorsDoc({ root, registry, results, exceptions, summary
     lines.push(`| ${suite} | ${c.pass} | ${c.fail} | ${c.unsupported} | ${c.wasmPass} | ${c.bitExact} |`);
   }
   lines.push('', '"unsupported": the case uses an operator (or a form of one) that is not registered.', '');
-  lines.push('## Registered operators', '', '| operator | opset versions | element types | test cases passed | failed |', '| --- | --- | --- | ---: | ---: |');
+  lines.push('## Registered operators', '',
+    '"shape": a shape function for type and shape inference. "runtime": what the planner knows from the row',
+    '(KV caches continued in place, input → output along an axis; inputs read in place when pitched; weights',
+    'packed at load; producers fused into the kernel).', '',
+    '| operator | opset versions | element types | shape | runtime | test cases passed | failed |',
+    '| --- | --- | --- | --- | --- | ---: | ---: |');
   for (const [op, e] of [...perOp.entries()].sort(([a], [b]) => a.localeCompare(b))) {
-    lines.push(`| ${op} | ${e.versions.join(', ')} | ${[...e.dtypes].join(' ')} | ${e.pass} | ${e.fail} |`);
+    lines.push(`| ${op} | ${e.versions.join(', ')} | ${[...e.dtypes].join(' ')} | ${e.infer ? 'yes' : ''} | ${[...e.runtime].join('; ')} | ${e.pass} | ${e.fail} |`);
   }
+  lines.push('', '## Shape functions without a kernel', '');
+  if (shapeOnly.length === 0) lines.push('None.');
+  else lines.push('Type and shape inference knows these; a session rejects them as unsupported.', '', '| operator | opset versions |', '| --- | --- |', ...shapeOnly.sort());
   lines.push('', '## Cases that do not pass, with the reason', '');
   if (notes.length === 0) lines.push('None.');
   else lines.push('| case | result | reason |', '| --- | --- | --- |', ...notes);

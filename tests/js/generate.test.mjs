@@ -1,8 +1,8 @@
 // session.generate / generateStream on the fortunes decoder: greedy tokens
 // equal onnxruntime-node's loop feeding present.* back, with bindings (state:
 // prompt once, then one token per step) and without (the growing prefix);
-// seeded sampling is reproducible; EOS, padding, onToken stop, abort and the
-// option checks.
+// seeded sampling is reproducible; EOS, padding, onToken stop, abort, a
+// session released mid-generation and the option checks (made in C).
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 
@@ -129,6 +129,18 @@ describe('cancellation and errors', () => {
       for await (const _ of plain.generateStream({ input_ids: ids([PROMPT]), ...caches }, { maxNewTokens: 100000, signal: timed.signal })) count++;
     }, isCode('OL_CANCELLED'));
     assert.ok(count < 100000);
+  });
+
+  test('releasing the session ends a generation in progress with OL_FAILED_PRECONDITION', async () => {
+    const session = await ol.InferenceSession.create(FORTUNES);
+    const steps = [];
+    await assert.rejects(async () => {
+      for await (const step of session.generateStream({ input_ids: ids([PROMPT]), ...caches }, { maxNewTokens: 8 })) {
+        steps.push(step.step);
+        if (step.step === 1) await session.release();
+      }
+    }, (e) => isCode('OL_FAILED_PRECONDITION')(e) && /released/.test(e.message));
+    assert.deepEqual(steps, [0, 1]);
   });
 
   test('option and feed errors', async () => {

@@ -2,12 +2,15 @@
 // decode round trips, errors carrying the C message, and the ORT MatMulNBits
 // export checked against onnxruntime-node.
 import assert from 'node:assert/strict';
-import { before, describe, test } from 'node:test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
 
 import ort from 'onnxruntime-node';
 import * as ol from 'onnx-light';
 
-import { DataType, makeModel, tensorInfo } from './models.mjs';
+import { runModule } from './child.mjs';
+import { DataType, ROOT, makeModel, tensorInfo } from './models.mjs';
 
 const { OnnxLightError, QuantizationFormat: QF, Tensor } = ol;
 const invalid = (pattern) => (e) => e instanceof OnnxLightError && e.code === 'OL_INVALID_ARGUMENT' && pattern.test(e.message);
@@ -25,9 +28,8 @@ function random(count, seed = 1) {
   });
 }
 
-before(async () => {
-  await ol.init();
-});
+// QuantizationFormat comes from the wasm module: load it before the tests are declared
+await ol.init();
 
 describe('catalogue', () => {
   test('43 formats in catalogue order; every name round-trips', () => {
@@ -43,6 +45,28 @@ describe('catalogue', () => {
       assert.equal(ol.parseQuantizationFormat(name), format);
     }
     assert.ok(Object.isFrozen(QF));
+  });
+
+  test('QuantizationFormat is read from the C catalogue; the TypeScript declaration lists the same profiles', () => {
+    const dts = readFileSync(join(ROOT, 'js/types/index.d.ts'), 'utf8');
+    const start = dts.indexOf('export const QuantizationFormat');
+    const block = dts.slice(start, dts.indexOf('}>;', start));
+    const declared = Object.fromEntries([...block.matchAll(/(\w+): (\d+);/g)].map(([, key, value]) => [key, Number(value)]));
+    assert.deepEqual(declared, { ...QF });
+    assert.equal(ol.quantizationFormatName(QF.ORT_MATMULNBITS_INT2), 'ort_matmulnbits_int2');
+  });
+
+  test('QuantizationFormat before the module is loaded throws instead of giving undefined', () => {
+    const out = runModule(`
+      import { QuantizationFormat, init } from 'onnx-light';
+      let message = '';
+      try { QuantizationFormat.INT4; } catch (e) { message = e.code + ': ' + e.message; }
+      await init();
+      console.log(JSON.stringify({ message, int4: QuantizationFormat.INT4, frozen: Object.isFrozen(QuantizationFormat) }));`);
+    const { message, int4, frozen } = JSON.parse(out);
+    assert.match(message, /^OL_FAILED_PRECONDITION: .*await init\(\) first/);
+    assert.equal(int4, 2);
+    assert.ok(frozen);
   });
 
   test('parsing is case-sensitive and unknown names throw the C error', () => {

@@ -84,6 +84,27 @@ function pads(r) {
   return list;
 }
 
+function centerCropPads(r) {
+  const list = [];
+  for (let k = 0; k < 6; k++) {
+    const rank = r.int(1, 3);
+    const dims = randDims(r, rank, 1, 6);
+    const all = k % 2 === 0;
+    const axes = all ? [...dims.keys()] : [r.int(-rank, rank - 1)];
+    const shape = axes.map(() => r.int(1, 8));
+    list.push(
+      mk({ name: `CenterCropPad-18 float32 [${dims}] ${all ? '' : `axes [${axes}] `}shape [${shape}]`, dtype: 'float32' }, {
+        op: 'CenterCropPad',
+        opset: 18,
+        attrs: all ? {} : { axes },
+        inputs: [I('x', randFloat(r, 'float32', dims)), I('shape', intTensor('int64', [shape.length], (i) => shape[i]), true)],
+        outputs: [out('y', 'float32')],
+      }),
+    );
+  }
+  return list;
+}
+
 function groupNorm(r) {
   const list = [];
   for (let k = 0; k < 3; k++) {
@@ -239,5 +260,5 @@ function resizes(r) {
 }
 
 export function cases(r) {
-  return [...reduces(r), ...splits(r), ...pads(r), ...groupNorm(r), ...unaries(r), ...scatters(r), ...quantizeLinear(r), ...gridSample(r), ...resizes(r)];
+  return [...reduces(r), ...splits(r), ...pads(r), ...groupNorm(r), ...unaries(r), ...scatters(r), ...quantizeLinear(r), ...gridSample(r), ...resizes(r), ...centerCropPads(r)];
 }

@@ -2,7 +2,9 @@
 // (1) native vs wasm build of tests/parity/decode.c: same tokens, same logits bits,
 //     also on 2 and 3 threads (native, and the threaded wasm build decode_threads);
 // (1b) the same for the decoder quantized to portable int4 (fused MatMuls);
-// (2) onnx-light vs onnxruntime-node (the oracle): same tokens;
+// (2) onnx-light vs onnxruntime-node (the oracle): same tokens; the JS
+//     package's generate() (the C token loop stepped through the wasm ABI)
+//     gives the native tool's tokens, greedy and seeded sampling;
 // (3) randomized single-operator graphs vs onnxruntime-node (random_graphs.mjs);
 // (4) Silero VAD v5, state fed back, vs onnxruntime-node (silero_vad.mjs).
 // Prints "N passed, M failed" and exits nonzero on failure.
@@ -11,6 +13,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as ol from 'onnx-light';
+
 import { greedyWithOrt } from './ort_greedy.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -89,6 +93,22 @@ check('int4 on 2 threads (native and threaded wasm): the single-threaded logits 
 const ort = await greedyWithOrt(model, prompt, steps);
 check('greedy tokens equal onnxruntime-node over 64 steps', JSON.stringify(native.tokens) === JSON.stringify(ort),
   `onnx-light ${native.tokens}\n onnxruntime ${ort}`);
+
+// (2b) session.generate in the JS package (wasm) against the native runs
+const generating = await ol.InferenceSession.create(model, { bindCache: true });
+const caches = await ol.emptyCaches(generating);
+const jsGenerate = async (options) => {
+  const ids = new ol.Tensor('int64', BigInt64Array.from(prompt, BigInt), [1, prompt.length]);
+  const out = await generating.generate({ input_ids: ids, ...caches }, options);
+  return Array.from(out.data.subarray(prompt.length), Number);
+};
+const jsGreedy = await jsGenerate({ maxNewTokens: steps });
+check('JS generate(): the native greedy tokens over 64 steps', JSON.stringify(jsGreedy) === JSON.stringify(native.tokens),
+  `${jsGreedy} vs ${native.tokens}`);
+const jsSampled = await jsGenerate({ maxNewTokens: 32, temperature: 0.8, seed: 1234 });
+check('JS generate(): the native ol_generate seeded samples', JSON.stringify(jsSampled) === JSON.stringify(native.sampled),
+  `${jsSampled} vs ${native.sampled}`);
+await generating.release();
 
 // (3) randomized single-operator graphs against onnxruntime-node (wasm build)
 const random = spawnSync(process.execPath, [join(root, 'tests', 'parity', 'random_graphs.mjs')], { stdio: 'inherit' });

@@ -59,7 +59,7 @@ ol_status ol_value_grow_from(ol_allocator *allocator, const ol_tensor *past, int
   *out = NULL;
   size_t es = ol_dtype_size(past->dtype);
   if (!es || past->dtype == OL_DTYPE_STRING || ol_dtype_storage_bytes(past->dtype, 8) != 8 * es ||
-      ol_tensor_has_layout(past) || past->rank != rank || axis < 0 || axis >= rank ||
+      ol_tensor_is_packed(past) || past->rank != rank || axis < 0 || axis >= rank ||
       (ol_tensor_is_strided(past) && past->pitch_axis != axis))
     return OL_OK;
   const int64_t outer = ol_shape_count(axis, dims), inner = ol_shape_count(rank - axis - 1, dims + axis + 1);
@@ -84,13 +84,8 @@ ol_status ol_value_grow_from(ol_allocator *allocator, const ol_tensor *past, int
 ol_status ol_tensor_materialize(ol_allocator *allocator, const ol_tensor *t, ol_value **out) {
   OL_TRY(ol_value_new_tensor_uninit(allocator, t->dtype, t->rank, t->dims, out)); /* every row copied */
   if (ol_tcount(t) == 0) return OL_OK;
-  if (ol_tensor_is_tiled(t)) {
-    ol_tiles_to_dense(t->dims[0], t->dims[1], t->tile_rows, ol_tdata(t), ol_tdata(&(*out)->tensor));
-    return OL_OK;
-  }
-  if (ol_tensor_is_lane(t)) {
-    size_t bytes = ol_dtype_storage_bytes(t->dtype, ol_tcount(t));
-    ol_lanes_to_dense(t->lane_rows, bytes / (size_t)t->lane_rows, ol_tdata(t), ol_tdata(&(*out)->tensor));
+  if (ol_tensor_is_packed(t)) {
+    t->packing.kind->to_dense(&t->packing, ol_tdata(t), ol_tdata(&(*out)->tensor));
     return OL_OK;
   }
   size_t es = ol_dtype_size(t->dtype);
@@ -105,10 +100,54 @@ ol_status ol_tensor_materialize(ol_allocator *allocator, const ol_tensor *t, ol_
 
 ol_status ol_value_densify(ol_allocator *allocator, ol_value **v) {
   if (!*v || (*v)->kind != OL_VALUE_TENSOR) return OL_OK;
-  if (!ol_tensor_is_strided(&(*v)->tensor) && !ol_tensor_has_layout(&(*v)->tensor)) return OL_OK;
+  if (!ol_tensor_is_strided(&(*v)->tensor) && !ol_tensor_is_packed(&(*v)->tensor)) return OL_OK;
   ol_value *dense = NULL;
   OL_TRY(ol_tensor_materialize(allocator, &(*v)->tensor, &dense));
   ol_value_release(*v);
   *v = dense;
   return OL_OK;
+}
+
+/* ------------------------------------------------------------ public */
+
+bool ol_tensor_is_dense(const ol_value *v) {
+  return v && v->kind == OL_VALUE_TENSOR && !ol_tensor_is_strided(&v->tensor) && !ol_tensor_is_packed(&v->tensor);
+}
+
+ol_status ol_tensor_densify(ol_value *tensor, ol_value **out) {
+  if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_tensor_densify: out is NULL");
+  *out = NULL;
+  if (!tensor || tensor->kind != OL_VALUE_TENSOR) return ol_error(OL_INVALID_ARGUMENT, "ol_tensor_densify: not a tensor");
+  ol_value *v = ol_value_retain(tensor);
+  ol_status s = ol_value_densify(NULL, &v);
+  if (s != OL_OK) {
+    ol_value_release(v);
+    return s;
+  }
+  *out = v;
+  return OL_OK;
+}
+
+ol_status ol_tensor_create_grown(ol_allocator *allocator, ol_dtype dtype, const int64_t *dims, size_t rank, int axis,
+                                 ol_value **out) {
+  if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_tensor_create_grown: out is NULL");
+  *out = NULL;
+  if (rank > OL_MAX_RANK) return ol_error(OL_INVALID_ARGUMENT, "ol_tensor_create_grown: rank %zu is too large", rank);
+  if (rank && !dims) return ol_error(OL_INVALID_ARGUMENT, "ol_tensor_create_grown: dims is NULL");
+  if (axis < 0) axis += (int)rank;
+  size_t es = ol_dtype_size(dtype);
+  if (axis < 0 || axis >= (int)rank)
+    return ol_error(OL_INVALID_ARGUMENT, "ol_tensor_create_grown: axis out of range for rank %zu", rank);
+  bool empty = false;
+  for (size_t i = 0; i < rank; i++) {
+    if (dims[i] < 0) return ol_error(OL_INVALID_ARGUMENT, "ol_tensor_create_grown: negative dim %lld", (long long)dims[i]);
+    empty = empty || dims[i] == 0;
+  }
+  /* not worth growing: *out stays NULL */
+  if (!es || dtype == OL_DTYPE_STRING || ol_dtype_storage_bytes(dtype, 8) != 8 * es || empty) return OL_OK;
+  return ol_value_new_grown(allocator, dtype, (int)rank, dims, axis, out);
+}
+
+int64_t ol_tensor_pitch(const ol_value *tensor) {
+  return tensor && tensor->kind == OL_VALUE_TENSOR ? ol_tensor_layout_pitch(&tensor->tensor) : 0;
 }

@@ -232,7 +232,7 @@ ol_status ol_value_reshape_view(const ol_value *src, int rank, const int64_t *di
 }
 
 ol_status ol_tensor_clone(ol_allocator *allocator, const ol_tensor *src, ol_value **out) {
-  if (ol_tensor_has_layout(src)) return ol_tensor_materialize(allocator, src, out);
+  if (ol_tensor_is_packed(src)) return ol_tensor_materialize(allocator, src, out);
   /* every element copied below (strings start zeroed: see _uninit) */
   OL_TRY(ol_value_new_tensor_uninit(allocator, src->dtype, src->rank, src->dims, out));
   ol_tensor *dst = &(*out)->tensor;

@@ -44,6 +44,21 @@ ol_buffer *ol_buffer_wrap(void *data, size_t size, void (*release)(void *user), 
 ol_buffer *ol_buffer_retain(ol_buffer *buffer);
 void ol_buffer_release(ol_buffer *buffer);
 
+/* A weight in a layout of its reader's own (XNNPACK's packed weights): the
+ * operator family that reads it lays it out in place when the model is
+ * loaded (model/pack.c, the schema rows' pack hooks). kind NULL: dense
+ * row-major. Core knows only how to get the dense bytes back. */
+typedef struct ol_packing ol_packing;
+typedef struct ol_packing_kind {
+  const char *name;
+  /* Writes the dense row-major bytes of a payload packed as `packing`. */
+  void (*to_dense)(const ol_packing *packing, const void *packed, void *dense);
+} ol_packing_kind;
+struct ol_packing {
+  const ol_packing_kind *kind;
+  int64_t params[3]; /* the kind's own (e.g. matrix rows, columns, block rows) */
+};
+
 typedef struct ol_tensor {
   ol_dtype dtype;
   int rank;
@@ -54,23 +69,16 @@ typedef struct ol_tensor {
    * pitch > 0 says the storage holds `pitch` entries along dims[pitch_axis]
    * for every index of the dims before it, of which only the first
    * dims[pitch_axis] are part of the tensor. pitch 0: dense row-major. Only
-   * kernels that declare it (ol_kernel.pitched_inputs) ever see a pitched
+   * kernels whose schema row declares it (pitched_inputs) ever see a pitched
    * tensor whose layout is not dense; the runtime materializes it for all
    * others and before anything escapes to the user. */
   int pitch_axis;
   int64_t pitch;
-  /* Tiled layout (float weights of MatMul prepared at load, see tiled.c):
-   * tile_rows > 0 says a 2-D float32 tensor is stored as blocks of tile_rows
-   * rows, each block as panels of OL_TILE_COLS columns. Only kernels that
-   * declare it (ol_kernel.tiled_inputs) ever see one; every other reader gets
-   * a dense copy. 0: not tiled. */
-  int tile_rows;
-  /* Lane layout (MatMulNBits weights and scales prepared at load, see
-   * ol_lanes_from_dense below): lane_rows > 0 says the payload is lane_rows
-   * rows of 4-byte words, each group of OL_LANE_GROUP rows word-interleaved.
-   * Only kernels that declare it (ol_kernel.lane_inputs) ever see one; every
-   * other reader gets a dense copy. 0: dense. */
-  int64_t lane_rows;
+  /* A weight packed for the kernels that read it (ol_packing above). Only
+   * kernels whose schema row declares the input packed see one; the runtime
+   * gives every other reader, and anything escaping to the user, a dense
+   * copy (ol_tensor_materialize). */
+  ol_packing packing;
 } ol_tensor;
 
 struct ol_value {
@@ -133,10 +141,10 @@ static inline int64_t ol_tensor_layout_pitch(const ol_tensor *t) {
 }
 /* True when the elements are not contiguous in row-major order. */
 bool ol_tensor_is_strided(const ol_tensor *t);
-/* A dense copy of a strided (pitched), tiled or lane-layout tensor (new buffer from allocator). */
+/* A dense copy of a strided (pitched) or packed tensor (new buffer from allocator). */
 ol_status ol_tensor_materialize(ol_allocator *allocator, const ol_tensor *t, ol_value **out);
 /* Replaces *v (an owned reference) by a dense copy when it is a strided,
- * tiled or lane-layout tensor; leaves every other value alone. */
+ * packed tensor; leaves every other value alone. */
 ol_status ol_value_densify(ol_allocator *allocator, ol_value **v);
 /* Storage rows for a cache of `rows` rows that grows in place from run to
  * run: half as many again spare, at least 64 and at most 256 (a long context
@@ -163,39 +171,9 @@ ol_status ol_value_new_grown(ol_allocator *allocator, ol_dtype dtype, int rank, 
 ol_status ol_value_grow_from(ol_allocator *allocator, const ol_tensor *past, int rank, const int64_t *dims, int axis,
                              ol_value **out);
 
-/* ---- tiled layouts (tiled.c) */
+/* ---- packed weights */
 
-#define OL_TILE_COLS 16
-#define OL_TILE_ROWS 32
-
-static inline bool ol_tensor_is_tiled(const ol_tensor *t) { return t->tile_rows > 0; }
-static inline bool ol_tensor_is_lane(const ol_tensor *t) { return t->lane_rows > 0; }
-/* Tiled or lane: a layout prepared at load that only declaring kernels read. */
-static inline bool ol_tensor_has_layout(const ol_tensor *t) { return t->tile_rows > 0 || t->lane_rows > 0; }
-/* Element (k, j) of a K x N matrix tiled with `rows`-row blocks: block
- * b = k / rows holds rows*N elements (fewer in the last), as panels of
- * OL_TILE_COLS columns (the last may be narrower), each panel row-major. */
-static inline int64_t ol_tile_offset(int64_t K, int64_t N, int rows, int64_t k, int64_t j) {
-  int64_t b0 = k / rows * rows, kr = K - b0 < rows ? K - b0 : rows;
-  int64_t p0 = j / OL_TILE_COLS * OL_TILE_COLS, w = N - p0 < OL_TILE_COLS ? N - p0 : OL_TILE_COLS;
-  return b0 * N + p0 * kr + (k - b0) * w + (j - p0);
-}
-/* Rearranges a dense row-major K x N float matrix into the tiled layout in
- * place; scratch holds rows * N floats. */
-void ol_tiles_from_dense(int64_t K, int64_t N, int rows, float *data, float *scratch);
-/* Writes the dense row-major form of a tiled K x N matrix to dense. */
-void ol_tiles_to_dense(int64_t K, int64_t N, int rows, const float *tiles, void *dense);
-/* Lane layout (MatMulNBits weights and scales, simd/qgemv_i8_lane.h): rows
- * of equal length in 4-byte words, the words of each group of OL_LANE_GROUP
- * rows interleaved (word w of row G*g+i at word G*w+i of the group), the
- * rows % G rows of the tail dense. Rearranges rows (row_bytes each, a
- * multiple of 4) of dense bytes into it in place; scratch holds
- * OL_LANE_GROUP * row_bytes bytes. */
-#define OL_LANE_GROUP 8
-void ol_lanes_from_dense(int64_t rows, size_t row_bytes, void *data, void *scratch);
-/* Writes the dense form of lane-layout bytes (rows of row_bytes) to dense. */
-void ol_lanes_to_dense(int64_t rows, size_t row_bytes, const void *lanes, void *dense);
-/* A dense copy of a tiled, lane-layout or pitched tensor is ol_tensor_materialize. */
+static inline bool ol_tensor_is_packed(const ol_tensor *t) { return t->packing.kind != NULL; }
 
 /* Deep copy of a tensor's payload into a new value (strings duplicated). */
 ol_status ol_tensor_clone(ol_allocator *allocator, const ol_tensor *src, ol_value **out);

@@ -67,3 +67,23 @@ const char *ol_encoded_value_layout_name(const ol_value *value) {
   if (e->layout_case != ONNX__ENCODED_VALUE_PROTO__LAYOUT_STRUCT_TYPE || !e->struct_type) return NULL;
   return e->struct_type->name && e->struct_type->name[0] ? e->struct_type->name : NULL;
 }
+
+const char *ol_encoded_value_parameter_ref(const ol_value *value) {
+  if (!value || value->kind != OL_VALUE_ENCODED || !value->encoded) return NULL;
+  const Onnx__EncodedValueProto *e = value->encoded;
+  return e->parameter_ref && e->parameter_ref[0] ? e->parameter_ref : NULL;
+}
+
+ol_status ol_encoded_value_raw_data(const ol_value *value, const void **data, size_t *size) {
+  if (!data || !size) return ol_error(OL_INVALID_ARGUMENT, "ol_encoded_value_raw_data: NULL output");
+  *data = NULL;
+  *size = 0;
+  if (!value || value->kind != OL_VALUE_ENCODED || !value->encoded)
+    return ol_error(OL_INVALID_ARGUMENT, "ol_encoded_value_raw_data: not an encoded value");
+  const Onnx__EncodedValueProto *e = value->encoded;
+  if (e->has_raw_data) {
+    *data = e->raw_data.data;
+    *size = e->raw_data.len;
+  }
+  return OL_OK;
+}

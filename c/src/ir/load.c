@@ -8,7 +8,7 @@
 #include "ir/model.h"
 #include "ir/proto_depth.h"
 #include "ir/quant_params.h"
-#include "ir/tile_weights.h"
+#include "ir/packed_views.h"
 
 #define S(x) ((x) ? (x) : "")
 
@@ -80,6 +80,7 @@ void ol_model_data_release(ol_model_data *d) {
   free(d->opsets);
   ol_quant_catalogue_release(d->quant_params);
   free(d->quant_params_error);
+  ol_type_catalogue_destroy(d->types);
   ol_proto_owner_release(d->owner);
   free(d);
 }
@@ -498,11 +499,12 @@ static ol_status model_from_owner(ol_proto_owner *owner, const ol_model_load_opt
     d->opsets[0].version = 1;
     d->num_opsets = 1;
   }
-  s = load_quant_params(d, options);
+  s = ol_type_catalogue_create((const Onnx__StructTypeProto *const *)proto->struct_types,
+                               proto->n_struct_types, &d->types);
+  if (s == OL_OK) s = load_quant_params(d, options);
   if (s != OL_OK) goto fail;
   decode_ctx dc = {d, options, NULL, NULL, NULL, 0};
   s = decode_graph(&dc, proto->graph, NULL, &d->graph);
-  if (s == OL_OK) s = ol_model_tile_weights(d);
   if (s != OL_OK) goto fail;
   *out = m;
   return OL_OK;
@@ -518,8 +520,7 @@ ol_status ol_model_from_proto(Onnx__ModelProto *proto, const ol_model_load_optio
   return model_from_parts(proto, NULL, &none, options, out);
 }
 
-ol_status ol_model_load_owned(void *bytes, size_t size, const ol_model_load_options *options,
-                              ol_model **out) {
+ol_status ol_ir_load_owned(void *bytes, size_t size, const ol_model_load_options *options, ol_model **out) {
   if (!out) {
     free(bytes);
     return ol_error(OL_INVALID_ARGUMENT, "ol_model_load_owned: out is NULL");
@@ -566,48 +567,7 @@ ol_status ol_model_load_owned(void *bytes, size_t size, const ol_model_load_opti
   return model_from_parts(proto, wire, &weights, options, out);
 }
 
-ol_status ol_model_load(const void *bytes, size_t size, const ol_model_load_options *options,
-                        ol_model **out) {
-  if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_model_load: out is NULL");
-  *out = NULL;
-  if (!bytes && size) return ol_error(OL_INVALID_ARGUMENT, "ol_model_load: bytes is NULL");
-  if (size == 0) return ol_error(OL_INVALID_MODEL, "model bytes are empty");
-  void *copy = malloc(size);
-  if (!copy) return ol_error(OL_OUT_OF_MEMORY, "cannot copy %zu bytes of model", size);
-  memcpy(copy, bytes, size);
-  return ol_model_load_owned(copy, size, options, out);
-}
-
-ol_status ol_model_load_file(const char *path, ol_model **out) {
-  if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_model_load_file: out is NULL");
-  *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) return ol_error(OL_NOT_FOUND, "cannot open model file '%s'", path);
-  fseek(f, 0, SEEK_END);
-  long size = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  void *bytes = size > 0 ? malloc((size_t)size) : NULL;
-  if (size > 0 && !bytes) {
-    fclose(f);
-    return ol_error(OL_OUT_OF_MEMORY, "cannot read model file '%s' (%ld bytes)", path, size);
-  }
-  size_t got = size > 0 ? fread(bytes, 1, (size_t)size, f) : 0;
-  fclose(f);
-  if (size <= 0 || got != (size_t)size) {
-    free(bytes);
-    return ol_error(OL_INVALID_MODEL, "cannot read model file '%s'", path);
-  }
-  /* external data files live beside the model */
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
-  ol_model_load_options options = {0};
-  options.external_data_dir = dir;
-  return ol_model_load_owned(bytes, (size_t)size, &options, out);
-}
-
-/* Packs into one buffer, writing tiled weights (ir/tile_weights.h) dense. */
+/* Packs into one buffer, writing packed weights (ir/packed_views.h) dense. */
 typedef struct flat_buffer {
   ProtobufCBuffer base;
   uint8_t *out;
@@ -617,8 +577,8 @@ typedef struct flat_buffer {
 
 static void flat_append(ProtobufCBuffer *buffer, size_t len, const uint8_t *data) {
   flat_buffer *b = (flat_buffer *)buffer;
-  const ol_wire_view *tiled = len >= OL_WIRE_VIEW_MIN_BYTES ? ol_proto_owner_find_tiled(b->owner, data) : NULL;
-  if (tiled && tiled->length == len) ol_tiled_view_to_dense(tiled, data, b->out + b->len);
+  const ol_wire_view *packed = len >= OL_WIRE_VIEW_MIN_BYTES ? ol_proto_owner_find_packed(b->owner, data) : NULL;
+  if (packed && packed->length == len) ol_wire_view_to_dense(packed, data, b->out + b->len);
   else if (len) memcpy(b->out + b->len, data, len); /* (data may be NULL when len is 0) */
   b->len += len;
 }

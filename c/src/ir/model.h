@@ -7,6 +7,7 @@
 #include "ir/wire_weights.h"
 #include "onnx_light.pb-c.h"
 #include "quant/shared.h"
+#include "quant/type_catalogue.h"
 
 typedef struct ol_opset {
   const char *domain;
@@ -35,6 +36,9 @@ struct ol_model_data {
   size_t num_opsets;
   ol_opset *opsets;
   int64_t ir_version;
+  /* ModelProto.struct_types with their type_refs resolved (never NULL once
+   * loaded): what codecs, kernels and checks resolve type_refs through. */
+  ol_type_catalogue *types;
   /* Shared quantization parameter sets of the root graph (ir/quant_params.h),
    * an immutable snapshot taken at load. NULL when a declaration is invalid:
    * quant_params_status / quant_params_error then hold the failure, reported
@@ -54,6 +58,9 @@ ol_model_data *ol_model_data_retain(ol_model_data *data);
 void ol_model_data_release(ol_model_data *data);
 
 /* Decodes a model proto (takes ownership of proto, also on failure). */
+/* ol_model_load_owned without the weight packing of model/pack.c (the
+ * public entry points in model/load.c add it). */
+ol_status ol_ir_load_owned(void *bytes, size_t size, const ol_model_load_options *options, ol_model **out);
 ol_status ol_model_from_proto(Onnx__ModelProto *proto, const ol_model_load_options *options,
                               ol_model **out);
 

@@ -117,16 +117,23 @@ static ol_status read_declaration(const Onnx__ModelProto *model, const Onnx__Ten
   return OL_OK;
 }
 
+/* The model's struct types, for resolving storage type_refs. */
+static ol_status model_types(const Onnx__ModelProto *model, ol_type_catalogue **out) {
+  return ol_type_catalogue_create((const Onnx__StructTypeProto *const *)model->struct_types,
+                                  model->n_struct_types, out);
+}
+
 /* One annotation's set (name is the text after the prefix). */
-static ol_status read_set(const Onnx__ModelProto *model, const Onnx__TensorAnnotation *a,
-                          const char *name, const ol_tensor_source *src, ol_quant_shared_set **out) {
+static ol_status read_set(const Onnx__ModelProto *model, const ol_type_catalogue *types,
+                          const Onnx__TensorAnnotation *a, const char *name, const ol_tensor_source *src,
+                          ol_quant_shared_set **out) {
   declaration d = {0};
   ol_status s = read_declaration(model, a, src, &d);
   if (s != OL_OK && s != OL_OUT_OF_MEMORY) s = ol_error_wrap(s, "quantization parameter set '%s'", name);
   if (s == OL_OK) {
     const ol_tensor *inputs[OL_QUANT_IN_COUNT] = {0};
     for (size_t i = 0; i < OL_QUANT_IN_COUNT; i++) inputs[i] = d.values[i] ? &d.values[i]->tensor : NULL;
-    s = ol_quant_shared_create(name, d.storage, d.logical, model, inputs, out);
+    s = ol_quant_shared_create(name, d.storage, d.logical, types, inputs, out);
     if (s != OL_OK && s != OL_OUT_OF_MEMORY) s = OL_INVALID_MODEL; /* message kept */
   }
   declaration_clear(&d);
@@ -140,7 +147,8 @@ ol_status ol_quant_catalogue_from_model(const Onnx__ModelProto *model, const ol_
   OL_TRY(ol_quant_catalogue_new(&c));
   const Onnx__GraphProto *g = model->graph;
   const size_t prefix = strlen(OL_QUANT_PARAMETERS_PREFIX);
-  ol_status s = OL_OK;
+  ol_type_catalogue *types = NULL;
+  ol_status s = model_types(model, &types);
   for (size_t i = 0; g && s == OL_OK && i < g->n_quantization_annotation; i++) {
     const Onnx__TensorAnnotation *a = g->quantization_annotation[i];
     if (!a->tensor_name || strncmp(a->tensor_name, OL_QUANT_PARAMETERS_PREFIX, prefix) != 0) continue;
@@ -151,11 +159,12 @@ ol_status ol_quant_catalogue_from_model(const Onnx__ModelProto *model, const ol_
       s = INVALID("Duplicate quantization parameter set '%s'", name);
     } else {
       ol_quant_shared_set *set = NULL;
-      s = read_set(model, a, name, src, &set);
+      s = read_set(model, types, a, name, src, &set);
       if (s == OL_OK) s = ol_quant_catalogue_add(c, set);
       ol_quant_shared_release(set);
     }
   }
+  ol_type_catalogue_destroy(types);
   if (s != OL_OK) {
     ol_quant_catalogue_release(c);
     return s;
@@ -271,7 +280,7 @@ static ol_status build_additions(const char *name, const Onnx__StructTypeProto *
   return OL_OK;
 }
 
-ol_status ol_quant_add_parameters(Onnx__ModelProto *model, const char *name,
+ol_status ol_quant_add_parameters_proto(Onnx__ModelProto *model, const char *name,
                                   const Onnx__StructTypeProto *storage, const Onnx__TypeProto *logical,
                                   const ol_tensor *const inputs[OL_QUANT_IN_COUNT],
                                   Onnx__StructTypeProto **compact) {
@@ -287,7 +296,11 @@ ol_status ol_quant_add_parameters(Onnx__ModelProto *model, const char *name,
       return ol_error(OL_INVALID_ARGUMENT, "Duplicate quantization parameter set '%s'", name);
   }
   ol_quant_shared_set *set = NULL;
-  OL_TRY(ol_quant_shared_create(name, storage, logical, model, inputs, &set));
+  ol_type_catalogue *types = NULL;
+  OL_TRY(model_types(model, &types));
+  ol_status created = ol_quant_shared_create(name, storage, logical, types, inputs, &set);
+  ol_type_catalogue_destroy(types);
+  OL_TRY(created);
   additions a = {0};
   ol_status s = build_additions(name, storage, logical, inputs, &a);
   for (size_t i = 0; s == OL_OK && i < a.count; i++)
@@ -310,46 +323,20 @@ ol_status ol_quant_add_parameters(Onnx__ModelProto *model, const char *name,
   return OL_OK;
 }
 
-/* ============================================================ bare messages */
+/* ============================================================ loaded models */
 
-ol_status ol_quant_model_set(const Onnx__ModelProto *model, const char *name, ol_quant_shared_set **out) {
+ol_status ol_quant_model_set(const ol_model_data *md, const char *name, ol_quant_shared_set **out) {
   *out = NULL;
-  if (!model)
+  if (!md)
     return ol_error(OL_INVALID_ARGUMENT,
                     "the encoded value refers to the quantization parameter set '%s': pass its model",
                     name);
-  ol_quant_catalogue *catalogue = NULL;
-  OL_TRY(ol_quant_catalogue_from_model(model, NULL, &catalogue));
-  *out = ol_quant_shared_retain(ol_quant_catalogue_find(catalogue, name));
-  ol_quant_catalogue_release(catalogue);
+  if (!md->quant_params) /* the declarations failed to load: their error */
+    return ol_error(md->quant_params_status, "%s", md->quant_params_error ? md->quant_params_error : "");
+  *out = ol_quant_shared_retain(ol_quant_catalogue_find(md->quant_params, name));
   return *out ? OL_OK
               : ol_error(OL_INVALID_ARGUMENT,
                          "the model does not declare the quantization parameter set '%s'", name);
-}
-
-ol_status ol_quant_decode_with_model(const Onnx__EncodedValueProto *value,
-                                     const Onnx__ModelProto *model, ol_quant_decoded *out) {
-  if (!value->parameter_ref || !value->parameter_ref[0])
-    return ol_quant_decode_proto(value, model, out, NULL);
-  memset(out, 0, sizeof(*out));
-  ol_quant_shared_set *set = NULL;
-  OL_TRY(ol_quant_model_set(model, value->parameter_ref, &set));
-  ol_status s = ol_quant_shared_decode(set, value, model, out);
-  ol_quant_shared_release(set);
-  return s;
-}
-
-ol_status ol_quant_materialize_with_model(const Onnx__EncodedValueProto *value,
-                                          const Onnx__ModelProto *model,
-                                          Onnx__EncodedValueProto **out) {
-  *out = NULL;
-  if (!value->parameter_ref || !value->parameter_ref[0])
-    return ol_error(OL_INVALID_ARGUMENT, "the encoded value has no parameter_ref (it is already self-contained)");
-  ol_quant_shared_set *set = NULL;
-  OL_TRY(ol_quant_model_set(model, value->parameter_ref, &set));
-  ol_status s = ol_quant_shared_materialize(set, value, model, out);
-  ol_quant_shared_release(set);
-  return s;
 }
 
 ol_status ol_quant_bind_value(ol_value *value, const ol_model_data *md) {
@@ -362,7 +349,7 @@ ol_status ol_quant_bind_value(ol_value *value, const ol_model_data *md) {
     return ol_error(OL_INVALID_ARGUMENT,
                     "the encoded value refers to the quantization parameter set '%s', which the model "
                     "does not declare", ev->parameter_ref);
-  OL_TRY(ol_quant_shared_check(set, ev, md->proto));
+  OL_TRY(ol_quant_shared_check(set, ev, md->types));
   ol_quant_shared_attach(value, set);
   return OL_OK;
 }

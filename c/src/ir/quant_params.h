@@ -28,24 +28,15 @@ ol_status ol_quant_catalogue_from_model(const Onnx__ModelProto *model, const ol_
  * ol_quant_input order (index 0 ignored, NULL = absent; scales required).
  * *compact (may be NULL) receives the compact storage type (caller frees it
  * with ol_quant_type_free). */
-ol_status ol_quant_add_parameters(Onnx__ModelProto *model, const char *name,
+ol_status ol_quant_add_parameters_proto(Onnx__ModelProto *model, const char *name,
                                   const Onnx__StructTypeProto *storage, const Onnx__TypeProto *logical,
                                   const ol_tensor *const inputs[OL_QUANT_IN_COUNT],
                                   Onnx__StructTypeProto **compact);
 
-/* The set a bare compact message names, found in model's catalogue (a new
- * reference; errors name the set). */
-ol_status ol_quant_model_set(const Onnx__ModelProto *model, const char *name, ol_quant_shared_set **out);
-
-/* dequantize_tensor(value, model): a compact message (parameter_ref) decodes
- * with the set model declares; other messages as ol_quant_decode_proto. */
-ol_status ol_quant_decode_with_model(const Onnx__EncodedValueProto *value,
-                                     const Onnx__ModelProto *model, ol_quant_decoded *out);
-
-/* materialize_quantized_value(value, model) for a bare compact message. */
-ol_status ol_quant_materialize_with_model(const Onnx__EncodedValueProto *value,
-                                          const Onnx__ModelProto *model,
-                                          Onnx__EncodedValueProto **out);
+/* The set named name that a loaded model declares (a new reference; an
+ * error naming the set when it does not, or the model's declaration error
+ * when its declarations failed to load). md NULL: an error asking for it. */
+ol_status ol_quant_model_set(const ol_model_data *md, const char *name, ol_quant_shared_set **out);
 
 /* Binds a compact value that carries no set to the set md declares (the
  * value then retains it); self-contained values and values with a set are

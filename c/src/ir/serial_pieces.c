@@ -10,7 +10,7 @@
 
 #include "core/alloc.h"
 #include "ir/model.h"
-#include "ir/tile_weights.h"
+#include "ir/packed_views.h"
 
 #define BLOCK_BYTES 65536
 
@@ -21,7 +21,7 @@ struct ol_serial_pieces {
   size_t num_blocks;
   size_t block_used; /* in the last block */
   bool copy_open;    /* the last piece is a copy ending at block_used */
-  uint8_t **dense;   /* dense copies of tiled weights (ir/tile_weights.h) */
+  uint8_t **dense;   /* dense copies of packed weights (ir/packed_views.h) */
   size_t num_dense;
   size_t total;
   ol_model_data *model; /* retained: view pieces point into its message */
@@ -70,13 +70,13 @@ static bool add_copy(ol_serial_pieces *p, const uint8_t *data, size_t size) {
   return true;
 }
 
-/* A tiled weight payload as its dense bytes, in a copy the pieces own. */
+/* A packed weight payload as its dense bytes, in a copy the pieces own. */
 static bool add_dense(ol_serial_pieces *p, const ol_wire_view *v, const uint8_t *data) {
   uint8_t **dense = realloc(p->dense, (p->num_dense + 1) * sizeof *dense);
   if (!dense) return false;
   p->dense = dense;
   if (!(dense[p->num_dense] = malloc(v->length))) return false;
-  ol_tiled_view_to_dense(v, data, dense[p->num_dense]);
+  ol_wire_view_to_dense(v, data, dense[p->num_dense]);
   return add_piece(p, dense[p->num_dense++], v->length);
 }
 
@@ -84,8 +84,8 @@ static void append(ProtobufCBuffer *buffer, size_t len, const uint8_t *data) {
   piece_buffer *b = (piece_buffer *)buffer;
   if (b->failed || len == 0) return;
   /* laid-out payloads (views of at least OL_WIRE_VIEW_MIN_BYTES) are written dense, whatever their size */
-  const ol_wire_view *tiled = len >= OL_WIRE_VIEW_MIN_BYTES ? ol_proto_owner_find_tiled(b->p->model->owner, data) : NULL;
-  bool ok = tiled && tiled->length == len ? add_dense(b->p, tiled, data)
+  const ol_wire_view *packed = len >= OL_WIRE_VIEW_MIN_BYTES ? ol_proto_owner_find_packed(b->p->model->owner, data) : NULL;
+  bool ok = packed && packed->length == len ? add_dense(b->p, packed, data)
             : len >= OL_SERIAL_PIECE_VIEW_MIN ? add_piece(b->p, data, len)
                                               : add_copy(b->p, data, len);
   if (ok) b->p->total += len;
@@ -102,7 +102,7 @@ ol_status ol_model_serialize_pieces(const ol_model *model, ol_serial_pieces **ou
   piece_buffer b = {{append}, p, false};
   size_t n = onnx__model_proto__pack_to_buffer(model->data->proto, &b.base);
   if (b.failed || n != p->total) {
-    ol_serial_pieces_free(p);
+    ol_serial_pieces_destroy(p);
     return ol_error(OL_OUT_OF_MEMORY, "out of memory serializing the model");
   }
   *out = p;
@@ -113,7 +113,7 @@ size_t ol_serial_pieces_count(const ol_serial_pieces *p) { return p->count; }
 const ol_serial_piece *ol_serial_pieces_list(const ol_serial_pieces *p) { return p->pieces; }
 size_t ol_serial_pieces_total(const ol_serial_pieces *p) { return p->total; }
 
-void ol_serial_pieces_free(ol_serial_pieces *p) {
+void ol_serial_pieces_destroy(ol_serial_pieces *p) {
   if (!p) return;
   for (size_t i = 0; i < p->num_blocks; i++) free(p->blocks[i]);
   free(p->blocks);

@@ -15,19 +15,7 @@
 /* Payloads of at least this many bytes are pointed at, not copied. */
 #define OL_SERIAL_PIECE_VIEW_MIN 1024
 
-typedef struct ol_serial_piece {
-  const uint8_t *data;
-  size_t size;
-} ol_serial_piece;
-
-typedef struct ol_serial_pieces ol_serial_pieces;
-
-/* The pieces stay valid until ol_serial_pieces_free, also after the model
- * handle is destroyed (they retain the model's data). */
-ol_status ol_model_serialize_pieces(const ol_model *model, ol_serial_pieces **out);
-size_t ol_serial_pieces_count(const ol_serial_pieces *p);
-const ol_serial_piece *ol_serial_pieces_list(const ol_serial_pieces *p);
-size_t ol_serial_pieces_total(const ol_serial_pieces *p);
-void ol_serial_pieces_free(ol_serial_pieces *p);
+/* ol_serial_piece(s), ol_model_serialize_pieces and the accessors are public
+ * (onnxlight.h). */
 
 #endif

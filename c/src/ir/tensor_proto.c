@@ -6,7 +6,7 @@
 #include "core/dtype.h"
 #include "core/status.h"
 #include "ir/model.h"
-#include "ir/tile_weights.h"
+#include "ir/packed_views.h"
 
 #define S(x) ((x) ? (x) : "")
 
@@ -184,14 +184,14 @@ ol_status ol_tensor_from_proto(const Onnx__TensorProto *tp, const ol_tensor_sour
       }
       ol_status s = ol_value_new_view(b, 0, dtype, rank, dims, out);
       ol_buffer_release(b);
-      const ol_wire_view *tiled = s == OL_OK ? ol_proto_owner_find_tiled(src->owner, tp->raw_data.data) : NULL;
-      if (tiled) (*out)->tensor.tile_rows = tiled->tile_rows, (*out)->tensor.lane_rows = tiled->lane_rows;
+      const ol_wire_view *packed = s == OL_OK ? ol_proto_owner_find_packed(src->owner, tp->raw_data.data) : NULL;
+      if (packed) (*out)->tensor.packing = packed->packing;
       return s;
     }
     OL_TRY(ol_value_new_tensor(NULL, dtype, rank, dims, out));
-    const ol_wire_view *tiled = src ? ol_proto_owner_find_tiled(src->owner, tp->raw_data.data) : NULL;
-    if (tiled && tiled->length == need)
-      ol_tiled_view_to_dense(tiled, tp->raw_data.data, ol_tdata(&(*out)->tensor));
+    const ol_wire_view *packed = src ? ol_proto_owner_find_packed(src->owner, tp->raw_data.data) : NULL;
+    if (packed && packed->length == need)
+      ol_wire_view_to_dense(packed, tp->raw_data.data, ol_tdata(&(*out)->tensor));
     else if (need)
       memcpy(ol_tdata(&(*out)->tensor), tp->raw_data.data, need);
     return OL_OK;

@@ -24,7 +24,7 @@ typedef struct printer {
   char *buf;
   size_t len, cap;
   ol_status status; /* first failure */
-  ol_proto_owner *owner; /* the model's: knows which payloads are tiled (may be NULL) */
+  ol_proto_owner *owner; /* the model's: knows which payloads are packed (may be NULL) */
 } printer;
 
 /* AT(INT), AT(FLOATS), ...: AttributeProto.AttributeType values */
@@ -337,7 +337,7 @@ static void print_tensor(printer *pr, const Onnx__TensorProto *tp, bool with_nam
   }
   if (pr->status != OL_OK) return;
   ol_value *v = NULL;
-  /* through the owner, tiled weights come back with their layout (densified here) */
+  /* through the owner, packed weights come back with their layout (densified here) */
   ol_tensor_source src = {NULL, pr->owner};
   ol_status s = ol_tensor_from_proto(tp, &src, &v);
   if (s == OL_OK) s = ol_value_densify(NULL, &v);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/status.h"
+#include "core/value.h"
 #include "onnx_light.pb-c.h"
 
 /* Payloads smaller than this stay in the unpacked message. */
@@ -23,9 +24,7 @@ typedef struct ol_wire_view {
   size_t index;   /* initializer (or encoded initializer) position in the root graph */
   bool encoded;   /* GraphProto.encoded_initializer instead of initializer */
   void *copy;     /* a separately allocated aligned copy when it could not move in place */
-  int tile_rows;  /* > 0: a float K x N matrix tiled at load (ir/tile_weights.h) */
-  int64_t tile_width; /* its N */
-  int64_t lane_rows;  /* > 0: MatMulNBits B or scales in the lane layout (core/value.h) of that many rows */
+  ol_packing packing; /* kind set: packed in place for its readers (ir/packed_views.h) */
 } ol_wire_view;
 
 typedef struct ol_wire_weights {

@@ -64,13 +64,13 @@ static ol_status check_encoded(const ol_model_data *m, const ol_graph *g, const 
       return ol_error(OL_INVALID_MODEL,
                       "graph '%s': encoded initializer '%s' refers to the quantization parameter set "
                       "'%s', which the model does not declare", g->name, init->name, ev->parameter_ref);
-    ol_status st = ol_quant_shared_check(set, ev, m->proto);
+    ol_status st = ol_quant_shared_check(set, ev, m->types);
     if (st == OL_OK || st == OL_OUT_OF_MEMORY) return st;
     return ol_error_wrap(OL_INVALID_MODEL, "graph '%s': encoded initializer '%s' (parameter set '%s')",
                          g->name, init->name, ev->parameter_ref);
   }
   ol_quant_decoded decoded;
-  ol_status st = ol_quant_decode_proto(ev, m->proto, &decoded, NULL);
+  ol_status st = ol_quant_decode_proto(ev, m->types, &decoded, NULL);
   ol_quant_decoded_clear(&decoded);
   if (st == OL_OK || st == OL_OUT_OF_MEMORY) return st;
   return ol_error_wrap(OL_INVALID_MODEL, "graph '%s': encoded initializer '%s' has an invalid layout",
@@ -100,7 +100,7 @@ static ol_status check_parameter_ref(const ol_model_data *m, const ol_node *n) {
   const ol_attr *type = ol_node_attr(n, "type");
   const Onnx__AttributeProto *ap = type ? type->proto : NULL;
   if (!ap || !ap->tp || ap->tp->value_case != ONNX__TYPE_PROTO__VALUE_STRUCT_TYPE) return OL_OK;
-  ol_status st = ol_quant_shared_check_storage(set, ap->tp->struct_type, m->proto);
+  ol_status st = ol_quant_shared_check_storage(set, ap->tp->struct_type, m->types);
   if (st == OL_OK || st == OL_OUT_OF_MEMORY) return st;
   return ol_error_wrap(OL_INVALID_MODEL, "node '%s' (%s): attribute 'type'", n->name, n->op_type);
 }
@@ -136,21 +136,9 @@ static ol_status check_type_attr(const ol_model_data *m, const ol_node *n, const
   if (attr->type != OL_ATTR_TYPE_PROTO || !ap || !ap->tp ||
       ap->tp->value_case != ONNX__TYPE_PROTO__VALUE_STRUCT_TYPE || !ap->tp->struct_type)
     return OL_OK;
-  const Onnx__StructTypeProto *st = ap->tp->struct_type;
-  for (int depth = 0; st->kind_case == ONNX__STRUCT_TYPE_PROTO__KIND_TYPE_REF; depth++) {
-    const Onnx__StructTypeProto *found = NULL;
-    for (size_t i = 0; depth < 64 && i < m->proto->n_struct_types && !found; i++)
-      if (m->proto->struct_types[i]->has_type_id && m->proto->struct_types[i]->type_id == st->type_ref)
-        found = m->proto->struct_types[i];
-    if (!found)
-      return ol_error(OL_INVALID_MODEL,
-                      "node '%s' (%s): attribute '%s' refers to struct_type.type_ref %llu, which %s",
-                      n->name, n->op_type, attr->name, (unsigned long long)st->type_ref,
-                      depth < 64 ? "is not declared in the model's struct_types"
-                                 : "nests deeper than 64 references");
-    st = found;
-  }
-  return OL_OK;
+  const Onnx__StructTypeProto *root = NULL;
+  if (ol_type_catalogue_resolve(m->types, ap->tp->struct_type, &root) == OL_OK) return OL_OK;
+  return ol_error_wrap(OL_INVALID_MODEL, "node '%s' (%s): attribute '%s'", n->name, n->op_type, attr->name);
 }
 
 static ol_status check_graph_body(const ol_model_data *m, const ol_graph *g, scope *s) {

@@ -5,7 +5,7 @@
 
 #include "model/element_types.h"
 #include "model/infer_internal.h"
-#include "ops/registry.h"
+#include "ops/schema.h"
 
 /* Whether dtypes is a plain space-separated list of element-type names
  * ("float32 float16 bfloat16"); *listed tells whether it names dtype. */
@@ -41,8 +41,8 @@ static ol_status visit(void *user, const ol_node *node, const ol_infer_type *con
   const ol_infer_type *x = inputs[0];
   if (!x->known || x->kind != OL_VALUE_TENSOR || x->proto || x->encoded || x->dtype == OL_DTYPE_UNDEFINED)
     return OL_OK;
-  const ol_op_registration *reg = NULL;
-  if (ol_registry_find(node, &reg) != OL_OK) return OL_OK; /* the planner reports it */
+  const ol_op_schema *reg = NULL;
+  if (ol_schema_find(node, &reg) != OL_OK) return OL_OK; /* the planner reports it */
   bool listed;
   if (!plain_list(reg->dtypes, x->dtype, &listed) || listed) return OL_OK;
   const char *domain = node->domain[0] ? node->domain : "ai.onnx";

@@ -31,7 +31,7 @@ typedef struct scope {
 } scope;
 
 typedef struct walker {
-  const Onnx__ModelProto *model;
+  const ol_type_catalogue *types; /* the model's struct types */
   int depth;
   ol_infer_visit_fn visit; /* may be NULL */
   void *user;
@@ -263,9 +263,9 @@ static ol_status infer_node(walker *w, const ol_graph *g, Onnx__GraphProto *dst,
     } else if (b.op == LOOP || b.op == SCAN) {
       loop_outputs(n, inputs, &b, outputs);
     } else if (b.op == PLAIN) {
-      ol_infer_fn fn = ol_infer_find(n);
+      ol_infer_fn fn = ol_schema_infer(n);
       if (fn) {
-        ol_infer_ctx ctx = {n, n->num_inputs, inputs, n->num_outputs, outputs, w->model};
+        ol_infer_ctx ctx = {n, n->num_inputs, inputs, n->num_outputs, outputs, w->types};
         st = fn(&ctx);
       }
     }
@@ -400,7 +400,7 @@ ol_status ol_model_infer_shapes(const ol_model *model, ol_model **out) {
   Onnx__ModelProto *copy = onnx__model_proto__unpack(NULL, size, bytes);
   free(bytes);
   if (!copy) return ol_error(OL_OUT_OF_MEMORY, "shape inference: cannot copy the model");
-  walker w = {model->data->proto, 0, NULL, NULL};
+  walker w = {model->data->types, 0, NULL, NULL};
   ol_status st = infer_graph(&w, model->data->graph, copy->graph, NULL, NULL, NULL);
   if (st != OL_OK) {
     onnx__model_proto__free_unpacked(copy, NULL);
@@ -410,6 +410,6 @@ ol_status ol_model_infer_shapes(const ol_model *model, ol_model **out) {
 }
 
 ol_status ol_infer_walk(const ol_model_data *model, ol_infer_visit_fn visit, void *user) {
-  walker w = {model->proto, 0, visit, user};
+  walker w = {model->types, 0, visit, user};
   return infer_graph(&w, model->graph, NULL, NULL, NULL, NULL);
 }

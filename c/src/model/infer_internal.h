@@ -4,7 +4,7 @@
 #include <stddef.h>
 
 #include "ir/model.h"
-#include "ops/infer.h"
+#include "ops/schema.h"
 
 /* A declared type (graph input/output, value_info) as an inference type. */
 void ol_infer_from_declared(const ol_graph_value *declared, ol_infer_type *out);

@@ -1,9 +1,9 @@
 /* Shape functions: the type and shape of a node's outputs from its inputs'.
  *
- * A separate table beside the kernel registry, keyed by (domain, op type);
- * a rule checks node->opset itself where the operator changed across
- * versions (attribute vs input axes). Operators without a rule leave their
- * outputs uninferred. model/infer.c walks the graph and calls them.
+ * An operator's shape function is part of its schema row (ops/schema.h);
+ * it checks node->opset itself where the operator changed across versions
+ * (attribute vs input axes). Operators without one leave their outputs
+ * uninferred. model/infer.c walks the graph and calls them.
  *
  * Besides types, small integer tensors (Shape outputs, Constant values,
  * their Gather/Concat/Unsqueeze/arithmetic) carry their values ("data", as
@@ -56,7 +56,7 @@ typedef struct ol_infer_ctx {
   const ol_infer_type *const *inputs; /* NULL: absent or nothing known */
   size_t num_outputs;
   ol_infer_type *outputs; /* start unknown (ol_infer_unknown) */
-  const Onnx__ModelProto *model;
+  const ol_type_catalogue *types; /* the model's struct types (resolves type_refs) */
 } ol_infer_ctx;
 
 /* Fills ctx->outputs. Returns OL_OK leaving outputs unknown when the inputs
@@ -64,26 +64,7 @@ typedef struct ol_infer_ctx {
  * operator (shapes that cannot broadcast, a Reshape to a wrong count...). */
 typedef ol_status (*ol_infer_fn)(ol_infer_ctx *ctx);
 
-typedef struct ol_infer_rule {
-  const char *domain; /* "" for ai.onnx */
-  const char *op_type;
-  ol_infer_fn infer;
-} ol_infer_rule;
-
-/* Family tables, each ending with an all-zero row. */
-extern const ol_infer_rule ol_infer_rules_elementwise[];
-extern const ol_infer_rule ol_infer_rules_tensor[];
-extern const ol_infer_rule ol_infer_rules_math[];
-extern const ol_infer_rule ol_infer_rules_quant[];
-extern const ol_infer_rule ol_infer_rules_index[];
-extern const ol_infer_rule ol_infer_rules_nn[];
-extern const ol_infer_rule ol_infer_rules_contrib[];
-extern const ol_infer_rule ol_infer_rules_misc[];
-
-/* The rule for node's (domain, op type), or NULL. */
-ol_infer_fn ol_infer_find(const ol_node *node);
-
-/* ------------------------------------------------------------ helpers for rules */
+/* ------------------------------------------------------------ helpers for shape functions */
 
 void ol_infer_unknown(ol_infer_type *t);
 /* A tensor type with dtype and (when rank >= 0) dims (NULL: all unknown;

@@ -1,27 +1,9 @@
-/* Shape-function lookup and the helpers the rules share (ops/infer.h). */
+/* The helpers shape functions share (ops/infer.h). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ops/infer.h"
-
-static const ol_infer_rule *const families[] = {
-    ol_infer_rules_elementwise, ol_infer_rules_tensor, ol_infer_rules_math, ol_infer_rules_quant,
-    ol_infer_rules_index,       ol_infer_rules_nn,     ol_infer_rules_contrib, ol_infer_rules_misc,
-};
-
-static bool same_domain(const char *a, const char *b) {
-  if (strcmp(a, "ai.onnx") == 0) a = "";
-  if (strcmp(b, "ai.onnx") == 0) b = "";
-  return strcmp(a, b) == 0;
-}
-
-ol_infer_fn ol_infer_find(const ol_node *node) {
-  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
-    for (const ol_infer_rule *r = families[f]; r->op_type; r++)
-      if (strcmp(r->op_type, node->op_type) == 0 && same_domain(r->domain, node->domain)) return r->infer;
-  return NULL;
-}
 
 void ol_infer_unknown(ol_infer_type *t) {
   memset(t, 0, sizeof *t);

@@ -201,6 +201,10 @@ void ol_tensor_set_double(ol_tensor *t, int64_t i, double v) {
       ((int64_t *)p)[i] = v >= 0x1p63 ? INT64_MAX : (int64_t)int_clamp(v, -0x1p63, 0x1p63);
       break;
     case OL_DTYPE_UINT64: ((uint64_t *)p)[i] = v >= 0x1p64 ? UINT64_MAX : (uint64_t)int_clamp(v, 0, 0x1p64); break;
+    case OL_DTYPE_INT4:
+    case OL_DTYPE_UINT4:
+    case OL_DTYPE_INT2:
+    case OL_DTYPE_UINT2: ol_packed_set(t->dtype, p, i, (int32_t)int_clamp(v, INT32_MIN, INT32_MAX)); break;
     default: break;
   }
 }

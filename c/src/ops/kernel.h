@@ -20,16 +20,6 @@ struct ol_kernel {
   ol_kernel_compute_fn compute;
   void (*destroy)(ol_kernel *kernel); /* NULL: free(kernel) */
   const ol_node *node;
-  /* Bit i set: input i may be a strided (pitched) tensor, read through its
-   * pitch (see core/value.h). The runtime gives every other input a dense
-   * copy. Set at creation by kernels that read caches in place. */
-  uint32_t pitched_inputs;
-  /* Bit i set: input i may be a tiled float matrix (core/value.h, weights
-   * prepared at load); every other input gets a dense copy. */
-  uint32_t tiled_inputs;
-  /* Bit i set: input i may be in the lane layout (core/value.h, MatMulNBits
-   * weights and scales prepared at load); every other input gets a dense copy. */
-  uint32_t lane_inputs;
 };
 
 /* Storage work a kernel reports through ctx->record_storage (runtime events). */
@@ -59,6 +49,22 @@ typedef struct ol_append_reservation {
   bool bound;
   ol_storage_counts counts;
 } ol_append_reservation;
+
+/* The page-format policy of paged caches (ol_session_options). */
+typedef struct ol_paged_policy {
+  ol_page_format_fn fn;
+  void *user;
+  const ol_page_format_rule *rules;
+  size_t rule_count;
+} ol_paged_policy;
+
+/* What one paged-attention execution did (OL_EVENT_PAGED_ATTENTION). */
+typedef struct ol_paged_stats {
+  uint64_t copied_bytes;
+  uint64_t dequantized_bytes;
+  uint64_t peak_workspace_bytes;
+  uint64_t validated_pages;
+} ol_paged_stats;
 
 /* What a kernel may use while computing. Filled by the runtime. */
 struct ol_kernel_ctx {
@@ -93,6 +99,10 @@ struct ol_kernel_ctx {
    * pitched layout, buffer->append_end rows in use, see ol_value_grow_from)
    * and be appended to by a later run. */
   uint32_t grow_outputs;
+  /* Formats of appended paged-cache pages; NULL: dense FLOAT. */
+  const ol_paged_policy *paged;
+  /* Records a paged-attention event; NULL when events are off. */
+  ol_status (*record_paged)(void *runtime, const ol_paged_stats *stats);
 };
 
 typedef ol_status (*ol_kernel_create_fn)(const ol_node *node, ol_kernel **out);
@@ -107,7 +117,7 @@ ol_status ol_kernel_alloc(const ol_node *node, size_t size, ol_kernel_compute_fn
 
 /* Runs fn on ctx with the strided (pitched) inputs selected by `which` (bit
  * i: input i) replaced by dense copies: for kernels that read some pitched
- * layouts in place (pitched_inputs) and meet another one. */
+ * layouts in place (their row's pitched_inputs) and meet another one. */
 ol_status ol_kernel_run_densified(ol_kernel *kernel, ol_kernel_ctx *ctx, uint32_t which, ol_kernel_compute_fn fn);
 
 /* Input i as a tensor; NULL when absent. */

@@ -74,7 +74,7 @@ static bool layout_runs(const ol_quant_plan *shape, const uint8_t *raw, size_t s
   return true;
 }
 
-ol_status ol_quant_affine_view_make(const Onnx__EncodedValueProto *value, const Onnx__ModelProto *model,
+ol_status ol_quant_affine_view_make(const Onnx__EncodedValueProto *value, const ol_type_catalogue *types,
                                     ol_quant_affine_view *view, bool *eligible, const char **reason) {
   memset(view, 0, sizeof *view);
   *eligible = false;
@@ -88,7 +88,7 @@ ol_status ol_quant_affine_view_make(const Onnx__EncodedValueProto *value, const 
   else if ((value->has_data_location && value->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) ||
            value->n_external_data || !value->has_raw_data || !value->raw_data.len)
     *reason = "payload not loaded";
-  else if (ol_qw_resolve(value->struct_type, model, &root) != OL_OK || !root->name ||
+  else if (ol_type_catalogue_resolve(types, value->struct_type, &root) != OL_OK || !root->name ||
            strncmp(root->name, OL_QUANT_WIRE_PREFIX, prefix) != 0 ||
            ol_quant_format_parse(root->name + prefix, &format) != OL_OK)
     *reason = "not a portable quantization layout";

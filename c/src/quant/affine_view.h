@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "onnx_light.pb-c.h"
+#include "quant/type_catalogue.h"
 #include "simd/qaffine.h"
 
 typedef struct ol_quant_affine_view {
@@ -25,9 +26,9 @@ typedef struct ol_quant_affine_view {
 } ol_quant_affine_view;
 
 /* OL_OK with *eligible (and view filled) or !*eligible (*reason says why,
- * a static string); other statuses only for OL_OUT_OF_MEMORY. model (may be
+ * a static string); other statuses only for OL_OUT_OF_MEMORY. types (may be
  * NULL) resolves struct_type.type_ref. */
-ol_status ol_quant_affine_view_make(const Onnx__EncodedValueProto *value, const Onnx__ModelProto *model,
+ol_status ol_quant_affine_view_make(const Onnx__EncodedValueProto *value, const ol_type_catalogue *types,
                                     ol_quant_affine_view *view, bool *eligible, const char **reason);
 void ol_quant_affine_view_clear(ol_quant_affine_view *view);
 

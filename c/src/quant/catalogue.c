@@ -190,5 +190,15 @@ const double *ol_quant_table_values(ol_quant_table table, uint32_t *count) {
 }
 
 const char *ol_quant_method_name(ol_quant_method method) {
-  return (int)method >= 0 && method < OL_QUANT_METHOD_COUNT ? method_names[method] : "unknown";
+  return (int)method >= 0 && method < OL_QUANT_METHOD_COUNT ? method_names[method] : NULL;
+}
+
+size_t ol_quant_format_count(void) { return OL_QUANT_FORMAT_COUNT; }
+
+ol_status ol_quant_format_get_info(ol_quant_format format, ol_quant_format_info *out) {
+  const ol_quant_profile *row = ol_quant_profile_info(format);
+  if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_quant_format_get_info: out is NULL");
+  if (!row) return ol_error(OL_INVALID_ARGUMENT, "Unknown quantization format: %d", (int)format);
+  *out = (ol_quant_format_info){row->name, row->enum_name, row->method, row->bits, row->ort};
+  return OL_OK;
 }

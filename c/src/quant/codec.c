@@ -8,6 +8,7 @@
 #include "core/alloc.h"
 #include "core/dtype.h"
 #include "core/status.h"
+#include "quant/ort.h"
 
 #define INVALID(...) ol_error(OL_INVALID_ARGUMENT, __VA_ARGS__)
 
@@ -415,7 +416,10 @@ static ol_status calibrate_block(const ol_quant_layout *l, ol_quant_block *b, co
   return OL_OK;
 }
 
-ol_status ol_quant_calibrate(ol_quant_plan *plan, const double *values, uint64_t count) {
+ol_status ol_quant_calibrate_values(ol_quant_plan *plan, const double *values, uint64_t count) {
+  const ol_quant_profile *row = ol_quant_profile_info(plan->format);
+  if (!row) return INVALID("Unknown quantization format: %d", (int)plan->format);
+  if (row->ort) return ol_quant_ort_calibrate(plan, values, count);
   for (size_t r = 0; r < plan->run_count; r++) {
     const ol_quant_layout *l = &plan->runs[r].layout;
     if (l->method != OL_QUANT_CODEBOOK) continue;

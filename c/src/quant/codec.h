@@ -35,8 +35,9 @@ ol_status ol_quant_write_floats(ol_dtype dtype, const double *values, uint64_t c
  * the codes above (below) the zero point; scalar codebooks: ratio to the
  * largest (smallest) entry; cast: 1; all-zero blocks: 1. Zero points and
  * offsets are used as they are in the plan. Vector/additive codebooks need
- * explicit scales and are rejected, as are missing codebooks. */
-ol_status ol_quant_calibrate(ol_quant_plan *plan, const double *values, uint64_t count);
+ * explicit scales and are rejected, as are missing codebooks. ORT
+ * MatMulNBits plans calibrate per column and K block (ol_quant_ort_calibrate). */
+ol_status ol_quant_calibrate_values(ol_quant_plan *plan, const double *values, uint64_t count);
 
 /* Encodes count values with plan into a new payload (malloc'd, *size bytes).
  * logical_dtype is the dtype decoding will produce: reconstructions that are

@@ -123,6 +123,39 @@ static ol_status check_plan(const ol_quant_plan *plan, int rank, const int64_t *
   return OL_OK;
 }
 
+ol_status ol_quant_ort_calibrate(ol_quant_plan *plan, const double *values, uint64_t count) {
+  if (plan->matrix_rank != 2)
+    return INVALID("ORT MatMulNBits calibration needs the plan's [K, N] matrix shape");
+  const uint64_t k = (uint64_t)plan->matrix_shape[0], n = (uint64_t)plan->matrix_shape[1];
+  if (plan->matrix_shape[0] < 0 || plan->matrix_shape[1] < 0 || (n && k > UINT64_MAX / n) || k * n != count)
+    return INVALID("the plan is for a [%lld, %lld] matrix, the tensor has %llu elements",
+                   (long long)plan->matrix_shape[0], (long long)plan->matrix_shape[1], (unsigned long long)count);
+  if (plan->run_count != 1 || plan->runs[0].layout.count == 0)
+    return INVALID("ORT MatMulNBits requires one shared block layout");
+  ol_quant_run *run = &plan->runs[0];
+  const uint64_t bs = run->layout.count, groups = (k + bs - 1) / bs;
+  if (run->block_count != n * groups)
+    return INVALID("ORT MatMulNBits requires N * ceil(K/block_size) = %llu parameter blocks (got %zu)",
+                   (unsigned long long)(n * groups), run->block_count);
+  const double maximum = ldexp(1.0, (int)run->layout.bits) - 1;
+  for (uint64_t col = 0; col < n; col++)
+    for (uint64_t g = 0; g < groups; g++) {
+      ol_quant_block *b = &run->blocks[col * groups + g];
+      double up = maximum - b->zero_point, down = b->zero_point, scale = 0;
+      for (uint64_t r = g * bs; r < (g + 1) * bs && r < k; r++) {
+        double value = values[r * n + col], ratio = 0;
+        if (!isfinite(value))
+          return INVALID("Quantization input must be finite (row %llu, column %llu)", (unsigned long long)r,
+                         (unsigned long long)col);
+        if (value > 0 && up > 0) ratio = value / up;
+        if (value < 0 && down > 0) ratio = -value / down;
+        if (ratio > scale) scale = ratio;
+      }
+      b->scale = scale > 0 && isfinite(scale) ? scale : 1.0;
+    }
+  return OL_OK;
+}
+
 /* Rounded scales/zero points and the zero-point storage choice. */
 static ol_status effective_parameters(const ol_quant_run *run, ort_storage *st, double *scales,
                                       double *zeros) {
@@ -380,13 +413,13 @@ void ol_quant_matmul_nbits_inputs_clear(ol_quant_matmul_nbits_inputs *in) {
 }
 
 ol_status ol_quant_export_matmul_nbits_inputs(const Onnx__EncodedValueProto *value,
-                                              const Onnx__ModelProto *model,
+                                              const ol_type_catalogue *types,
                                               ol_quant_matmul_nbits_inputs *out) {
   memset(out, 0, sizeof(*out));
   if (value->layout_case != ONNX__ENCODED_VALUE_PROTO__LAYOUT_STRUCT_TYPE || !value->struct_type)
     return INVALID("Expected a structured ORT MatMulNBits layout");
   const Onnx__StructTypeProto *root = NULL;
-  OL_TRY(ol_qw_resolve(value->struct_type, model, &root));
+  OL_TRY(ol_type_catalogue_resolve(types, value->struct_type, &root));
   const size_t prefix = strlen(OL_QUANT_WIRE_PREFIX);
   ol_quant_format format;
   if (!root->name || strncmp(root->name, OL_QUANT_WIRE_PREFIX, prefix) != 0)

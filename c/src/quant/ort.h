@@ -30,11 +30,17 @@ typedef struct ol_quant_matmul_nbits_inputs {
 } ol_quant_matmul_nbits_inputs;
 
 /* Extracts the node inputs without dequantizing (validates the descriptor,
- * payload extent, tail codes and zero-point padding). model may be NULL. */
+ * payload extent, tail codes and zero-point padding). types may be NULL. */
 ol_status ol_quant_export_matmul_nbits_inputs(const Onnx__EncodedValueProto *value,
-                                              const Onnx__ModelProto *model,
+                                              const ol_type_catalogue *types,
                                               ol_quant_matmul_nbits_inputs *out);
 void ol_quant_matmul_nbits_inputs_clear(ol_quant_matmul_nbits_inputs *inputs);
+
+/* Calibration of an ORT MatMulNBits plan from its [K, N] source (count =
+ * K * N values, row-major): per column and K block, the largest ratio of a
+ * positive (negative) value to the codes above (below) the block's zero
+ * point; all-zero blocks get scale 1. Zero points are used as they are. */
+ol_status ol_quant_ort_calibrate(ol_quant_plan *plan, const double *values, uint64_t count);
 
 /* Used by wire.c: ORT encode (source [K, N] FLOAT/FLOAT16/BFLOAT16) and decode
  * of a resolved root whose name selected an ORT format. */

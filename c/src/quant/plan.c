@@ -160,18 +160,27 @@ static ol_status copy_runs(const ol_quant_run *runs, size_t count, ol_quant_run 
 }
 
 ol_status ol_quant_plan_clone(const ol_quant_plan *src, ol_quant_plan **out) {
+  if (!src || !out) return INVALID("ol_quant_plan_clone: NULL argument");
   ol_quant_plan *plan;
   OL_TRY(ol_quant_plan_new(&plan));
   plan->format = src->format;
   plan->transform_size = src->transform_size;
   plan->matrix_rank = src->matrix_rank;
   memcpy(plan->matrix_shape, src->matrix_shape, sizeof(plan->matrix_shape));
+  /* arrays a descriptor declares but nobody supplied yet (NULL with a size,
+   * ol_quant_plan_declared) stay declared */
   ol_status s = ol_quant_plan_set_runs(plan, src->runs, src->run_count);
-  if (s == OL_OK) s = ol_quant_plan_set_permutation(plan, src->permutation, src->permutation_size);
+  if (s == OL_OK) s = ol_quant_plan_set_permutation(plan, src->permutation, src->permutation ? src->permutation_size : 0);
   if (s == OL_OK)
-    s = ol_quant_plan_set_transform(plan, src->transform_size, src->forward, src->forward_size,
-                                    src->inverse, src->inverse_size);
-  if (s == OL_OK) s = ol_quant_plan_set_outliers(plan, src->outliers, src->outlier_count);
+    s = ol_quant_plan_set_transform(plan, src->transform_size, src->forward, src->forward ? src->forward_size : 0,
+                                    src->inverse, src->inverse ? src->inverse_size : 0);
+  if (s == OL_OK) s = ol_quant_plan_set_outliers(plan, src->outliers, src->outliers ? src->outlier_count : 0);
+  if (s == OL_OK) {
+    plan->permutation_size = src->permutation_size;
+    plan->forward_size = src->forward_size;
+    plan->inverse_size = src->inverse_size;
+    plan->outlier_count = src->outlier_count;
+  }
   if (s != OL_OK) {
     ol_quant_plan_destroy(plan);
     return s;
@@ -188,6 +197,7 @@ ol_status ol_quant_plan_run(const ol_quant_plan *plan, size_t index, ol_quant_ru
 }
 
 ol_status ol_quant_plan_set_run(ol_quant_plan *plan, size_t index, const ol_quant_run *run) {
+  if (!plan || !run) return INVALID("ol_quant_plan_set_run: NULL argument");
   if (index >= plan->run_count)
     return INVALID("quantization plan: run index %zu out of range (%zu runs)", index,
                    plan->run_count);
@@ -199,6 +209,7 @@ ol_status ol_quant_plan_set_run(ol_quant_plan *plan, size_t index, const ol_quan
 }
 
 ol_status ol_quant_plan_set_runs(ol_quant_plan *plan, const ol_quant_run *runs, size_t count) {
+  if (!plan) return INVALID("ol_quant_plan_set_runs: plan is NULL");
   ol_quant_run *copy;
   OL_TRY(copy_runs(runs, count, &copy));
   free_runs(plan->runs, plan->run_count);
@@ -209,6 +220,7 @@ ol_status ol_quant_plan_set_runs(ol_quant_plan *plan, const ol_quant_run *runs, 
 
 ol_status ol_quant_plan_set_permutation(ol_quant_plan *plan, const int64_t *indices,
                                         size_t count) {
+  if (!plan) return INVALID("ol_quant_plan_set_permutation: plan is NULL");
   void *copy;
   OL_TRY(dup_array(indices, count, sizeof(int64_t), &copy));
   free(plan->permutation);
@@ -220,6 +232,7 @@ ol_status ol_quant_plan_set_permutation(ol_quant_plan *plan, const int64_t *indi
 ol_status ol_quant_plan_set_transform(ol_quant_plan *plan, uint32_t size, const double *forward,
                                       size_t forward_count, const double *inverse,
                                       size_t inverse_count) {
+  if (!plan) return INVALID("ol_quant_plan_set_transform: plan is NULL");
   void *f, *i;
   OL_TRY(dup_array(forward, forward_count, sizeof(double), &f));
   ol_status s = dup_array(inverse, inverse_count, sizeof(double), &i);
@@ -238,11 +251,117 @@ ol_status ol_quant_plan_set_transform(ol_quant_plan *plan, uint32_t size, const 
 }
 
 ol_status ol_quant_plan_set_outliers(ol_quant_plan *plan, const int64_t *indices, size_t count) {
+  if (!plan) return INVALID("ol_quant_plan_set_outliers: plan is NULL");
   void *copy;
   OL_TRY(dup_array(indices, count, sizeof(int64_t), &copy));
   free(plan->outliers);
   plan->outliers = copy;
   plan->outlier_count = count;
+  return OL_OK;
+}
+
+/* ============================================================ public accessors */
+
+#define NEED_PLAN(plan, what) \
+  if (!(plan)) return ol_error(OL_INVALID_ARGUMENT, what ": plan is NULL")
+
+static ol_status run_at(const ol_quant_plan *plan, size_t run, ol_quant_run **out) {
+  if (run >= plan->run_count)
+    return INVALID("quantization plan: run index %zu out of range (%zu runs)", run, plan->run_count);
+  *out = &plan->runs[run];
+  return OL_OK;
+}
+
+ol_quant_format ol_quant_plan_format(const ol_quant_plan *plan) {
+  return plan ? plan->format : OL_QUANT_FORMAT_COUNT;
+}
+
+ol_status ol_quant_plan_set_format(ol_quant_plan *plan, ol_quant_format format) {
+  NEED_PLAN(plan, "ol_quant_plan_set_format");
+  if (!ol_quant_format_valid(format)) return INVALID("Unknown quantization format: %d", (int)format);
+  plan->format = format;
+  return OL_OK;
+}
+
+size_t ol_quant_plan_run_count(const ol_quant_plan *plan) { return plan ? plan->run_count : 0; }
+
+ol_status ol_quant_plan_run_layout(const ol_quant_plan *plan, size_t run, ol_quant_layout *layout,
+                                   size_t *block_count) {
+  NEED_PLAN(plan, "ol_quant_plan_run_layout");
+  ol_quant_run *r = NULL;
+  OL_TRY(run_at(plan, run, &r));
+  if (layout) *layout = r->layout;
+  if (block_count) *block_count = r->block_count;
+  return OL_OK;
+}
+
+ol_status ol_quant_plan_block(const ol_quant_plan *plan, size_t run, size_t block, ol_quant_block *out) {
+  NEED_PLAN(plan, "ol_quant_plan_block");
+  if (!out) return INVALID("ol_quant_plan_block: out is NULL");
+  ol_quant_run *r = NULL;
+  OL_TRY(run_at(plan, run, &r));
+  if (block >= r->block_count)
+    return INVALID("quantization plan: block index %zu out of range (%zu blocks)", block, r->block_count);
+  *out = r->blocks[block];
+  return OL_OK;
+}
+
+/* Sets one parameter of every block of a run (offsetof picks which). */
+static ol_status set_each(ol_quant_plan *plan, size_t run, const double *values, size_t count, size_t field,
+                          const char *what) {
+  NEED_PLAN(plan, "quantization plan");
+  ol_quant_run *r = NULL;
+  OL_TRY(run_at(plan, run, &r));
+  if (count != r->block_count) return INVALID("%zu %s for %zu blocks", count, what, r->block_count);
+  if (count && !values) return INVALID("quantization plan: NULL %s", what);
+  for (size_t i = 0; i < count; i++) memcpy((char *)&r->blocks[i] + field, &values[i], sizeof(double));
+  return OL_OK;
+}
+
+ol_status ol_quant_plan_set_scales(ol_quant_plan *plan, size_t run, const double *scales, size_t count) {
+  return set_each(plan, run, scales, count, offsetof(ol_quant_block, scale), "scales");
+}
+
+ol_status ol_quant_plan_set_zero_points(ol_quant_plan *plan, size_t run, const double *zero_points,
+                                        size_t count) {
+  return set_each(plan, run, zero_points, count, offsetof(ol_quant_block, zero_point), "zero points");
+}
+
+void ol_quant_plan_permutation(const ol_quant_plan *plan, const int64_t **indices, size_t *count) {
+  *indices = plan ? plan->permutation : NULL;
+  *count = plan ? plan->permutation_size : 0;
+}
+
+void ol_quant_plan_transform(const ol_quant_plan *plan, uint32_t *size, const double **forward,
+                             size_t *forward_count, const double **inverse, size_t *inverse_count) {
+  *size = plan ? plan->transform_size : 0;
+  *forward = plan ? plan->forward : NULL;
+  *forward_count = plan ? plan->forward_size : 0;
+  *inverse = plan ? plan->inverse : NULL;
+  *inverse_count = plan ? plan->inverse_size : 0;
+}
+
+void ol_quant_plan_outliers(const ol_quant_plan *plan, const int64_t **indices, size_t *count) {
+  *indices = plan ? plan->outliers : NULL;
+  *count = plan ? plan->outlier_count : 0;
+}
+
+size_t ol_quant_plan_matrix_shape(const ol_quant_plan *plan, int64_t dims[2]) {
+  if (!plan || plan->matrix_rank != 2) return 0;
+  dims[0] = plan->matrix_shape[0];
+  dims[1] = plan->matrix_shape[1];
+  return 2;
+}
+
+ol_status ol_quant_plan_set_matrix_shape(ol_quant_plan *plan, const int64_t *dims, size_t rank) {
+  NEED_PLAN(plan, "ol_quant_plan_set_matrix_shape");
+  if (rank != 0 && rank != 2)
+    return INVALID("matrix_shape must have 0 or 2 dimensions (got %zu)", rank);
+  if (rank == 2 && (dims[0] < 0 || dims[1] < 0))
+    return INVALID("matrix_shape dimensions must be non-negative");
+  plan->matrix_rank = (int)rank;
+  plan->matrix_shape[0] = rank ? dims[0] : 0;
+  plan->matrix_shape[1] = rank ? dims[1] : 0;
   return OL_OK;
 }
 
@@ -301,6 +420,7 @@ static ol_status emit_runs(ol_quant_plan *plan, const ol_quant_layout *layout,
 
 static ol_status make_plan(ol_quant_format format, uint64_t count, uint64_t block_size,
                            ol_quant_plan **out) {
+  if (!out) return INVALID("quantization plan: out is NULL");
   *out = NULL;
   const ol_quant_profile *row = ol_quant_profile_info(format);
   if (!row) return INVALID("Unknown quantization format: %d", (int)format);
@@ -333,6 +453,7 @@ ol_status ol_quant_make_plan(ol_quant_format format, uint64_t count, uint64_t bl
 
 ol_status ol_quant_make_matmul_nbits_plan(ol_quant_format format, uint64_t k, uint64_t n,
                                           uint64_t block_size, ol_quant_plan **out) {
+  if (!out) return INVALID("ol_quant_make_matmul_nbits_plan: out is NULL");
   *out = NULL;
   const ol_quant_profile *row = ol_quant_profile_info(format);
   if (!row || !row->ort)

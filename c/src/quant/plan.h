@@ -22,36 +22,8 @@
 #include "onnxlight.h"
 #include "quant/catalogue.h"
 
-#define OL_QUANT_DEFAULT_BLOCK_SIZE 128
-#define OL_QUANT_HEADER_SIZE 9 /* INT64 entries of a portable block header */
-
-/* Shared type parameters of a run (the 9-element wire header). */
-typedef struct ol_quant_layout {
-  uint32_t count; /* scalar elements per block */
-  ol_quant_method method;
-  uint32_t bits; /* code / index width 1..16 */
-  bool signed_codes;
-  uint32_t books;
-  uint32_t entries;
-  uint32_t vector_size;
-  bool base3;
-  ol_dtype cast_type; /* FLOAT, DOUBLE, FLOAT16 or BFLOAT16 for every method */
-} ol_quant_layout;
-
-/* Independent numerical parameters of one block. */
-typedef struct ol_quant_block {
-  double scale;
-  double zero_point;
-  double offset;
-  double *codebook; /* owned; books * entries * vector_size values */
-  size_t codebook_size;
-} ol_quant_block;
-
-typedef struct ol_quant_run {
-  ol_quant_layout layout;
-  ol_quant_block *blocks; /* owned */
-  size_t block_count;
-} ol_quant_run;
+/* ol_quant_layout, ol_quant_block and ol_quant_run are public (onnxlight.h):
+ * internally a plan owns its runs' blocks and their codebooks (malloc). */
 
 typedef struct ol_quant_plan {
   ol_quant_format format;
@@ -72,38 +44,13 @@ typedef struct ol_quant_plan {
 
 /* ---- factories -------------------------------------------------------- */
 
-/* Portable profiles: count elements in blocks of block_size (use
- * OL_QUANT_DEFAULT_BLOCK_SIZE for the seed's default). ORT profiles are
- * rejected here (use ol_quant_make_matmul_nbits_plan). */
-ol_status ol_quant_make_plan(ol_quant_format format, uint64_t count, uint64_t block_size,
-                             ol_quant_plan **out);
-/* ORT MatMulNBits profiles: N * ceil(K/block_size) blocks of block_size
- * (padding included), column-major then K-group; block_size a power of two
- * in [16, UINT32_MAX]. */
-ol_status ol_quant_make_matmul_nbits_plan(ol_quant_format format, uint64_t k, uint64_t n,
-                                          uint64_t block_size, ol_quant_plan **out);
 /* An empty plan (format int4, no runs). */
 ol_status ol_quant_plan_new(ol_quant_plan **out);
-ol_status ol_quant_plan_clone(const ol_quant_plan *src, ol_quant_plan **out);
-void ol_quant_plan_destroy(ol_quant_plan *plan);
 
 /* ---- copies in and out -------------------------------------------------- */
 
 /* Deep copy of run i into *out (caller calls ol_quant_run_clear). */
 ol_status ol_quant_plan_run(const ol_quant_plan *plan, size_t index, ol_quant_run *out);
-/* Replaces run i with a deep copy of run. */
-ol_status ol_quant_plan_set_run(ol_quant_plan *plan, size_t index, const ol_quant_run *run);
-/* Replaces all runs with deep copies (count may be 0). */
-ol_status ol_quant_plan_set_runs(ol_quant_plan *plan, const ol_quant_run *runs, size_t count);
-
-ol_status ol_quant_plan_set_permutation(ol_quant_plan *plan, const int64_t *indices,
-                                        size_t count);
-/* Sets transform_size and copies both matrices (count = values each). */
-ol_status ol_quant_plan_set_transform(ol_quant_plan *plan, uint32_t size, const double *forward,
-                                      size_t forward_count, const double *inverse,
-                                      size_t inverse_count);
-ol_status ol_quant_plan_set_outliers(ol_quant_plan *plan, const int64_t *indices, size_t count);
-
 ol_status ol_quant_run_copy(const ol_quant_run *src, ol_quant_run *dst);
 void ol_quant_run_clear(ol_quant_run *run);
 ol_status ol_quant_run_block(const ol_quant_run *run, size_t index, ol_quant_block *out);
@@ -126,11 +73,6 @@ uint64_t ol_quant_layout_table_size(const ol_quant_layout *layout);
 /* False when code count, code bytes or table size would overflow 64 bits
  * (the three functions above are only meaningful when this holds). */
 bool ol_quant_layout_sizes_fit(const ol_quant_layout *layout);
-/* The 9-element wire header. */
-void ol_quant_layout_header(const ol_quant_layout *layout, int64_t header[OL_QUANT_HEADER_SIZE]);
-/* Parses and checks a wire header (bounds, booleans, method, bits, base3). */
-ol_status ol_quant_layout_from_header(const int64_t header[OL_QUANT_HEADER_SIZE],
-                                      ol_quant_layout *out);
 /* Bytes of a floating dtype accepted by the codecs (FLOAT/DOUBLE/FLOAT16/
  * BFLOAT16), 0 otherwise. */
 size_t ol_quant_float_bytes(ol_dtype dtype);

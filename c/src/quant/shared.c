@@ -122,7 +122,7 @@ static ol_status create_ort(const Onnx__StructTypeProto *root, ol_quant_format f
 }
 
 static ol_status create(const Onnx__StructTypeProto *storage,
-                        const Onnx__TypeProto *logical, const Onnx__ModelProto *model,
+                        const Onnx__TypeProto *logical, const ol_type_catalogue *types,
                         const ol_tensor *const inputs[OL_QUANT_IN_COUNT], ol_quant_shared_set *set) {
   if (!storage) return INVALID("storage_type is missing");
   if (!logical) return INVALID("logical_type is missing");
@@ -136,7 +136,7 @@ static ol_status create(const Onnx__StructTypeProto *storage,
   memcpy(set->dims, shape.dims, sizeof(set->dims));
   set->count = shape.count;
   const Onnx__StructTypeProto *root = NULL;
-  OL_TRY(ol_qw_resolve(storage, model, &root));
+  OL_TRY(ol_type_catalogue_resolve(types, storage, &root));
   const size_t prefix = strlen(OL_QUANT_WIRE_PREFIX);
   ol_quant_format format;
   bool ort = root->name && strncmp(root->name, OL_QUANT_WIRE_PREFIX, prefix) == 0 &&
@@ -146,7 +146,7 @@ static ol_status create(const Onnx__StructTypeProto *storage,
   if (!scales || ol_tcount(scales) == 0)
     return INVALID("shared quantization requires fixed scales (shared mode never calibrates)");
   if (ort) return create_ort(root, format, inputs, set);
-  s = ol_quant_plan_from_type(storage, model, set->count, &set->plan);
+  s = ol_quant_plan_from_type(storage, types, set->count, &set->plan);
   if (s != OL_OK) return ol_error_wrap(s, "storage_type is incompatible with logical_type");
   uint64_t covered = 0;
   for (size_t r = 0; r < set->plan->run_count; r++)
@@ -162,7 +162,7 @@ static ol_status create(const Onnx__StructTypeProto *storage,
 }
 
 ol_status ol_quant_shared_create(const char *name, const Onnx__StructTypeProto *storage,
-                                 const Onnx__TypeProto *logical, const Onnx__ModelProto *model,
+                                 const Onnx__TypeProto *logical, const ol_type_catalogue *types,
                                  const ol_tensor *const inputs[OL_QUANT_IN_COUNT],
                                  ol_quant_shared_set **out) {
   *out = NULL;
@@ -171,7 +171,7 @@ ol_status ol_quant_shared_create(const char *name, const Onnx__StructTypeProto *
   if (!set) return OL_OUT_OF_MEMORY;
   set->refcount = 1;
   set->name = ol_strdup(name);
-  ol_status s = set->name ? create(storage, logical, model, inputs, set) : OL_OUT_OF_MEMORY;
+  ol_status s = set->name ? create(storage, logical, types, inputs, set) : OL_OUT_OF_MEMORY;
   if (s != OL_OK) {
     ol_quant_shared_release(set);
     return s == OL_OUT_OF_MEMORY ? s : ol_error_wrap(s, "quantization parameter set '%s'", name);
@@ -305,7 +305,7 @@ ol_status ol_quant_shared_encode(const ol_quant_shared_set *set, ol_dtype dtype,
 }
 
 ol_status ol_quant_shared_check(const ol_quant_shared_set *set, const Onnx__EncodedValueProto *value,
-                                const Onnx__ModelProto *model) {
+                                const ol_type_catalogue *types) {
   if (!value->parameter_ref || strcmp(value->parameter_ref, set->name) != 0)
     return INVALID("the encoded value refers to parameter set '%s', not '%s'",
                    value->parameter_ref ? value->parameter_ref : "", set->name);
@@ -315,7 +315,7 @@ ol_status ol_quant_shared_check(const ol_quant_shared_set *set, const Onnx__Enco
   if (value->layout_case != ONNX__ENCODED_VALUE_PROTO__LAYOUT_STRUCT_TYPE || !value->struct_type)
     return INVALID("compact value for parameter set '%s' has no struct_type layout", set->name);
   const Onnx__StructTypeProto *root = NULL;
-  OL_TRY(ol_qw_resolve(value->struct_type, model, &root));
+  OL_TRY(ol_type_catalogue_resolve(types, value->struct_type, &root));
   if (ol_qw_same_descriptor(root, set->compact) != OL_OK)
     return INVALID("the storage type '%s' is not parameter set '%s''s compact storage type '%s'",
                    root->name ? root->name : "", set->name, set->compact->name);
@@ -342,12 +342,12 @@ ol_status ol_quant_shared_check(const ol_quant_shared_set *set, const Onnx__Enco
 
 ol_status ol_quant_shared_check_storage(const ol_quant_shared_set *set,
                                         const Onnx__StructTypeProto *type,
-                                        const Onnx__ModelProto *model) {
+                                        const ol_type_catalogue *types) {
   const Onnx__StructTypeProto *root = NULL;
-  OL_TRY(ol_qw_resolve(type, model, &root));
+  OL_TRY(ol_type_catalogue_resolve(types, type, &root));
   Onnx__StructTypeProto *expected = NULL;
   if (set->ort_type) expected = copy_type(set->ort_type);
-  else OL_TRY(ol_quant_make_type(set->plan, &expected));
+  else OL_TRY(ol_quant_make_type_proto(set->plan, &expected));
   ol_status s = expected ? ol_qw_same_descriptor(root, expected) : OL_OUT_OF_MEMORY;
   ol_quant_type_free(expected);
   if (s == OL_OUT_OF_MEMORY) return s;
@@ -367,9 +367,9 @@ static void put_f64(uint8_t *p, double v) {
 
 ol_status ol_quant_shared_materialize(const ol_quant_shared_set *set,
                                       const Onnx__EncodedValueProto *value,
-                                      const Onnx__ModelProto *model, Onnx__EncodedValueProto **out) {
+                                      const ol_type_catalogue *types, Onnx__EncodedValueProto **out) {
   *out = NULL;
-  OL_TRY(ol_quant_shared_check(set, value, model));
+  OL_TRY(ol_quant_shared_check(set, value, types));
   if (set->ort_type) { /* B, then the set's scales and zero points */
     uint8_t *raw = ol_xmalloc((size_t)set->compact_size + set->ort_tail_size);
     if (!raw) return OL_OUT_OF_MEMORY;
@@ -416,7 +416,7 @@ ol_status ol_quant_shared_materialize(const ol_quant_shared_set *set,
                     (unsigned long long)total);
   }
   Onnx__StructTypeProto *type = NULL;
-  ol_status s = ol_quant_make_type(p, &type);
+  ol_status s = ol_quant_make_type_proto(p, &type);
   if (s != OL_OK) {
     free(full);
     return s;
@@ -426,10 +426,10 @@ ol_status ol_quant_shared_materialize(const ol_quant_shared_set *set,
 }
 
 ol_status ol_quant_shared_decode(const ol_quant_shared_set *set, const Onnx__EncodedValueProto *value,
-                                 const Onnx__ModelProto *model, ol_quant_decoded *out) {
+                                 const ol_type_catalogue *types, ol_quant_decoded *out) {
   memset(out, 0, sizeof(*out));
   Onnx__EncodedValueProto *full = NULL;
-  OL_TRY(ol_quant_shared_materialize(set, value, model, &full));
+  OL_TRY(ol_quant_shared_materialize(set, value, types, &full));
   ol_status s = ol_quant_decode_proto(full, NULL, out, NULL);
   ol_quant_proto_free(full);
   return s;

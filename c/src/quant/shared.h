@@ -54,12 +54,12 @@ typedef struct ol_quant_shared_set {
 } ol_quant_shared_set;
 
 /* Builds a set (refcount 1). storage: the full descriptor, inline or a
- * type_ref through model->struct_types (model may be NULL); logical: a
+ * type_ref resolved through types (may be NULL); logical: a
  * concrete FLOAT/DOUBLE/FLOAT16/BFLOAT16 tensor TypeProto; inputs: tensors in
  * ol_quant_input order (index 0 ignored, NULL = absent), scales required.
  * Errors name the set. */
 ol_status ol_quant_shared_create(const char *name, const Onnx__StructTypeProto *storage,
-                                 const Onnx__TypeProto *logical, const Onnx__ModelProto *model,
+                                 const Onnx__TypeProto *logical, const ol_type_catalogue *types,
                                  const ol_tensor *const inputs[OL_QUANT_IN_COUNT],
                                  ol_quant_shared_set **out);
 ol_quant_shared_set *ol_quant_shared_retain(ol_quant_shared_set *set);
@@ -83,26 +83,26 @@ ol_status ol_quant_shared_encode(const ol_quant_shared_set *set, ol_dtype dtype,
                                  Onnx__EncodedValueProto **out);
 
 /* Non-materializing validation of a compact value against the set: reference
- * name, storage type (inline or type_ref through model), logical type, byte
+ * name, storage type (inline or type_ref through types), logical type, byte
  * extent, no external data and the reserved byte. Nothing is decoded. */
 ol_status ol_quant_shared_check(const ol_quant_shared_set *set, const Onnx__EncodedValueProto *value,
-                                const Onnx__ModelProto *model);
+                                const ol_type_catalogue *types);
 
-/* A Quantize `type` attribute (inline or type_ref through model) selecting
+/* A Quantize `type` attribute (inline or type_ref through types) selecting
  * the set must be its full storage descriptor. */
 ol_status ol_quant_shared_check_storage(const ol_quant_shared_set *set,
                                         const Onnx__StructTypeProto *type,
-                                        const Onnx__ModelProto *model);
+                                        const ol_type_catalogue *types);
 
 /* materialize_quantized_value: a self-contained value (inline full storage
  * type, every parameter, no parameter_ref); the source is unchanged. */
 ol_status ol_quant_shared_materialize(const ol_quant_shared_set *set,
                                       const Onnx__EncodedValueProto *value,
-                                      const Onnx__ModelProto *model, Onnx__EncodedValueProto **out);
+                                      const ol_type_catalogue *types, Onnx__EncodedValueProto **out);
 
 /* Dequantizes a compact value (materializes, then decodes). */
 ol_status ol_quant_shared_decode(const ol_quant_shared_set *set, const Onnx__EncodedValueProto *value,
-                                 const Onnx__ModelProto *model, ol_quant_decoded *out);
+                                 const ol_type_catalogue *types, ol_quant_decoded *out);
 
 /* ---- catalogues: the sets a model declares ------------------------------ */
 

@@ -107,7 +107,7 @@ static ol_status schema(const ol_quant_plan *plan, Onnx__StructTypeProto **out) 
   return OL_OK;
 }
 
-ol_status ol_quant_make_type(const ol_quant_plan *plan, Onnx__StructTypeProto **out) {
+ol_status ol_quant_make_type_proto(const ol_quant_plan *plan, Onnx__StructTypeProto **out) {
   *out = NULL;
   const ol_quant_profile *row = ol_quant_profile_info(plan->format);
   if (!row) return INVALID("Unknown quantization format: %d", (int)plan->format);
@@ -220,8 +220,17 @@ static ol_status check_schema(const Onnx__StructTypeProto *root, const ol_quant_
   return s;
 }
 
-/* Builds the structure the descriptor declares (runs without parameters). */
-static ol_status read_shape(const Onnx__StructTypeProto *root, uint64_t count, ol_quant_plan *shape) {
+/* The declared sizes must fit a tensor of count elements. */
+static ol_status check_count(const ol_quant_plan *shape, uint64_t count) {
+  if (shape->outlier_count > count) return INVALID("Invalid quantization outlier count");
+  if (shape->permutation_size != 0 && shape->permutation_size != count)
+    return INVALID("Invalid quantization permutation size");
+  return OL_OK;
+}
+
+/* Builds the structure the descriptor declares (runs without parameters);
+ * check_count relates it to a tensor. */
+static ol_status read_shape(const Onnx__StructTypeProto *root, ol_quant_plan *shape) {
   const field_t *f = NULL;
   uint64_t p = 0, n = 0, n2 = 0, o = 0, o2 = 0, one = 0;
   OL_TRY(ol_qw_get_field(root, 0, "reserved", &f));
@@ -236,8 +245,8 @@ static ol_status read_shape(const Onnx__StructTypeProto *root, uint64_t count, o
   OL_TRY(ol_qw_extent(f, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 1, 0, &o));
   OL_TRY(ol_qw_get_field(root, 5, "outlier_values", &f));
   OL_TRY(ol_qw_extent(f, ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, 1, 0, &o2));
-  if (o != o2 || o > count) return INVALID("Invalid quantization outlier count");
-  if (p != 0 && p != count) return INVALID("Invalid quantization permutation size");
+  if (o != o2 || o > SIZE_MAX / 8) return INVALID("Invalid quantization outlier count");
+  if (p > SIZE_MAX / 8) return INVALID("Invalid quantization permutation size");
   shape->permutation_size = (size_t)p;
   shape->transform_size = (uint32_t)n;
   shape->forward_size = shape->inverse_size = (size_t)(n * n);
@@ -255,7 +264,7 @@ static ol_status read_shape(const Onnx__StructTypeProto *root, uint64_t count, o
   return OL_OK;
 }
 
-ol_status ol_quant_decode_proto(const Onnx__EncodedValueProto *value, const Onnx__ModelProto *model,
+ol_status ol_quant_decode_proto(const Onnx__EncodedValueProto *value, const ol_type_catalogue *types,
                                 ol_quant_decoded *out, ol_quant_plan **parsed) {
   memset(out, 0, sizeof(*out));
   if (parsed) *parsed = NULL;
@@ -269,7 +278,7 @@ ol_status ol_quant_decode_proto(const Onnx__EncodedValueProto *value, const Onnx
       value->n_external_data)
     return INVALID("Load external encoded data before dequantization");
   const Onnx__StructTypeProto *root = NULL;
-  OL_TRY(ol_qw_resolve(value->struct_type, model, &root));
+  OL_TRY(ol_type_catalogue_resolve(types, value->struct_type, &root));
   const size_t prefix = strlen(OL_QUANT_WIRE_PREFIX);
   if (!root->name || strncmp(root->name, OL_QUANT_WIRE_PREFIX, prefix) != 0)
     return INVALID("Unsupported encoded quantization layout '%s'", root->name ? root->name : "");
@@ -283,7 +292,8 @@ ol_status ol_quant_decode_proto(const Onnx__EncodedValueProto *value, const Onnx
     return s; /* no portable plan to hand back */
   }
   if (s == OL_OK) s = ol_qw_logical_tensor(value, out);
-  if (s == OL_OK) s = read_shape(root, out->count, shape);
+  if (s == OL_OK) s = read_shape(root, shape);
+  if (s == OL_OK) s = check_count(shape, out->count);
   if (s == OL_OK && out->count > SIZE_MAX / sizeof(double)) s = INVALID("Quantization value too large");
   if (s == OL_OK) {
     out->values = ol_xmalloc(out->count ? (size_t)out->count * sizeof(double) : 1);
@@ -304,12 +314,12 @@ ol_status ol_quant_decode_proto(const Onnx__EncodedValueProto *value, const Onnx
 
 /* ============================================================ destination descriptors */
 
-ol_status ol_quant_plan_from_type(const Onnx__StructTypeProto *type, const Onnx__ModelProto *model,
-                                  uint64_t count, ol_quant_plan **out) {
+ol_status ol_quant_plan_declared(const Onnx__StructTypeProto *type, const ol_type_catalogue *types,
+                                 ol_quant_plan **out) {
   *out = NULL;
   if (!type) return INVALID("Missing quantization descriptor");
   const Onnx__StructTypeProto *root = NULL;
-  OL_TRY(ol_qw_resolve(type, model, &root));
+  OL_TRY(ol_type_catalogue_resolve(types, type, &root));
   const size_t prefix = strlen(OL_QUANT_WIRE_PREFIX);
   if (!root->name || strncmp(root->name, OL_QUANT_WIRE_PREFIX, prefix) != 0)
     return INVALID("Unsupported quantization descriptor '%s' (expected a name starting with '"
@@ -323,7 +333,7 @@ ol_status ol_quant_plan_from_type(const Onnx__StructTypeProto *type, const Onnx_
                  "Quantizing into the ORT MatMulNBits layout '%s' from a descriptor is not "
                  "implemented; use ol_quant_make_matmul_nbits_plan and ol_quant_encode_proto",
                  row->name);
-  if (s == OL_OK) s = read_shape(root, count, plan);
+  if (s == OL_OK) s = read_shape(root, plan);
   uint32_t table_count = 0;
   const double *table = row ? ol_quant_table_values(row->table, &table_count) : NULL;
   for (size_t r = 0; s == OL_OK && r < plan->run_count; r++) {
@@ -356,10 +366,26 @@ ol_status ol_quant_plan_from_type(const Onnx__StructTypeProto *type, const Onnx_
   return OL_OK;
 }
 
+ol_status ol_quant_plan_fits(const ol_quant_plan *declared, uint64_t count) {
+  return check_count(declared, count);
+}
+
+ol_status ol_quant_plan_from_type(const Onnx__StructTypeProto *type, const ol_type_catalogue *types,
+                                  uint64_t count, ol_quant_plan **out) {
+  OL_TRY(ol_quant_plan_declared(type, types, out));
+  ol_status s = check_count(*out, count);
+  if (s != OL_OK) {
+    ol_quant_plan_destroy(*out);
+    *out = NULL;
+  }
+  return s;
+}
+
 /* ============================================================ structure only */
 
 ol_status ol_quant_descriptor_shape(const Onnx__StructTypeProto *root, uint64_t count,
                                     ol_quant_plan *shape) {
-  OL_TRY(read_shape(root, count, shape));
+  OL_TRY(read_shape(root, shape));
+  OL_TRY(check_count(shape, count));
   return check_schema(root, shape);
 }

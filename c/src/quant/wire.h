@@ -19,10 +19,11 @@
 #include "onnx_light.pb-c.h"
 #include "onnxlight.h"
 #include "quant/plan.h"
+#include "quant/type_catalogue.h"
 
 /* make_quantization_type(plan): the storage descriptor of a portable plan
  * (needs only layouts and sizes, not codebook values or matrices). */
-ol_status ol_quant_make_type(const ol_quant_plan *plan, Onnx__StructTypeProto **out);
+ol_status ol_quant_make_type_proto(const ol_quant_plan *plan, Onnx__StructTypeProto **out);
 
 /* quantize_tensor_proto: data holds the logical tensor (FLOAT/DOUBLE/FLOAT16/BFLOAT16,
  * rank/dims concrete); name may be NULL (absent). */
@@ -40,16 +41,15 @@ typedef struct ol_quant_decoded {
 } ol_quant_decoded;
 
 /* dequantize: checks the descriptor against the exact versioned schema and the
- * payload against it; model (may be NULL) resolves struct_type.type_ref
- * through ModelProto.struct_types. If parsed is not NULL it receives the plan
+ * payload against it; types (may be NULL) resolves struct_type.type_ref. If parsed is not NULL it receives the plan
  * read from the message (portable layouts only; NULL for ORT values).
  * Converting out->values to out->dtype is ol_quant_write_floats (codec.h). */
-ol_status ol_quant_decode_proto(const Onnx__EncodedValueProto *value, const Onnx__ModelProto *model,
+ol_status ol_quant_decode_proto(const Onnx__EncodedValueProto *value, const ol_type_catalogue *types,
                                 ol_quant_decoded *out, ol_quant_plan **parsed);
 void ol_quant_decoded_clear(ol_quant_decoded *decoded);
 
-/* The plan a destination descriptor (inline or struct_type.type_ref through
- * model->struct_types) declares for a tensor of count elements, as the
+/* The plan a destination descriptor (inline or a struct_type.type_ref resolved
+ * through types) declares for a tensor of count elements, as the
  * Quantize operator uses it: the format from the root name, run layouts and
  * block counts from the headers (checked against the exact versioned schema),
  * and per-block defaults: scale 1, zero point 0 (2^(bits-1) for unsigned
@@ -58,8 +58,14 @@ void ol_quant_decoded_clear(ol_quant_decoded *decoded);
  * (forward_size/inverse_size) and outlier_count are the declared sizes with
  * NULL arrays: the caller supplies them (ol_quant_plan_set_*) before encoding.
  * ORT MatMulNBits descriptors give OL_NOT_IMPLEMENTED. */
-ol_status ol_quant_plan_from_type(const Onnx__StructTypeProto *type, const Onnx__ModelProto *model,
+ol_status ol_quant_plan_from_type(const Onnx__StructTypeProto *type, const ol_type_catalogue *types,
                                   uint64_t count, ol_quant_plan **out);
+/* The same plan without a tensor (Quantize builds it once, at kernel
+ * creation): ol_quant_plan_fits then checks the declared permutation and
+ * outlier sizes against a tensor of count elements. */
+ol_status ol_quant_plan_declared(const Onnx__StructTypeProto *type, const ol_type_catalogue *types,
+                                 ol_quant_plan **out);
+ol_status ol_quant_plan_fits(const ol_quant_plan *declared, uint64_t count);
 
 /* The structure a resolved portable descriptor root declares for count
  * elements (format already set in shape, which must be empty): run layouts

@@ -136,29 +136,6 @@ ol_status ol_qw_shape_count(int rank, const int64_t *dims, uint64_t *count) {
   return OL_OK;
 }
 
-/* Follows type_ref through the model catalogue (depth at most 64). */
-ol_status ol_qw_resolve(const Onnx__StructTypeProto *type, const Onnx__ModelProto *model,
-                         const Onnx__StructTypeProto **out) {
-  *out = NULL;
-  for (int depth = 0; depth < 64; depth++) {
-    if (type->kind_case != ONNX__STRUCT_TYPE_PROTO__KIND_TYPE_REF) {
-      *out = type;
-      return OL_OK;
-    }
-    uint64_t ref = type->type_ref;
-    if (!model)
-      return INVALID("struct_type.type_ref %llu needs the model's struct_types catalogue",
-                     (unsigned long long)ref);
-    const Onnx__StructTypeProto *found = NULL;
-    for (size_t i = 0; i < model->n_struct_types && !found; i++)
-      if (model->struct_types[i]->has_type_id && model->struct_types[i]->type_id == ref)
-        found = model->struct_types[i];
-    if (!found) return INVALID("Unknown struct_type.type_ref %llu", (unsigned long long)ref);
-    type = found;
-  }
-  return INVALID("struct_type.type_ref nesting exceeds 64");
-}
-
 ol_status ol_qw_get_field(const Onnx__StructTypeProto *type, size_t index, const char *name,
                            const field_t **out) {
   *out = NULL;

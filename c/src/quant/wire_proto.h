@@ -33,9 +33,6 @@ bool ol_qw_add_tensor(Onnx__StructTypeProto *st, const char *name, int32_t dtype
 
 /* Element count of a concrete shape (rank <= OL_MAX_RANK). */
 ol_status ol_qw_shape_count(int rank, const int64_t *dims, uint64_t *count);
-/* Follows struct_type.type_ref through ModelProto.struct_types (model may be NULL). */
-ol_status ol_qw_resolve(const Onnx__StructTypeProto *type, const Onnx__ModelProto *model,
-                        const Onnx__StructTypeProto **out);
 /* Field `index` of a structure, which must be named `name`. */
 ol_status ol_qw_get_field(const Onnx__StructTypeProto *type, size_t index, const char *name,
                           const field_t **out);

@@ -12,6 +12,9 @@ struct ol_context {
 };
 
 /* Appends a storage event for node (no-op when events are off). */
+/* Records an OL_EVENT_PAGED_ATTENTION event (no-op when events are off). */
+ol_status ol_context_record_paged(ol_context *context, const ol_node *node, const ol_paged_stats *stats,
+                                  ol_allocator *allocator);
 ol_status ol_context_record_storage(ol_context *context, const ol_node *node,
                                     const ol_storage_counts *counts, ol_allocator *allocator);
 

@@ -1,47 +1,82 @@
-/* Plan-time rewrites (see fuse.h). */
+/* Plan-time fusions (see fuse.h). */
 #include "runtime/fuse.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-static bool is_op(const ol_node *n, const char *op) {
-  return strcmp(n->op_type, op) == 0 && (!n->domain[0] || strcmp(n->domain, "ai.onnx") == 0);
+static bool same_domain(const char *a, const char *b) {
+  if (strcmp(a, "ai.onnx") == 0) a = "";
+  if (strcmp(b, "ai.onnx") == 0) b = "";
+  return strcmp(a, b) == 0;
 }
 
-/* perm = [0, 1, ..., r-3, r-1, r-2] with r >= 2 */
-static bool swaps_last_two(const ol_node *t) {
-  const ol_attr *perm = ol_node_attr(t, "perm");
-  if (!perm || perm->type != OL_ATTR_INTS || perm->count < 2) return false;
-  size_t r = perm->count;
-  for (size_t i = 0; i + 2 < r; i++)
-    if (perm->ints[i] != (int64_t)i) return false;
-  return perm->ints[r - 2] == (int64_t)(r - 1) && perm->ints[r - 1] == (int64_t)(r - 2);
+/* Position of node input `input` in its use_slots (nonempty inputs first), or -1 when absent. */
+static int use_index(const ol_node *n, size_t input) {
+  if (input >= n->num_inputs || !n->inputs[input][0]) return -1;
+  int k = 0;
+  for (size_t j = 0; j < input; j++) k += n->inputs[j][0] != 0;
+  return k;
 }
 
-void ol_fuse_transposed_b(const ol_graph *g, const int32_t *producer,
-                          int32_t *const *use_slots, const size_t *use_counts, const int32_t *output_slots,
-                          bool *skip, int32_t *bypass) {
-  for (size_t i = 0; i < g->num_nodes; i++) bypass[i] = -1;
+static size_t readers_of(const ol_graph *g, int32_t slot, int32_t *const *use_slots, const size_t *use_counts,
+                         const int32_t *output_slots) {
+  size_t readers = 0;
+  for (size_t j = 0; j < g->num_nodes; j++)
+    for (size_t k = 0; k < use_counts[j]; k++) readers += use_slots[j][k] == slot;
+  for (size_t o = 0; o < g->num_outputs; o++) readers += output_slots[o] == slot;
+  return readers;
+}
+
+/* The initializer named name, unless a graph input overrides it. */
+static const ol_initializer *constant_of(const ol_graph *g, const char *name) {
+  for (size_t i = 0; i < g->num_inputs; i++)
+    if (strcmp(g->inputs[i].name, name) == 0) return NULL;
+  return ol_graph_find_initializer(g, name);
+}
+
+/* Tries fusion f at node i: OL_OK with fused[i].kernel set when it applies. */
+static ol_status try_fusion(const ol_graph *g, size_t i, const ol_fusion *f, const int32_t *producer,
+                            int32_t *const *use_slots, const size_t *use_counts, const int32_t *output_slots,
+                            bool *skip, ol_fused *fused) {
+  const ol_node *n = &g->nodes[i];
+  int u = use_index(n, f->input);
+  if (u < 0 || (size_t)u >= use_counts[i]) return OL_OK;
+  int32_t slot = use_slots[i][u];
+  int32_t pi = slot >= 0 ? producer[slot] : -1;
+  if (pi < 0 || skip[pi]) return OL_OK;
+  const ol_node *p = &g->nodes[pi];
+  if (strcmp(p->op_type, f->producer_op) != 0 || !same_domain(p->domain, f->producer_domain) ||
+      p->num_outputs != 1 || p->num_inputs < 1 || !p->inputs[0][0] || use_counts[pi] != 1 ||
+      readers_of(g, slot, use_slots, use_counts, output_slots) != 1)
+    return OL_OK;
+  ol_fusion_site site = {g, n, p, f->input, constant_of(g, p->inputs[0])};
+  ol_kernel *kernel = NULL;
+  OL_TRY(f->create(&site, &kernel));
+  if (!kernel) return OL_OK;
+  int32_t source = use_slots[pi][0];
+  skip[pi] = true;
+  fused[i] = (ol_fused){kernel, f, source};
+  for (size_t k = 0; k < use_counts[i]; k++)
+    if (use_slots[i][k] == slot) use_slots[i][k] = source;
+  return OL_OK;
+}
+
+ol_status ol_fuse_apply(const ol_graph *g, const ol_op_schema *const *rows, const int32_t *producer,
+                        int32_t *const *use_slots, const size_t *use_counts, const int32_t *output_slots,
+                        bool *skip, ol_fused *fused) {
   for (size_t i = 0; i < g->num_nodes; i++) {
-    const ol_node *m = &g->nodes[i];
-    if (!is_op(m, "MatMul") || m->num_inputs != 2 || !m->inputs[0][0] || !m->inputs[1][0] || use_counts[i] < 2)
-      continue;
-    int32_t tslot = use_slots[i][1];
-    int32_t ti = tslot >= 0 ? producer[tslot] : -1;
-    if (ti < 0) continue;
-    const ol_node *t = &g->nodes[ti];
-    if (skip[ti] || !is_op(t, "Transpose") || t->num_inputs != 1 || !t->inputs[0][0] || t->num_outputs != 1 ||
-        use_counts[ti] != 1 || !swaps_last_two(t))
-      continue;
-    /* the transposed value must have this single reader */
-    size_t readers = 0;
-    for (size_t j = 0; j < g->num_nodes; j++)
-      for (size_t k = 0; k < use_counts[j]; k++) readers += use_slots[j][k] == tslot;
-    for (size_t o = 0; o < g->num_outputs; o++) readers += output_slots[o] == tslot;
-    if (readers != 1) continue;
-    int32_t bslot = use_slots[ti][0];
-    skip[ti] = true;
-    bypass[i] = bslot;
-    for (size_t k = 0; k < use_counts[i]; k++)
-      if (use_slots[i][k] == tslot) use_slots[i][k] = bslot;
+    if (skip[i] || !rows[i] || !rows[i]->fusions) continue;
+    for (const ol_fusion *f = rows[i]->fusions; f->create && !fused[i].kernel; f++)
+      OL_TRY(try_fusion(g, i, f, producer, use_slots, use_counts, output_slots, skip, fused));
   }
+  return OL_OK;
+}
+
+void ol_fused_free(ol_fused *fused, size_t n) {
+  for (size_t i = 0; fused && i < n; i++)
+    if (fused[i].kernel) {
+      if (fused[i].kernel->destroy) fused[i].kernel->destroy(fused[i].kernel);
+      else free(fused[i].kernel);
+      fused[i].kernel = NULL;
+    }
 }

@@ -2,9 +2,7 @@
  * and plan execution. */
 #include "runtime/plan.h"
 
-#include "ops/matmul.h"
 #include "runtime/fuse.h"
-#include "runtime/fuse_qmatmul.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,12 +19,11 @@ typedef struct plan_builder {
 } plan_builder;
 
 
-/* Input j of kernel k is pitched, tiled or lane-layout in a way k does not read in place. */
-static bool needs_dense(const ol_kernel *k, size_t j, const ol_tensor *t) {
+/* Input j of the step is packed or pitched in a way its kernel does not read in place. */
+static bool needs_dense(const ol_plan_step *step, size_t j, const ol_tensor *t) {
   uint32_t bit = j < 32 ? 1u << j : 0;
-  if (ol_tensor_is_tiled(t)) return !(k->tiled_inputs & bit);
-  if (ol_tensor_is_lane(t)) return !(k->lane_inputs & bit);
-  return t->pitch > 0 && ol_tensor_is_strided(t) && !(k->pitched_inputs & bit);
+  if (ol_tensor_is_packed(t)) return !(step->packed_inputs & bit);
+  return t->pitch > 0 && ol_tensor_is_strided(t) && !(step->pitched_inputs & bit);
 }
 
 static ol_status add_slot(plan_builder *b, const char *name, int32_t *out) {
@@ -198,8 +195,9 @@ static ol_status topological_order(plan_builder *b, node_uses *uses, size_t *ord
 }
 
 /* Root graphs: which graph input each node input reads, directly or through
- * a chain of Identity nodes (bindings insert one when a bound input has
- * several readers); append reservations are offered only for those. */
+ * a chain of forwarding nodes (OL_SCHEMA_FORWARDS: bindings insert Identity
+ * nodes when a bound input has several readers); append reservations are
+ * offered only for those. */
 static ol_status resolve_graph_inputs(plan_builder *b, ol_plan_step *step) {
   ol_plan *p = b->plan;
   const ol_node *n = step->node;
@@ -212,20 +210,13 @@ static ol_status resolve_graph_inputs(plan_builder *b, ol_plan_step *step) {
         if (p->input_slots[i] == slot) found = (int32_t)i;
       int32_t producer = found < 0 ? b->producer[slot] : -1;
       const ol_node *id = producer >= 0 ? &p->graph->nodes[producer] : NULL;
-      if (!id || strcmp(id->op_type, "Identity") != 0 || id->domain[0] || id->num_inputs != 1 || !id->inputs[0][0])
-        break;
+      const ol_op_schema *row = id ? ol_schema_lookup(id) : NULL;
+      if (!row || !(row->flags & OL_SCHEMA_FORWARDS) || id->num_inputs != 1 || !id->inputs[0][0]) break;
       slot = ol_strmap_get(&p->slot_of, id->inputs[0]);
     }
     step->in_graph_input[j] = found;
   }
   return OL_OK;
-}
-
-/* The perm length of the Transpose feeding MatMul n's B (fuse.c found it). */
-static int transpose_rank(const plan_builder *b, const ol_node *n) {
-  int32_t slot = ol_strmap_get(&b->plan->slot_of, n->inputs[1]);
-  const ol_attr *perm = ol_node_attr(&b->plan->graph->nodes[b->producer[slot]], "perm");
-  return (int)perm->count;
 }
 
 /* Bit j: output j of the step is a graph output (kept past the run). */
@@ -236,10 +227,11 @@ static uint32_t kept_outputs(const ol_plan *p, const ol_plan_step *step) {
   return mask;
 }
 
-static ol_status build(plan_builder *b) {
+/* Slots for the graph inputs, then initializers (an input may carry an
+ * initializer default), then every node output. */
+static ol_status declare_slots(plan_builder *b) {
   ol_plan *p = b->plan;
   const ol_graph *g = p->graph;
-  /* graph inputs, then initializers (an input may carry an initializer default) */
   p->input_slots = ol_xcalloc(g->num_inputs, sizeof(int32_t));
   p->output_slots = ol_xcalloc(g->num_outputs, sizeof(int32_t));
   p->const_slots = ol_xcalloc(g->num_initializers, sizeof(int32_t));
@@ -268,116 +260,154 @@ static ol_status build(plan_builder *b) {
       b->producer[slot] = (int32_t)i;
     }
   }
-  OL_TRY(build_children(b));
+  return OL_OK;
+}
 
-  node_uses *uses = ol_xcalloc(g->num_nodes, sizeof *uses);
-  size_t *order = ol_xcalloc(g->num_nodes, sizeof *order);
-  ol_status s = (!uses || !order) ? OL_OUT_OF_MEMORY : OL_OK;
-  for (size_t i = 0; s == OL_OK && i < g->num_nodes; i++) s = collect_uses(b, &g->nodes[i], &uses[i]);
-  if (s == OL_OK) s = topological_order(b, uses, order);
-  bool *skip = NULL;
-  int32_t *bypass = NULL;
-  ol_kernel **qkernels = NULL; /* fused MatMul + Dequantize (fuse_qmatmul.c) */
-  if (s == OL_OK) {
-    skip = ol_xcalloc(g->num_nodes + 1, sizeof *skip);
-    bypass = ol_xcalloc(g->num_nodes + 1, sizeof *bypass);
-    qkernels = ol_xcalloc(g->num_nodes + 1, sizeof *qkernels);
-    if (!skip || !bypass || !qkernels) s = OL_OUT_OF_MEMORY;
+/* The graph outputs' slots (a subgraph may output an outer-scope value). */
+static ol_status resolve_outputs(plan_builder *b) {
+  ol_plan *p = b->plan;
+  const ol_graph *g = p->graph;
+  for (size_t i = 0; i < g->num_outputs; i++) {
+    int32_t slot = ol_strmap_get(&p->slot_of, g->outputs[i].name);
+    if (slot < 0 && g->parent)
+      OL_TRY(use_name(b, &(ol_node){.name = "", .op_type = "graph output"}, g->outputs[i].name, &slot));
+    if (slot < 0)
+      return ol_error(OL_INVALID_MODEL, "graph '%s': output '%s' is not produced by any node, input or initializer",
+                      g->name, g->outputs[i].name);
+    p->output_slots[i] = slot;
   }
+  return OL_OK;
+}
 
-  int32_t *last_use = NULL;
-  if (s == OL_OK) {
-    for (size_t i = 0; i < g->num_outputs && s == OL_OK; i++) {
-      int32_t slot = ol_strmap_get(&p->slot_of, g->outputs[i].name);
-      if (slot < 0 && g->parent) s = use_name(b, &(ol_node){.name = "", .op_type = "graph output"}, g->outputs[i].name, &slot);
-      if (slot < 0 && s == OL_OK)
-        s = ol_error(OL_INVALID_MODEL, "graph '%s': output '%s' is not produced by any node, input or initializer",
-                     g->name, g->outputs[i].name);
-      if (s == OL_OK) p->output_slots[i] = slot;
+/* Each node's schema row (NULL for function calls); an unknown operator is
+ * an error naming it. */
+static ol_status find_rows(const ol_graph *g, const ol_op_schema **rows) {
+  for (size_t i = 0; i < g->num_nodes; i++)
+    if (!g->nodes[i].function_body) OL_TRY(ol_schema_find(&g->nodes[i], &rows[i]));
+  return OL_OK;
+}
+
+static ol_status apply_fusions(plan_builder *b, node_uses *uses, const ol_op_schema **rows, bool *skip,
+                               ol_fused *fused) {
+  const ol_graph *g = b->plan->graph;
+  int32_t **use_slots = ol_xcalloc(g->num_nodes + 1, sizeof *use_slots);
+  size_t *use_counts = ol_xcalloc(g->num_nodes + 1, sizeof *use_counts);
+  ol_status s = (!use_slots || !use_counts) ? OL_OUT_OF_MEMORY : OL_OK;
+  for (size_t i = 0; s == OL_OK && i < g->num_nodes; i++) {
+    use_slots[i] = uses[i].slots;
+    use_counts[i] = uses[i].count;
+  }
+  if (s == OL_OK)
+    s = ol_fuse_apply(g, rows, b->producer, use_slots, use_counts, b->plan->output_slots, skip, fused);
+  free(use_slots);
+  free(use_counts);
+  return s;
+}
+
+/* The step of node i (k-th in order): slots, kernel and the layouts it reads
+ * in place; last_use records where each slot is read or written last. */
+static ol_status make_step(plan_builder *b, size_t k, size_t i, const node_uses *uses, const ol_op_schema *row,
+                           bool skipped, ol_fused *fused, int32_t *last_use) {
+  ol_plan *p = b->plan;
+  const ol_node *n = &p->graph->nodes[i];
+  ol_plan_step *step = &p->steps[k];
+  step->node = n;
+  step->row = row;
+  step->skipped = skipped;
+  step->in_slots = ol_xcalloc(n->num_inputs, sizeof(int32_t));
+  step->out_slots = ol_xcalloc(n->num_outputs, sizeof(int32_t));
+  if (!step->in_slots || !step->out_slots) return OL_OUT_OF_MEMORY;
+  for (size_t j = 0; j < n->num_inputs; j++)
+    step->in_slots[j] = n->inputs[j][0] ? ol_strmap_get(&p->slot_of, n->inputs[j]) : -1;
+  if (fused->kernel) step->in_slots[fused->fusion->input] = fused->slot;
+  if (!p->graph->parent) OL_TRY(resolve_graph_inputs(b, step));
+  for (size_t j = 0; j < n->num_outputs; j++) {
+    step->out_slots[j] = n->outputs[j][0] ? ol_strmap_get(&p->slot_of, n->outputs[j]) : -1;
+    if (step->out_slots[j] >= 0) last_use[step->out_slots[j]] = (int32_t)k;
+  }
+  for (size_t u = 0; u < uses->count; u++) last_use[uses->slots[u]] = (int32_t)k;
+  if (skipped) return OL_OK; /* validated by the registry, computed by its reader */
+  ol_status s;
+  if (fused->kernel) {
+    step->kernel = fused->kernel, fused->kernel = NULL;
+    step->pitched_inputs = fused->fusion->pitched_inputs;
+    step->packed_inputs = fused->fusion->packed_inputs;
+    s = OL_OK;
+  } else if (n->function_body) {
+    s = ol_function_call_create(n, &step->kernel);
+  } else {
+    step->pitched_inputs = row->pitched_inputs;
+    step->packed_inputs = row->packed_inputs;
+    s = row->create(n, &step->kernel);
+  }
+  return s == OL_OK ? OL_OK : ol_error_wrap(s, "creating kernel for node '%s' (%s)", n->name, n->op_type);
+}
+
+/* Each slot is released after its last use (graph outputs are kept). */
+static ol_status schedule_releases(ol_plan *p, const int32_t *last_use) {
+  for (size_t slot = 0; slot < p->num_slots; slot++)
+    if (last_use[slot] >= 0 && !p->keep[slot]) p->steps[last_use[slot]].num_release++;
+  for (size_t k = 0; k < p->num_steps; k++) {
+    p->steps[k].release = ol_xcalloc(p->steps[k].num_release, sizeof(int32_t));
+    if (!p->steps[k].release) return OL_OUT_OF_MEMORY;
+    p->steps[k].num_release = 0;
+  }
+  for (size_t slot = 0; slot < p->num_slots; slot++)
+    if (last_use[slot] >= 0 && !p->keep[slot]) {
+      ol_plan_step *step = &p->steps[last_use[slot]];
+      step->release[step->num_release++] = (int32_t)slot;
     }
-  }
-  if (s == OL_OK) {
-    int32_t **use_slots = ol_xcalloc(g->num_nodes + 1, sizeof *use_slots);
-    size_t *use_counts = ol_xcalloc(g->num_nodes + 1, sizeof *use_counts);
-    if (!use_slots || !use_counts) s = OL_OUT_OF_MEMORY;
-    for (size_t i = 0; s == OL_OK && i < g->num_nodes; i++) {
-      use_slots[i] = uses[i].slots;
-      use_counts[i] = uses[i].count;
-    }
-    if (s == OL_OK) ol_fuse_transposed_b(g, b->producer, use_slots, use_counts, p->output_slots, skip, bypass);
-    if (s == OL_OK)
-      s = ol_fuse_dequantized_b(g, b->producer, use_slots, use_counts, p->output_slots, skip, bypass, qkernels);
-    free(use_slots);
-    free(use_counts);
-  }
-  if (s == OL_OK) {
-    p->steps = ol_xcalloc(g->num_nodes, sizeof *p->steps);
-    p->keep = ol_xcalloc(p->num_slots, sizeof(bool));
-    last_use = malloc(p->num_slots * sizeof(int32_t) + 1);
-    if (!p->steps || !p->keep || !last_use) s = OL_OUT_OF_MEMORY;
-  }
+  for (size_t k = 0; k < p->num_steps; k++) p->steps[k].kept_outputs = kept_outputs(p, &p->steps[k]);
+  return OL_OK;
+}
+
+static ol_status make_steps(plan_builder *b, const size_t *order, const node_uses *uses,
+                            const ol_op_schema **rows, const bool *skip, ol_fused *fused) {
+  ol_plan *p = b->plan;
+  const ol_graph *g = p->graph;
+  p->steps = ol_xcalloc(g->num_nodes, sizeof *p->steps);
+  p->keep = ol_xcalloc(p->num_slots, sizeof(bool));
+  int32_t *last_use = malloc(p->num_slots * sizeof(int32_t) + 1);
+  ol_status s = (!p->steps || !p->keep || !last_use) ? OL_OUT_OF_MEMORY : OL_OK;
   if (s == OL_OK) {
     for (size_t i = 0; i < p->num_slots; i++) last_use[i] = -1;
     for (size_t i = 0; i < g->num_outputs; i++) p->keep[p->output_slots[i]] = true;
     p->num_steps = g->num_nodes;
-    for (size_t k = 0; k < g->num_nodes && s == OL_OK; k++) {
-      size_t i = order[k];
-      const ol_node *n = &g->nodes[i];
-      ol_plan_step *step = &p->steps[k];
-      step->node = n;
-      step->in_slots = ol_xcalloc(n->num_inputs, sizeof(int32_t));
-      step->out_slots = ol_xcalloc(n->num_outputs, sizeof(int32_t));
-      if (!step->in_slots || !step->out_slots) {
-        s = OL_OUT_OF_MEMORY;
-        break;
-      }
-      for (size_t j = 0; j < n->num_inputs; j++)
-        step->in_slots[j] = n->inputs[j][0] ? ol_strmap_get(&p->slot_of, n->inputs[j]) : -1;
-      if (bypass[i] >= 0) step->in_slots[1] = bypass[i];
-      step->skipped = skip[i];
-      if (!g->parent && (s = resolve_graph_inputs(b, step)) != OL_OK) break;
-      for (size_t j = 0; j < n->num_outputs; j++) {
-        step->out_slots[j] = n->outputs[j][0] ? ol_strmap_get(&p->slot_of, n->outputs[j]) : -1;
-        if (step->out_slots[j] >= 0) last_use[step->out_slots[j]] = (int32_t)k;
-      }
-      for (size_t u = 0; u < uses[i].count; u++) last_use[uses[i].slots[u]] = (int32_t)k;
-      const ol_op_registration *reg;
-      s = n->function_body ? OL_OK : ol_registry_find(n, &reg);
-      if (s == OL_OK && step->skipped) continue; /* validated by the registry, computed by its reader */
-      if (s == OL_OK) {
-        if (qkernels[i]) step->kernel = qkernels[i], qkernels[i] = NULL;
-        else s = n->function_body ? ol_function_call_create(n, &step->kernel)
-            : bypass[i] >= 0 ? ol_matmul_transposed_b_create(n, transpose_rank(b, n), &step->kernel)
-                             : reg->create(n, &step->kernel);
-        if (s != OL_OK) s = ol_error_wrap(s, "creating kernel for node '%s' (%s)", n->name, n->op_type);
-      }
-    }
   }
-  if (s == OL_OK) {
-    /* release schedule: each slot dropped after its last use (outputs kept) */
-    for (size_t slot = 0; slot < p->num_slots; slot++)
-      if (last_use[slot] >= 0 && !p->keep[slot]) p->steps[last_use[slot]].num_release++;
-    for (size_t k = 0; k < p->num_steps && s == OL_OK; k++) {
-      p->steps[k].release = ol_xcalloc(p->steps[k].num_release, sizeof(int32_t));
-      if (!p->steps[k].release) s = OL_OUT_OF_MEMORY;
-      p->steps[k].num_release = 0;
-    }
-    for (size_t slot = 0; slot < p->num_slots && s == OL_OK; slot++)
-      if (last_use[slot] >= 0 && !p->keep[slot]) {
-        ol_plan_step *step = &p->steps[last_use[slot]];
-        step->release[step->num_release++] = (int32_t)slot;
-      }
-    for (size_t k = 0; k < p->num_steps; k++) p->steps[k].kept_outputs = kept_outputs(p, &p->steps[k]);
+  for (size_t k = 0; k < g->num_nodes && s == OL_OK; k++) {
+    size_t i = order[k];
+    s = make_step(b, k, i, &uses[i], rows[i], skip[i], &fused[i], last_use);
   }
+  if (s == OL_OK) s = schedule_releases(p, last_use);
   free(last_use);
+  return s;
+}
+
+static ol_status build(plan_builder *b) {
+  const ol_graph *g = b->plan->graph;
+  OL_TRY(declare_slots(b));
+  OL_TRY(build_children(b));
+  size_t n = g->num_nodes + 1;
+  node_uses *uses = ol_xcalloc(n, sizeof *uses);
+  size_t *order = ol_xcalloc(n, sizeof *order);
+  const ol_op_schema **rows = ol_xcalloc(n, sizeof *rows);
+  bool *skip = ol_xcalloc(n, sizeof *skip);
+  ol_fused *fused = ol_xcalloc(n, sizeof *fused);
+  ol_status s = (!uses || !order || !rows || !skip || !fused) ? OL_OUT_OF_MEMORY : OL_OK;
+  for (size_t i = 0; s == OL_OK && i < g->num_nodes; i++) s = collect_uses(b, &g->nodes[i], &uses[i]);
+  if (s == OL_OK) s = topological_order(b, uses, order);
+  if (s == OL_OK) s = resolve_outputs(b);
+  if (s == OL_OK) s = find_rows(g, rows);
+  if (s == OL_OK) s = apply_fusions(b, uses, rows, skip, fused);
+  if (s == OL_OK) s = make_steps(b, order, uses, rows, skip, fused);
   if (uses)
     for (size_t i = 0; i < g->num_nodes; i++) free(uses[i].slots);
   free(uses);
   free(order);
+  free(rows);
   free(skip);
-  free(bypass);
-  ol_fuse_kernels_free(qkernels, g->num_nodes);
-  free(qkernels);
+  ol_fused_free(fused, g->num_nodes);
+  free(fused);
   return s;
 }
 
@@ -399,26 +429,18 @@ ol_status ol_plan_create(const ol_graph *graph, const ol_plan *parent, ol_plan *
   return OL_OK;
 }
 
-/* The cache inputs of a node whose outputs can grow in place, with the
- * output each one continues and the sequence axis: Concat's first input
- * (its node attribute), past_key/past_value of Attention,
- * GroupQueryAttention and MultiHeadAttention ([B, H, T, D]: axis 2). */
-static bool grow_pair(const ol_node *n, size_t input, size_t *output, int64_t *axis) {
-  bool onnx = !n->domain[0] || strcmp(n->domain, "ai.onnx") == 0;
-  if (onnx && strcmp(n->op_type, "Concat") == 0 && input == 0 && n->num_inputs >= 2) {
-    *output = 0;
-    *axis = ol_attr_int(n, "axis", 0);
+/* Node input `input` is a cache the node continues into an output (a cache
+ * pair of its schema row): that output and the axis. */
+static bool grow_pair(const ol_plan_step *step, size_t input, size_t *output, int64_t *axis) {
+  const ol_op_schema *row = step->row;
+  for (size_t c = 0; row && c < row->num_caches; c++) {
+    const ol_cache_pair *pair = &row->caches[c];
+    if (pair->input != input) continue;
+    *output = pair->output;
+    *axis = pair->axis == OL_CACHE_AXIS_ATTR ? ol_attr_int(step->node, "axis", 0) : pair->axis;
     return true;
   }
-  bool ms = strcmp(n->domain, "com.microsoft") == 0;
-  size_t first = onnx && strcmp(n->op_type, "Attention") == 0                 ? 4
-                 : ms && strcmp(n->op_type, "GroupQueryAttention") == 0     ? 3
-                 : ms && strcmp(n->op_type, "MultiHeadAttention") == 0      ? 6
-                                                                            : 0;
-  if (!first || input < first || input > first + 1) return false;
-  *output = 1 + input - first;
-  *axis = 2;
-  return true;
+  return false;
 }
 
 bool ol_plan_input_grow_axis(const ol_plan *p, size_t graph_input, int64_t *axis) {
@@ -428,7 +450,7 @@ bool ol_plan_input_grow_axis(const ol_plan *p, size_t graph_input, int64_t *axis
     if (step->skipped || !step->in_graph_input) continue;
     for (size_t j = 0; j < n->num_inputs; j++) {
       size_t out;
-      if (step->in_graph_input[j] != (int32_t)graph_input || !grow_pair(n, j, &out, axis)) continue;
+      if (step->in_graph_input[j] != (int32_t)graph_input || !grow_pair(step, j, &out, axis)) continue;
       if (out >= n->num_outputs || step->out_slots[out] < 0 || !p->keep[step->out_slots[out]]) continue;
       bool again = false; /* read twice by the node (Concat(past, past)): not an append */
       for (size_t i = 0; i < n->num_inputs; i++) again |= i != j && step->in_graph_input[i] == (int32_t)graph_input;
@@ -508,6 +530,11 @@ static ol_status scope_commit(void *runtime, size_t output, ol_append_reservatio
 static ol_status scope_record(void *runtime, const ol_storage_counts *counts) {
   run_scope *sc = runtime;
   return ol_context_record_storage(sc->env->context, sc->node, counts, sc->env->allocator);
+}
+
+static ol_status scope_record_paged(void *runtime, const ol_paged_stats *stats) {
+  run_scope *sc = runtime;
+  return ol_context_record_paged(sc->env->context, sc->node, stats, sc->env->allocator);
 }
 
 static ol_status run_subgraph(void *runtime, const ol_graph *graph, ol_value *const *inputs,
@@ -599,8 +626,8 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
     bool densified = false;
     for (size_t j = 0; s == OL_OK && j < n->num_inputs; j++) {
       step_in[j] = step->in_slots[j] >= 0 ? slots[step->in_slots[j]] : NULL;
-      /* kernels that do not read pitched caches or tiled weights in place get a dense copy */
-      if (step_in[j] && step_in[j]->kind == OL_VALUE_TENSOR && needs_dense(step->kernel, j, &step_in[j]->tensor)) {
+      /* kernels that do not read pitched caches or packed weights in place get a dense copy */
+      if (step_in[j] && step_in[j]->kind == OL_VALUE_TENSOR && needs_dense(step, j, &step_in[j]->tensor)) {
         s = ol_tensor_materialize(env->allocator, &step_in[j]->tensor, &dense[j]);
         step_in[j] = dense[j];
         densified = true;
@@ -614,7 +641,7 @@ ol_status ol_plan_run(const ol_plan *p, const ol_frame *parent, const ol_run_env
                          env->cancelled, &scope, run_subgraph,
                          appends ? scope_reserve : NULL, appends ? scope_commit : NULL,
                          events ? scope_record : NULL,
-                         grow ? step->kept_outputs : 0};
+                         grow ? step->kept_outputs : 0, env->paged, events ? scope_record_paged : NULL};
     if (s == OL_OK) s = step->kernel->compute(step->kernel, &ctx);
     for (size_t j = 0; densified && j < n->num_inputs; j++) {
       ol_value_release(dense[j]);

@@ -3,7 +3,7 @@
 #ifndef OL_RUNTIME_PLAN_H
 #define OL_RUNTIME_PLAN_H
 #include "core/strmap.h"
-#include "ops/registry.h"
+#include "ops/schema.h"
 #include "runtime/context.h"
 
 typedef struct ol_plan ol_plan;
@@ -19,6 +19,9 @@ typedef struct ol_plan_step {
    * forwarding Identity nodes (-1: none). Decides append eligibility once. */
   int32_t *in_graph_input;
   bool skipped;       /* folded into a later step (see fuse.c): no kernel */
+  const ol_op_schema *row;     /* the node's schema row (NULL: a function call) */
+  uint32_t pitched_inputs;     /* inputs the kernel reads pitched (row or fusion) */
+  uint32_t packed_inputs;      /* inputs the kernel reads packed (row or fusion) */
   uint32_t kept_outputs; /* bit j: output j is a graph output (kept past the run) */
 } ol_plan_step;
 
@@ -69,9 +72,10 @@ typedef struct ol_run_env {
   ol_context *context;          /* events; may be NULL */
   const ol_append_host *append; /* root graph only; NULL outside persistent state */
   int threads;                  /* intra-op threads of the run; 0: the process default */
-  /* Session caches: Concat nodes whose output is a graph output give it
+  /* Session caches: nodes continuing a cache into a graph output give it
    * spare capacity and append in place to such an input (ctx->grow_outputs). */
   bool grow_outputs;
+  const ol_paged_policy *paged; /* formats of appended paged-cache pages (may be NULL) */
 } ol_run_env;
 
 /* Builds the plan for graph (and, recursively, its subgraphs). parent_names
@@ -79,9 +83,10 @@ typedef struct ol_run_env {
 ol_status ol_plan_create(const ol_graph *graph, const ol_plan *parent, ol_plan **out);
 void ol_plan_destroy(ol_plan *plan);
 /* Root plans: true when graph input graph_input is a cache that a node
- * continues into a graph output (a torch export's present = Concat(past,
- * new), or Attention / GroupQueryAttention's past_* -> present_*), with the
- * axis it grows along (Concat: its attribute, not normalized). */
+ * continues into a graph output (a cache pair of the node's schema row, e.g.
+ * a torch export's present = Concat(past, new) or an attention operator's
+ * past_* -> present_*), with the axis it grows along (from an attribute:
+ * not normalized). */
 bool ol_plan_input_grow_axis(const ol_plan *p, size_t graph_input, int64_t *axis);
 
 /* Runs a plan. inputs[i] feeds graph input i (NULL: use its initializer).

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/pool.h"
+#include "ir/quant_params.h"
 #include "model/element_types.h"
 #include "quant/wire_proto.h"
 #include "runtime/completion.h"
@@ -25,7 +26,12 @@ ol_status ol_session_create(ol_model *model, const ol_session_options *options, 
   s->model = ol_model_data_retain(model->data);
   s->allocator = options && options->allocator ? options->allocator : ol_allocator_default();
   s->threads = options ? options->intra_op_num_threads : 0;
+  s->grow_outputs = options && options->grow_outputs;
   if (s->threads > 1) ol_pool_reserve(s->threads);
+  if (options && ol_session_set_page_formats(s, options) != OL_OK) {
+    ol_session_destroy(s);
+    return OL_OUT_OF_MEMORY;
+  }
   const ol_graph *g = s->model->graph;
   ol_status st = ol_plan_create(g, NULL, &s->plan);
   if (st == OL_OK) st = ol_session_reuse_payloads(s, true);
@@ -49,8 +55,42 @@ ol_status ol_session_create(ol_model *model, const ol_session_options *options, 
 
 void ol_session_grow_outputs(ol_session *s, bool on) { s->grow_outputs = on; }
 
-bool ol_session_input_grows(const ol_session *s, size_t i, int64_t *axis) {
-  return s->grow_outputs && i < s->num_inputs && ol_plan_input_grow_axis(s->plan, s->input_index[i], axis);
+ol_status ol_session_set_page_formats(ol_session *s, const ol_session_options *options) {
+  ol_page_format_rule *rules = NULL;
+  size_t n = options->page_format_rule_count;
+  if (n && options->page_format_rules) {
+    rules = ol_xcalloc(n, sizeof *rules);
+    if (!rules) return OL_OUT_OF_MEMORY;
+    memcpy(rules, options->page_format_rules, n * sizeof *rules);
+  }
+  free((void *)s->paged.rules);
+  s->paged = (ol_paged_policy){options->page_format_fn, options->page_format_user, rules, rules ? n : 0};
+  return OL_OK;
+}
+
+bool ol_session_input_grow_axis(const ol_session *s, size_t i, int64_t *axis) {
+  return s && axis && s->grow_outputs && i < s->num_inputs && ol_plan_input_grow_axis(s->plan, s->input_index[i], axis);
+}
+
+bool ol_session_scope_begin(const ol_session *s, ol_run_scope *scope) {
+  _Static_assert(sizeof(ol_payload_pool_scope) <= sizeof(ol_run_scope), "ol_run_scope holds a pool scope");
+  if (!scope) return false;
+  ol_payload_pool_scope inner = ol_payload_pool_enter(s ? s->pool : NULL, s ? s->allocator : NULL);
+  memset(scope, 0, sizeof *scope);
+  memcpy(scope, &inner, sizeof inner);
+  return inner.pool != NULL;
+}
+
+void ol_session_scope_end(ol_run_scope *scope) {
+  if (!scope) return;
+  ol_payload_pool_scope inner;
+  memcpy(&inner, scope, sizeof inner);
+  memset(scope, 0, sizeof *scope);
+  ol_payload_pool_leave(inner);
+}
+
+ol_status ol_quant_bind_session(ol_value *encoded, const ol_session *session) {
+  return ol_quant_bind_value(encoded, session ? session->model : NULL);
 }
 
 ol_status ol_session_reuse_payloads(ol_session *s, bool on) {
@@ -68,6 +108,7 @@ void ol_session_destroy(ol_session *s) {
   if (!s) return;
   ol_payload_pool_destroy(s->pool);
   ol_plan_destroy(s->plan);
+  free((void *)s->paged.rules);
   free(s->input_index);
   ol_model_data_release(s->model);
   free(s);
@@ -100,26 +141,6 @@ ol_status ol_session_output_info(const ol_session *s, size_t i, ol_value_info *o
 
 /* ------------------------------------------------------------ value checks */
 
-ol_status ol_struct_type_resolve(const Onnx__ModelProto *model, const Onnx__StructTypeProto *type,
-                                 const Onnx__StructTypeProto **out) {
-  *out = NULL;
-  for (int depth = 0; type && type->kind_case == ONNX__STRUCT_TYPE_PROTO__KIND_TYPE_REF; depth++) {
-    if (depth >= OL_STRUCT_MAX_NESTING)
-      return ol_error(OL_INVALID_MODEL, "struct type_ref chain deeper than %d (a cycle?)", OL_STRUCT_MAX_NESTING);
-    const Onnx__StructTypeProto *found = NULL;
-    for (size_t i = 0; model && !found && i < model->n_struct_types; i++) {
-      const Onnx__StructTypeProto *c = model->struct_types[i];
-      if (c && c->has_type_id && c->type_id == type->type_ref) found = c;
-    }
-    if (!found)
-      return ol_error(OL_INVALID_MODEL, "struct type_ref %llu does not name a ModelProto.struct_types entry",
-                      (unsigned long long)type->type_ref);
-    type = found;
-  }
-  *out = type;
-  return OL_OK;
-}
-
 static const char *kind_name(ol_value_kind k) {
   switch (k) {
     case OL_VALUE_TENSOR: return "tensor";
@@ -135,7 +156,7 @@ static const char *kind_name(ol_value_kind k) {
 /* One walk of a value against a TypeProto: path names the position ("field
  * 'blocks'[2].key") for messages "<label> '<name>': <path>: <problem>". */
 typedef struct vwalk {
-  const Onnx__ModelProto *model;
+  const ol_type_catalogue *types;
   bool persistent;
   const char *label;
   const char *name;
@@ -212,7 +233,7 @@ static ol_status check_encoded(const vwalk *w, const Onnx__TypeProto__Tensor *t,
       return fail(w, OL_INVALID_ARGUMENT,
                   "compact encoded value refers to the quantization parameter set '%s' but carries "
                   "no parameter catalogue", e->parameter_ref);
-    if (ol_quant_shared_check(set, e, w->model) != OL_OK) {
+    if (ol_quant_shared_check(set, e, w->types) != OL_OK) {
       char why[384];
       snprintf(why, sizeof why, "%s", ol_last_error());
       return fail(w, OL_INVALID_ARGUMENT, "compact encoded value: %s", why);
@@ -271,7 +292,7 @@ static ol_status check_encoded_layout(const vwalk *w, const Onnx__StructTypeProt
                         (e->has_data_location && e->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)))
     return fail(w, OL_INVALID_ARGUMENT, "an encoded value with an external payload must be loaded before it is retained");
   const Onnx__StructTypeProto *storage = NULL;
-  if (ol_struct_type_resolve(w->model, e->struct_type, &storage) != OL_OK) {
+  if (ol_type_catalogue_resolve(w->types, e->struct_type, &storage) != OL_OK) {
     char why[256];
     snprintf(why, sizeof why, "%s", ol_last_error());
     return fail(w, OL_INVALID_ARGUMENT, "encoded value: %s", why);
@@ -305,7 +326,7 @@ static ol_status walk_unconstrained(vwalk *w, const ol_value *v, int depth) {
 
 static ol_status walk_struct(vwalk *w, const Onnx__StructTypeProto *declared, const ol_value *v, int depth) {
   const Onnx__StructTypeProto *st = NULL;
-  if (ol_struct_type_resolve(w->model, declared, &st) != OL_OK) {
+  if (ol_type_catalogue_resolve(w->types, declared, &st) != OL_OK) {
     char why[256];
     snprintf(why, sizeof why, "%s", ol_last_error());
     return fail(w, OL_INVALID_MODEL, "%s", why);
@@ -349,8 +370,8 @@ static ol_status walk_struct(vwalk *w, const Onnx__StructTypeProto *declared, co
 }
 
 static ol_status walk_value(vwalk *w, const Onnx__TypeProto *tp, const ol_value *v, int depth) {
-  if (depth > OL_STRUCT_MAX_NESTING)
-    return fail(w, OL_INVALID_MODEL, "types nest deeper than %d levels", OL_STRUCT_MAX_NESTING);
+  if (depth > OL_TYPE_REF_MAX_DEPTH)
+    return fail(w, OL_INVALID_MODEL, "types nest deeper than %d levels", OL_TYPE_REF_MAX_DEPTH);
   if (!v) return fail(w, OL_INVALID_ARGUMENT, "value is NULL");
   if (w->persistent) {
     if (v->kind == OL_VALUE_MAP || v->kind == OL_VALUE_OPTIONAL)
@@ -411,7 +432,7 @@ static ol_status walk_value(vwalk *w, const Onnx__TypeProto *tp, const ol_value 
   }
 }
 
-ol_status ol_check_value_decl(const Onnx__ModelProto *model, const ol_graph_value *decl, const ol_value *v,
+ol_status ol_check_value_decl(const ol_type_catalogue *types, const ol_graph_value *decl, const ol_value *v,
                               bool persistent, const char *label) {
   const ol_type_info *t = &decl->type;
   /* the common case without setting up a walk: a tensor matching its declared tensor type */
@@ -420,7 +441,7 @@ ol_status ol_check_value_decl(const Onnx__ModelProto *model, const ol_graph_valu
       tp->tensor_type && !(persistent && v->tensor.dtype == OL_DTYPE_STRING) &&
       shape_matches(tp->tensor_type, v->tensor.dtype, v->tensor.rank, v->tensor.dims))
     return OL_OK;
-  vwalk w = {model, persistent, label ? label : "input", decl->name ? decl->name : "", {0}};
+  vwalk w = {types, persistent, label ? label : "input", decl->name ? decl->name : "", {0}};
   if (!decl->has_type) return walk_value(&w, NULL, v, 0);
   if (t->proto) return walk_value(&w, t->proto, v, 0);
   /* a declaration without its TypeProto: kind, element type, rank and fixed dims */
@@ -472,7 +493,7 @@ ol_status ol_session_match_feeds(const ol_session *s, const char *const *names, 
       return ol_error(OL_INVALID_ARGUMENT, "input '%s' is retained by the persistent state; current feeds cannot override it",
                       names[i]);
     if (feeds[k]) return ol_error(OL_INVALID_ARGUMENT, "input '%s' is fed twice", names[i]);
-    OL_TRY(ol_check_value_decl(s->model->proto, &g->inputs[k], inputs[i], false, "input"));
+    OL_TRY(ol_check_value_decl(s->model->types, &g->inputs[k], inputs[i], false, "input"));
     feeds[k] = inputs[i];
   }
   for (size_t k = 0; k < g->num_inputs; k++)
@@ -520,7 +541,7 @@ ol_status ol_session_run_with(ol_session *s, ol_context *context, const char *co
   if (st == OL_OK) st = ol_session_match_outputs(s, output_names, n_outputs, pick);
   if (st == OL_OK) {
     ol_run_env env = {allocator, completion ? &completion->cancelled : NULL, context, NULL, s->threads,
-                      s->grow_outputs};
+                      s->grow_outputs, &s->paged};
     st = ol_plan_run(s->plan, NULL, &env, feeds, g->num_inputs, all, g->num_outputs);
     if (st == OL_CANCELLED && completion && completion->reason[0]) ol_error_wrap(st, "%s", completion->reason);
   }
@@ -528,7 +549,7 @@ ol_status ol_session_run_with(ol_session *s, ol_context *context, const char *co
    * caller takes growing caches as they are */
   for (size_t i = 0; st == OL_OK && i < n_outputs; i++) {
     outputs[i] = ol_value_retain(all[pick[i]]);
-    if (!s->grow_outputs || ol_tensor_has_layout(&outputs[i]->tensor)) st = ol_value_densify(s->allocator, &outputs[i]);
+    if (!s->grow_outputs || ol_tensor_is_packed(&outputs[i]->tensor)) st = ol_value_densify(s->allocator, &outputs[i]);
   }
   if (st != OL_OK)
     for (size_t i = 0; i < n_outputs; i++) {

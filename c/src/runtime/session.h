@@ -16,8 +16,12 @@ struct ol_session {
   /* Payloads released during runs, reused by the next (core/payload_pool.h);
    * NULL: every run allocates afresh. */
   ol_payload_pool *pool;
+  /* Formats of appended paged-cache pages (rules copied from the options). */
+  ol_paged_policy paged;
 };
 
+/* Copies the page-format function and rules of options (paged caches). */
+ol_status ol_session_set_page_formats(ol_session *s, const ol_session_options *options);
 /* Turns payload reuse across runs on (the default) or off; off frees what
  * the pool holds. Not during a run. */
 ol_status ol_session_reuse_payloads(ol_session *s, bool on);
@@ -30,11 +34,7 @@ ol_payload_pool *ol_state_payload_pool(const ol_state *st);
  * receives pitched tensors: the JS package, which densifies one before
  * showing its data. C API sessions keep dense outputs. */
 void ol_session_grow_outputs(ol_session *s, bool on);
-/* With growing outputs: true when input i (session numbering) is the past
- * of such a cache (ol_plan_input_grow_axis), with the axis it grows along. A caller that copies a
- * feed in gives it spare rows along that axis (ol_value_new_grown), so the
- * first run appends in place too (an imported cache is not copied again). */
-bool ol_session_input_grows(const ol_session *s, size_t i, int64_t *axis);
+/* (ol_session_input_grow_axis, onnxlight.h, reports the inputs that grow.) */
 
 /* Matches named feeds to graph inputs (feeds[k] borrowed, per graph input).
  * bound (may be NULL) marks inputs supplied by a persistent state: naming
@@ -46,17 +46,12 @@ ol_status ol_session_match_outputs(const ol_session *s, const char *const *names
 /* A value must match a declaration's kind, element type, rank and fixed dims. */
 ol_status ol_check_value_type(const ol_graph_value *decl, const ol_value *v);
 /* The same check walking struct fields (declaration order, constant fields
- * excluded) and sequence elements recursively; model (may be NULL) resolves
- * struct type_refs. persistent also rejects map, optional, sparse, opaque and
+ * excluded) and sequence elements recursively (at most OL_TYPE_REF_MAX_DEPTH
+ * levels); types (may be NULL) resolves struct type_refs. persistent also rejects map, optional, sparse, opaque and
  * string leaves, layout-less structs and external encoded payloads. Messages
  * read "<label> '<name>': field 'blocks'[2].key: <problem>". */
-ol_status ol_check_value_decl(const Onnx__ModelProto *model, const ol_graph_value *decl, const ol_value *v,
+ol_status ol_check_value_decl(const ol_type_catalogue *types, const ol_graph_value *decl, const ol_value *v,
                               bool persistent, const char *label);
-/* Follows struct type_ref through ModelProto.struct_types (at most
- * OL_STRUCT_MAX_NESTING steps); *out is the declaration with a kind. */
-#define OL_STRUCT_MAX_NESTING 64
-ol_status ol_struct_type_resolve(const Onnx__ModelProto *model, const Onnx__StructTypeProto *type,
-                                 const Onnx__StructTypeProto **out);
 
 /* ol_state_run that polls watch for cancellation (between nodes and at the
  * publication gate) without completing it: generation passes its caller's

@@ -46,7 +46,7 @@ void ol_session_options_init(ol_session_options *o) {
  * native persistent representation (tensors but strings, named structs,
  * typed sequences). path names the position, "[]" standing for any element. */
 typedef struct dwalk {
-  const Onnx__ModelProto *model;
+  const ol_type_catalogue *types;
   const char *what; /* "input" / "output" */
   const char *name;
   char path[512];
@@ -71,8 +71,8 @@ static size_t decl_push(dwalk *w, const char *field) {
 }
 
 static ol_status check_decl(dwalk *w, const Onnx__TypeProto *tp, int depth) {
-  if (depth > OL_STRUCT_MAX_NESTING)
-    return decl_fail(w, OL_INVALID_MODEL, "types nest deeper than %d levels", OL_STRUCT_MAX_NESTING);
+  if (depth > OL_TYPE_REF_MAX_DEPTH)
+    return decl_fail(w, OL_INVALID_MODEL, "types nest deeper than %d levels", OL_TYPE_REF_MAX_DEPTH);
   if (!tp) return OL_OK;
   switch (tp->value_case) {
     case ONNX__TYPE_PROTO__VALUE__NOT_SET:
@@ -101,7 +101,7 @@ static ol_status check_decl(dwalk *w, const Onnx__TypeProto *tp, int depth) {
       return decl_fail(w, OL_INVALID_MODEL, "unknown TypeProto kind %d", (int)tp->value_case);
   }
   const Onnx__StructTypeProto *st = NULL;
-  if (ol_struct_type_resolve(w->model, tp->struct_type, &st) != OL_OK) {
+  if (ol_type_catalogue_resolve(w->types, tp->struct_type, &st) != OL_OK) {
     char why[256];
     snprintf(why, sizeof why, "%s", ol_last_error());
     return decl_fail(w, OL_INVALID_MODEL, "%s", why);
@@ -148,7 +148,7 @@ static ol_status reject_unsupported(const ol_state *st, const char *what, const 
   const ol_type_info *t = &gv->type;
   if (!gv->has_type) return OL_OK;
   if (t->proto) {
-    dwalk w = {st->session->model->proto, what, name, {0}};
+    dwalk w = {st->session->model->types, what, name, {0}};
     return check_decl(&w, t->proto, 0);
   }
   if (t->kind == OL_VALUE_MAP || t->kind == OL_VALUE_OPTIONAL)
@@ -163,12 +163,12 @@ static ol_status reject_unsupported(const ol_state *st, const char *what, const 
  * runtime struct fields in the same order. path gets the first mismatch. */
 #define CONSTANT_FIELD ONNX__STRUCT_TYPE_PROTO__STRUCTURE__FIELD__CONTENT_CONSTANT
 
-static bool types_compatible(const Onnx__ModelProto *m, const Onnx__TypeProto *a, const Onnx__TypeProto *b,
+static bool types_compatible(const ol_type_catalogue *m, const Onnx__TypeProto *a, const Onnx__TypeProto *b,
                              char *path, size_t cap, int depth) {
   if (!a || !b || a->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET ||
       b->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET)
     return true;
-  if (depth > OL_STRUCT_MAX_NESTING || a->value_case != b->value_case) return false;
+  if (depth > OL_TYPE_REF_MAX_DEPTH || a->value_case != b->value_case) return false;
   size_t len = strlen(path);
   switch (a->value_case) {
     case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE: {
@@ -193,8 +193,8 @@ static bool types_compatible(const Onnx__ModelProto *m, const Onnx__TypeProto *a
       return true;
     case ONNX__TYPE_PROTO__VALUE_STRUCT_TYPE: {
       const Onnx__StructTypeProto *x = NULL, *y = NULL;
-      if (ol_struct_type_resolve(m, a->struct_type, &x) != OL_OK ||
-          ol_struct_type_resolve(m, b->struct_type, &y) != OL_OK)
+      if (ol_type_catalogue_resolve(m, a->struct_type, &x) != OL_OK ||
+          ol_type_catalogue_resolve(m, b->struct_type, &y) != OL_OK)
         return false;
       if (x == y) return true;
       if (x->kind_case != y->kind_case) return false;
@@ -223,7 +223,7 @@ static bool types_compatible(const Onnx__ModelProto *m, const Onnx__TypeProto *a
 /* Retained and published values: walked whole against the input's declaration. */
 static ol_status check_value(const ol_state *st, const binding *b, const ol_value *v) {
   const ol_graph *g = st->session->model->graph;
-  return ol_check_value_decl(st->session->model->proto, &g->inputs[b->input], v, true, "persistent input");
+  return ol_check_value_decl(st->session->model->types, &g->inputs[b->input], v, true, "persistent input");
 }
 
 static binding *find_binding(const ol_state *st, const char *input_name) {
@@ -274,12 +274,14 @@ ol_status ol_state_create(ol_model *model, const char *const *names, ol_value *c
     return ol_error(OL_INVALID_ARGUMENT, "the model declares no persistent_bindings; use a session");
   ol_state *st = ol_xcalloc(1, sizeof *st);
   if (!st) return OL_OUT_OF_MEMORY;
-  ol_session_options defaults;
-  ol_session_options_init(&defaults);
-  st->initial_capacity = (options ? options : &defaults)->persistent_tensor_initial_capacity;
+  ol_session_options session_options;
+  if (options) session_options = *options;
+  else ol_session_options_init(&session_options);
+  session_options.grow_outputs = 0; /* the state grows its caches through append reservations */
+  st->initial_capacity = session_options.persistent_tensor_initial_capacity;
   ol_status s = st->initial_capacity < 0
                     ? ol_error(OL_INVALID_ARGUMENT, "persistent_tensor_initial_capacity must be >= 0")
-                    : ol_session_create(model, options, &st->session); /* runs the checker */
+                    : ol_session_create(model, &session_options, &st->session); /* runs the checker */
   const ol_graph *g = model->data->graph;
   if (s == OL_OK) {
     st->bindings = ol_xcalloc(gp->n_persistent_bindings, sizeof *st->bindings);
@@ -302,7 +304,7 @@ ol_status ol_state_create(ol_model *model, const char *const *names, ol_value *c
     const ol_type_info *ti = &gi->type, *to = &go->type;
     char path[512] = "";
     if (ti->proto && to->proto) {
-      if (!types_compatible(gp_model, ti->proto, to->proto, path, sizeof path, 0))
+      if (!types_compatible(model->data->types, ti->proto, to->proto, path, sizeof path, 0))
         s = ol_error(OL_INVALID_MODEL,
                      "persistent binding '%s' <- '%s': the output's type does not match the input's%s%s",
                      b->input_name, b->output_name, path[0] ? " at " : "", path);
@@ -538,7 +540,7 @@ static ol_status state_run(ol_state *st, ol_context *context, const char *const 
     ol_append_host host = {&ra, reserve_append, commit_append};
     ol_allocator *allocator = allocator_of(st, context);
     ol_run_env env = {allocator, completion ? &completion->cancelled : NULL, context,
-                      st->initial_capacity > 0 ? &host : NULL, session->threads, false};
+                      st->initial_capacity > 0 ? &host : NULL, session->threads, false, &session->paged};
     s = ol_plan_run(session->plan, NULL, &env, feeds, g->num_inputs, all, g->num_outputs);
   }
   /* validate every next value before publishing any */

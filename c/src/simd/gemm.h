@@ -32,7 +32,27 @@ void ol_f32_gemv_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_
 ol_status ol_f32_gemm_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                               const float *B, int64_t ldb, float *C, int64_t ldc, float *pack);
 
-/* B tiled (core/value.h, OL_TILE_ROWS-row blocks, K x N): the same sums as
+/* ---- tiled B: the layout a decode step's GEMV streams best (gemm_tiles.c)
+ * A K x N float matrix stored as blocks of OL_TILE_ROWS rows, each block as
+ * panels of OL_TILE_COLS columns (the last may be narrower), each panel
+ * row-major: a panel of 16 outputs stays in registers over a block of rows
+ * and the matrix is still read front to back. */
+#define OL_TILE_COLS 16
+#define OL_TILE_ROWS 32
+/* Element (k, j) of a K x N matrix tiled with `rows`-row blocks: block
+ * b = k / rows holds rows*N elements (fewer in the last). */
+static inline int64_t ol_tile_offset(int64_t K, int64_t N, int rows, int64_t k, int64_t j) {
+  int64_t b0 = k / rows * rows, kr = K - b0 < rows ? K - b0 : rows;
+  int64_t p0 = j / OL_TILE_COLS * OL_TILE_COLS, w = N - p0 < OL_TILE_COLS ? N - p0 : OL_TILE_COLS;
+  return b0 * N + p0 * kr + (k - b0) * w + (j - p0);
+}
+/* Rearranges a dense row-major K x N float matrix into the tiled layout in
+ * place; scratch holds rows * N floats. */
+void ol_tiles_from_dense(int64_t K, int64_t N, int rows, float *data, float *scratch);
+/* Writes the dense row-major form of a tiled K x N matrix to dense. */
+void ol_tiles_to_dense(int64_t K, int64_t N, int rows, const float *tiles, void *dense);
+
+/* B tiled (OL_TILE_ROWS-row blocks, K x N): the same sums as
  * the reference on the dense matrix. One row streams the tiles with the
  * sums of a 16-column panel in registers; more rows pack from the tiles.
  * pack as above. */

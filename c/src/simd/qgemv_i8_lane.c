@@ -15,7 +15,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "core/value.h" /* OL_LANE_GROUP */
 #include "simd/qgemv_i8.h"
 #include "simd/qgemv_i8_chunk.h"
 #include "simd/vec.h"
@@ -244,4 +243,31 @@ void ol_qgemv_i8_lane_rows(const ol_qgemv_shape *s, const void *const *works, in
     works += 2, nrows -= 2, y += 2 * ldy;
   }
   if (nrows == 1) OL_LANE_ROWS(1);
+}
+
+/* ------------------------------------------------------------ the layout
+ * MatMulNBits weights and scales with the 4-byte words of OL_LANE_GROUP
+ * outputs side by side, so that one 16-byte load holds one word of four of
+ * them. Groups only permute their own words. */
+void ol_lanes_from_dense(int64_t rows, size_t row_bytes, void *data, void *scratch) {
+  const size_t G = OL_LANE_GROUP, words = row_bytes / 4;
+  for (int64_t g = 0; g + (int64_t)G <= rows; g += (int64_t)G) {
+    uint8_t *group = (uint8_t *)data + (size_t)g * row_bytes;
+    memcpy(scratch, group, G * row_bytes);
+    for (size_t i = 0; i < G; i++)
+      for (size_t w = 0; w < words; w++) memcpy(group + 4 * (G * w + i), (uint8_t *)scratch + 4 * (i * words + w), 4);
+  }
+}
+
+void ol_lanes_to_dense(int64_t rows, size_t row_bytes, const void *lanes, void *dense) {
+  const size_t G = OL_LANE_GROUP, words = row_bytes / 4;
+  int64_t g = 0;
+  for (; g + (int64_t)G <= rows; g += (int64_t)G) {
+    const uint8_t *group = (const uint8_t *)lanes + (size_t)g * row_bytes;
+    uint8_t *out = (uint8_t *)dense + (size_t)g * row_bytes;
+    for (size_t i = 0; i < G; i++)
+      for (size_t w = 0; w < words; w++) memcpy(out + 4 * (i * words + w), group + 4 * (G * w + i), 4);
+  }
+  if (g < rows) memcpy((uint8_t *)dense + (size_t)g * row_bytes, (const uint8_t *)lanes + (size_t)g * row_bytes,
+                       (size_t)(rows - g) * row_bytes);
 }

@@ -3,8 +3,8 @@
  * ol_qgemv_i8_nbits (qgemv_i8.h: formula and order) on the dense weights.
  *
  * Layout: B (N, kb, blob) and the float scales (N, kb), each viewed as N
- * rows of 4-byte words, in the lane layout of core/value.h
- * (ol_lanes_from_dense, groups of OL_LANE_GROUP = 8 outputs): for group g,
+ * rows of 4-byte words, in the lane layout (ol_lanes_from_dense below,
+ * groups of OL_LANE_GROUP = 8 outputs): for group g,
  * word w of output 8g+i is stored at word 8w+i of the group; the N % 8
  * outputs of the tail stay dense in their dense place. So for block j and
  * chunk c (4 bytes of each output's block: 32 / bits elements) one 16-byte
@@ -18,6 +18,15 @@
 #include <stdint.h>
 
 #include "simd/qgemv.h"
+
+/* Lane layout: rows of equal length in 4-byte words, the words of each
+ * group of OL_LANE_GROUP rows interleaved (word w of row g+i at word
+ * G*w + i of the group); a tail of fewer rows stays dense. In place;
+ * scratch holds OL_LANE_GROUP * row_bytes bytes. */
+#define OL_LANE_GROUP 8
+void ol_lanes_from_dense(int64_t rows, size_t row_bytes, void *data, void *scratch);
+/* Writes the dense form of lane-layout bytes (rows of row_bytes) to dense. */
+void ol_lanes_to_dense(int64_t rows, size_t row_bytes, const void *lanes, void *dense);
 
 /* Bytes of scratch for one prepared row of A, and its preparation: codes
  * quantized as ol_qgemv_i8_prepare does, arranged for this kernel. */

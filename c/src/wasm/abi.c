@@ -7,23 +7,13 @@
  *  - 64-bit quantities (dims stay int64 in memory) are returned as doubles,
  *    since this build has no BigInt integration for i64 parameters.
  * JS names: Module._olw_<name>. Statuses are the ol_status integers; the JS
- * layer turns a non-zero status into an OnnxLightError with ol_last_error(). */
+ * layer turns a non-zero status into an OnnxLightError with ol_last_error().
+ * Marshaling is all a wrapper does: options structs filled from arguments,
+ * results packed into out-arrays, a flag choosing between two calls. The
+ * quantization exports are abi_quant.c. */
 #include <emscripten/emscripten.h>
-#include <stdlib.h>
 
 #include "onnxlight.h"
-#include "runtime/generate.h"
-#include "runtime/session.h"
-#include "core/status.h"
-#include "core/value.h"
-#include "ir/proto_depth.h"
-#include "ir/serial_pieces.h"
-#include "quant/catalogue.h"
-#include "quant/codec.h"
-#include "quant/ort.h"
-#include "quant/plan.h"
-#include "quant/wire.h"
-#include "ir/quant_params.h"
 
 #define OLW EMSCRIPTEN_KEEPALIVE
 
@@ -35,7 +25,6 @@ OLW const char *olw_status_name(int status) { return ol_status_name((ol_status)s
 OLW int olw_set_num_threads(int threads) { return ol_set_num_threads(threads); }
 OLW int olw_get_num_threads(void) { return ol_get_num_threads(); }
 OLW const char *olw_dtype_name(int dtype) { return ol_dtype_name((ol_dtype)dtype); }
-OLW int olw_dtype_bits(int dtype) { return ol_dtype_bits((ol_dtype)dtype); }
 
 /* ------------------------------------------------------------ memory */
 
@@ -58,9 +47,6 @@ OLW void olw_allocator_reset_peak(void) { ol_allocator_reset_peak(NULL); }
 
 /* ------------------------------------------------------------ models */
 
-OLW int olw_model_load(const void *bytes, size_t size, ol_model **out) {
-  return ol_model_load(bytes, size, NULL, out);
-}
 OLW int olw_model_load_owned(void *bytes, size_t size, ol_model **out) {
   return ol_model_load_owned(bytes, size, NULL, out);
 }
@@ -73,13 +59,12 @@ OLW int olw_model_print_text(const ol_model *model, char **out_text) {
 OLW int olw_model_serialize(const ol_model *model, void **out_bytes, size_t *out_size) {
   return ol_model_serialize(model, out_bytes, out_size);
 }
-OLW int olw_model_check(const ol_model *model) { return ol_model_check(model); }
 OLW int olw_model_infer_shapes(const ol_model *model, ol_model **out) { return ol_model_infer_shapes(model, out); }
 OLW void olw_model_destroy(ol_model *model) { ol_model_destroy(model); }
 
-/* Piecewise serialization (ir/serial_pieces.h) into out[4]: the pieces
- * handle (free with olw_serial_pieces_free), the piece list ({data, size}
- * pairs), the piece count and the total size. */
+/* ol_model_serialize_pieces into out[4]: the pieces handle (destroy with
+ * olw_serial_pieces_destroy), the piece list ({data, size} pairs), the piece
+ * count and the total size. */
 OLW int olw_model_serialize_pieces(const ol_model *model, uint32_t *out) {
   ol_serial_pieces *p = NULL;
   ol_status status = ol_model_serialize_pieces(model, &p);
@@ -90,7 +75,7 @@ OLW int olw_model_serialize_pieces(const ol_model *model, uint32_t *out) {
   out[3] = (uint32_t)ol_serial_pieces_total(p);
   return OL_OK;
 }
-OLW void olw_serial_pieces_free(ol_serial_pieces *p) { ol_serial_pieces_free(p); }
+OLW void olw_serial_pieces_destroy(ol_serial_pieces *p) { ol_serial_pieces_destroy(p); }
 
 /* The model's interface without a session (ol_model_input_count...). */
 OLW size_t olw_model_io_count(const ol_model *model, int is_output) {
@@ -102,28 +87,21 @@ OLW const char *olw_model_io_name(const ol_model *model, int is_output, size_t i
 
 /* ------------------------------------------------------------ sessions */
 
-/* intra_op_num_threads: 0 for the module's default */
-/* grow_outputs: present = Concat(past, new) outputs keep spare capacity and
- * a pitched layout (see ol_session_grow_outputs); olw_value_describe reports
- * such tensors with no data pointer and olw_value_densify copies them. */
+/* ol_session_options: intra_op_num_threads (0: the module's default) and
+ * grow_outputs (olw_value_describe then reports grown caches with no data
+ * pointer, and olw_value_densify copies them). */
 OLW int olw_session_create(ol_model *model, int intra_op_num_threads, int grow_outputs, ol_session **out) {
   ol_session_options options;
   ol_session_options_init(&options);
   options.intra_op_num_threads = intra_op_num_threads;
-  ol_status s = ol_session_create(model, &options, out);
-  if (s == OL_OK) ol_session_grow_outputs(*out, grow_outputs != 0);
-  return s;
+  options.grow_outputs = grow_outputs;
+  return ol_session_create(model, &options, out);
 }
 OLW void olw_session_destroy(ol_session *session) { ol_session_destroy(session); }
 OLW size_t olw_session_input_count(const ol_session *s) { return ol_session_input_count(s); }
 OLW size_t olw_session_output_count(const ol_session *s) { return ol_session_output_count(s); }
-/* 1 and *axis (Concat: its attribute, not normalized) when a feed of input
- * i is best copied in with spare rows (ol_session_input_grows); else 0. */
-OLW int olw_session_input_grow_axis(const ol_session *s, size_t i, int32_t *axis) {
-  int64_t a = 0;
-  if (!ol_session_input_grows(s, i, &a) || a < -OL_MAX_RANK || a >= OL_MAX_RANK) return 0;
-  *axis = (int32_t)a;
-  return 1;
+OLW int olw_session_input_grow_axis(const ol_session *s, size_t i, int64_t *axis) {
+  return ol_session_input_grow_axis(s, i, axis);
 }
 OLW const char *olw_session_input_name(const ol_session *s, size_t i) {
   return ol_session_input_name(s, i);
@@ -161,16 +139,6 @@ OLW int olw_session_run(ol_session *session, const char *const *input_names,
 
 /* ------------------------------------------------------------ tensors and values */
 
-OLW int olw_tensor_create(int dtype, const int64_t *dims, size_t rank, ol_value **out) {
-  return ol_tensor_create(NULL, (ol_dtype)dtype, dims, rank, out);
-}
-/* Wraps caller memory; with take_ownership the tensor frees it (free()) when
- * its last reference goes, otherwise the caller must outlive the tensor. */
-OLW int olw_tensor_wrap(int dtype, const int64_t *dims, size_t rank, void *data,
-                        size_t byte_size, int take_ownership, ol_value **out) {
-  return ol_tensor_wrap((ol_dtype)dtype, dims, rank, data, byte_size,
-                        take_ownership ? free : NULL, data, out);
-}
 OLW int olw_tensor_set_string(ol_value *t, size_t index, const char *bytes, size_t length) {
   return ol_tensor_set_string(t, index, bytes, length);
 }
@@ -181,10 +149,6 @@ OLW int olw_tensor_get_string(const ol_value *t, size_t index, const char **byte
 OLW int olw_tensor_dtype(const ol_value *t) { return (int)ol_tensor_dtype(t); }
 OLW size_t olw_tensor_rank(const ol_value *t) { return ol_tensor_rank(t); }
 OLW const int64_t *olw_tensor_dims(const ol_value *t) { return ol_tensor_dims(t); }
-OLW double olw_tensor_element_count(const ol_value *t) {
-  return (double)ol_tensor_element_count(t);
-}
-OLW size_t olw_tensor_byte_size(const ol_value *t) { return ol_tensor_byte_size(t); }
 OLW void *olw_tensor_data(const ol_value *t) { return ol_tensor_data(t); }
 
 /* The per-run fast paths of the JS package: one call instead of several.
@@ -196,16 +160,15 @@ OLW int olw_tensor_new(int dtype, const int64_t *dims, size_t rank, int32_t *out
   out[1] = s == OL_OK ? (int32_t)(uintptr_t)ol_tensor_data(v) : 0;
   return s;
 }
-/* olw_tensor_new with spare rows along axis (ol_value_new_grown: pitched,
- * out[2] = storage rows per block): the copy of a cache fed to a session
- * whose Concat appends to it (olw_session_input_grow_axis). */
+/* ol_tensor_create_grown (the copy of a cache fed to a session whose Concat
+ * appends to it, olw_session_input_grow_axis) into out[3]: the handle (0:
+ * not worth growing), its payload pointer and ol_tensor_pitch. */
 OLW int olw_tensor_new_grown(int dtype, const int64_t *dims, size_t rank, int axis, int32_t *out) {
   ol_value *v = NULL;
-  ol_status s = rank > OL_MAX_RANK ? ol_error(OL_INVALID_ARGUMENT, "rank %zu is too large", rank)
-                                   : ol_value_new_grown(NULL, (ol_dtype)dtype, (int)rank, dims, axis, &v);
+  ol_status s = ol_tensor_create_grown(NULL, (ol_dtype)dtype, dims, rank, axis, &v);
   out[0] = (int32_t)(uintptr_t)v;
-  out[1] = s == OL_OK ? (int32_t)(uintptr_t)ol_tensor_data(v) : 0;
-  out[2] = s == OL_OK ? (int32_t)v->tensor.pitch : 0;
+  out[1] = v ? (int32_t)(uintptr_t)ol_tensor_data(v) : 0;
+  out[2] = v ? (int32_t)ol_tensor_pitch(v) : 0;
   return s;
 }
 /* Kind of v; for a tensor of rank <= max_rank also out[0] dtype, out[1] rank,
@@ -217,8 +180,8 @@ OLW int olw_value_describe(const ol_value *v, double *out, size_t max_rank) {
   size_t rank = ol_tensor_rank(v);
   out[0] = (double)ol_tensor_dtype(v);
   out[1] = rank <= max_rank ? (double)rank : -1;
-  /* -1: no dense view (a pitched cache, weights laid out at load: olw_value_densify first) */
-  out[2] = ol_tensor_is_strided(&v->tensor) || ol_tensor_has_layout(&v->tensor) ? -1 : (double)(uintptr_t)ol_tensor_data(v);
+  /* -1: no dense view (a grown cache, weights laid out at load: olw_value_densify first) */
+  out[2] = ol_tensor_is_dense(v) ? (double)(uintptr_t)ol_tensor_data(v) : -1;
   const int64_t *dims = ol_tensor_dims(v);
   for (size_t i = 0; rank <= max_rank && i < rank; i++) out[3 + i] = (double)dims[i];
   return (int)kind;
@@ -233,16 +196,7 @@ OLW void olw_values_describe(ol_value *const *values, size_t n, double *out, siz
 }
 
 OLW int olw_value_kind(const ol_value *v) { return (int)ol_value_get_kind(v); }
-/* A dense tensor with v's elements: v itself (retained) when it is dense. */
-OLW int olw_value_densify(ol_value *v, ol_value **out) {
-  *out = ol_value_retain(v);
-  ol_status s = ol_value_densify(NULL, out);
-  if (s != OL_OK) {
-    ol_value_release(*out);
-    *out = NULL;
-  }
-  return s;
-}
+OLW int olw_value_densify(ol_value *v, ol_value **out) { return ol_tensor_densify(v, out); }
 OLW ol_value *olw_value_retain(ol_value *v) { return ol_value_retain(v); }
 OLW void olw_value_release(ol_value *v) { ol_value_release(v); }
 OLW size_t olw_sequence_length(const ol_value *v) { return ol_sequence_length(v); }
@@ -269,7 +223,10 @@ OLW int olw_encoded_value_logical_type(const ol_value *v, int *dtype, int64_t *d
   *dtype = (int)d;
   return s;
 }
-OLW const char *olw_encoded_value_layout_name(const ol_value *v) { return ol_encoded_value_layout_name(v); }
+OLW const char *olw_encoded_value_parameter_ref(const ol_value *v) { return ol_encoded_value_parameter_ref(v); }
+OLW int olw_encoded_value_raw_data(const ol_value *v, const void **data, size_t *size) {
+  return ol_encoded_value_raw_data(v, data, size);
+}
 
 /* ------------------------------------------------------------ cancellation */
 
@@ -278,24 +235,13 @@ OLW void olw_completion_destroy(ol_completion *c) { ol_completion_destroy(c); }
 OLW int olw_completion_cancel(ol_completion *c, const char *reason) {
   return ol_completion_cancel(c, reason);
 }
-OLW int olw_completion_is_cancelled(const ol_completion *c) {
-  return ol_completion_is_cancelled(c);
-}
 
-/* Fault injection on the default allocator (tests): after `count` more
- * successful allocations every allocation fails; -1 disables. */
+/* Fault injection on the default allocator (tests, ol_allocator_fail_after):
+ * after `count` more successful allocations every allocation fails; -1
+ * disables. */
 OLW void olw_allocator_fail_after(double count) { ol_allocator_fail_after(NULL, (int64_t)count); }
 
-/* ------------------------------------------------------------ sessions with options */
-
-/* ol_session_create with ol_session_options (default allocator). */
-OLW int olw_session_create_with(ol_model *model, double persistent_tensor_initial_capacity,
-                                ol_session **out) {
-  ol_session_options options;
-  ol_session_options_init(&options);
-  options.persistent_tensor_initial_capacity = (int64_t)persistent_tensor_initial_capacity;
-  return ol_session_create(model, &options, out);
-}
+/* ------------------------------------------------------------ runs with a context */
 
 OLW int olw_session_run_with(ol_session *session, ol_context *context,
                              const char *const *input_names, ol_value *const *inputs,
@@ -346,25 +292,12 @@ OLW int olw_state_create(ol_model *model, const char *const *names, ol_value *co
   return ol_state_create(model, names, initial, count, &options, out);
 }
 /* A run from JS copies its feeds into wasm values just before the run and
- * releases them just after: inside the run's payload reuse scope, those
- * copies reuse the previous run's blocks too, so that a decode step with
- * stable shapes makes no allocator call at all. Returns 1 when it entered
- * (then call olw_run_reuse_leave), 0 otherwise. Runs from JS are
- * synchronous, so one scope at a time. */
-static ol_payload_pool_scope js_run_scope;
-static int js_run_scope_open;
-OLW int olw_run_reuse_enter(ol_session *session, ol_state *state) {
-  if (js_run_scope_open) return 0;
-  ol_payload_pool *pool = state ? ol_state_payload_pool(state) : session ? session->pool : NULL;
-  js_run_scope = ol_payload_pool_enter(pool, session ? session->allocator : NULL);
-  js_run_scope_open = js_run_scope.pool != NULL;
-  return js_run_scope_open;
+ * releases them just after, inside the session's payload reuse scope
+ * (ol_session_scope_begin; a state's: its session). scope is JS memory. */
+OLW int olw_session_scope_begin(const ol_session *session, ol_run_scope *scope) {
+  return ol_session_scope_begin(session, scope);
 }
-OLW void olw_run_reuse_leave(void) {
-  if (!js_run_scope_open) return;
-  js_run_scope_open = 0;
-  ol_payload_pool_leave(js_run_scope);
-}
+OLW void olw_session_scope_end(ol_run_scope *scope) { ol_session_scope_end(scope); }
 
 OLW int olw_state_run(ol_state *state, ol_context *context, const char *const *input_names,
                       ol_value *const *inputs, size_t n_inputs, const char *const *output_names,
@@ -395,363 +328,43 @@ OLW int olw_model_bind_persistent(const ol_model *model, const char *const *inpu
 
 /* ------------------------------------------------------------ generation */
 
-/* ol_generate without a token callback (the JS package runs its own loop for
- * streaming; this export serves parity checks against the C loop). seed is
- * exact up to 2^53; eos/pad -1 mean none/eos. */
-/* One token from a logits row in wasm memory (see runtime/generate.h). */
-OLW int olw_pick_token(int dtype, const void *row, int vocab, double temperature, uint64_t *rng_state,
-                       double *weights) {
-  return (int)ol_generate_pick_token((ol_dtype)dtype, row, vocab, temperature, rng_state, weights);
-}
+/* An int64 option passed as a double: NaN (not given) keeps the default. */
+static int64_t option_or(double value, int64_t fallback) { return value == value ? (int64_t)value : fallback; }
 
-OLW int olw_generate(ol_model *model, const char *const *names, ol_value *const *feeds,
-                     size_t n_feeds, double max_new_tokens, double temperature, double seed,
-                     double eos_token_id, double pad_token_id, ol_value **out) {
+/* ol_generator_create with its options as scalars: int64 quantities as
+ * doubles (exact below 2^53; NaN: the default), the uint64 seed as two 32-bit halves, the
+ * graph names (input ids, logits, attention mask, position ids; NULL entries
+ * for the defaults) as a table, and the session options the JS package sets. */
+OLW int olw_generator_create(ol_model *model, ol_session *session, const char *const *names, ol_value *const *feeds,
+                             size_t n_feeds,
+                             double max_new_tokens, double temperature, uint32_t seed_low, uint32_t seed_high,
+                             double eos_token_id, double pad_token_id, const char *const *io_names,
+                             double persistent_tensor_initial_capacity, int intra_op_num_threads,
+                             ol_completion *completion, ol_generator **out) {
   ol_generate_options options;
   ol_generate_options_init(&options);
-  options.max_new_tokens = (int64_t)max_new_tokens;
+  options.max_new_tokens = option_or(max_new_tokens, options.max_new_tokens);
   options.temperature = temperature;
-  options.seed = (uint64_t)seed;
-  options.eos_token_id = (int64_t)eos_token_id;
-  options.pad_token_id = (int64_t)pad_token_id;
-  return ol_generate(model, NULL, names, feeds, n_feeds, &options, NULL, NULL, out);
+  options.seed = (uint64_t)seed_high << 32 | seed_low;
+  options.eos_token_id = option_or(eos_token_id, options.eos_token_id);
+  options.pad_token_id = option_or(pad_token_id, options.pad_token_id);
+  options.input_ids_name = io_names[0];
+  options.logits_name = io_names[1];
+  options.attention_mask_name = io_names[2];
+  options.position_ids_name = io_names[3];
+  ol_session_options session_options;
+  ol_session_options_init(&session_options);
+  session_options.persistent_tensor_initial_capacity =
+      option_or(persistent_tensor_initial_capacity, session_options.persistent_tensor_initial_capacity);
+  session_options.intra_op_num_threads = intra_op_num_threads;
+  return ol_generator_create(model, session, NULL, names, feeds, n_feeds, &options, &session_options, completion,
+                             out);
 }
-
-/* ------------------------------------------------------------ quantization
- * Thin wrappers over c/src/quant (catalogue, plans, wire, ORT MatMulNBits).
- * Encoded values cross the boundary as serialized EncodedValueProto bytes;
- * models (optional, for type_ref resolution) as serialized ModelProto bytes. */
-
-OLW int olw_quant_format_count(void) { return OL_QUANT_FORMAT_COUNT; }
-OLW int olw_quant_format_at(int index) { return (int)ol_quant_formats()[index]; }
-OLW const char *olw_quant_format_name(int format) {
-  return ol_quant_format_name((ol_quant_format)format);
-}
-OLW const char *olw_quant_format_enum_name(int format) {
-  const ol_quant_profile *row = ol_quant_profile_info((ol_quant_format)format);
-  return row ? row->enum_name : NULL;
-}
-OLW int olw_quant_format_parse(const char *name, int *out) {
-  ol_quant_format format;
-  ol_status s = ol_quant_format_parse(name, &format);
-  if (s == OL_OK) *out = (int)format;
-  return s;
-}
-
-OLW int olw_quant_make_plan(int format, double count, double block_size, ol_quant_plan **out) {
-  if (!(count >= 0) || !(block_size >= 0))
-    return ol_error(OL_INVALID_ARGUMENT, "count and block_size must be non-negative");
-  return ol_quant_make_plan((ol_quant_format)format, (uint64_t)count, (uint64_t)block_size, out);
-}
-OLW int olw_quant_make_matmul_nbits_plan(int format, double k, double n, double block_size,
-                                         ol_quant_plan **out) {
-  if (!(k >= 0) || !(n >= 0) || !(block_size >= 0))
-    return ol_error(OL_INVALID_ARGUMENT, "k, n and block_size must be non-negative");
-  return ol_quant_make_matmul_nbits_plan((ol_quant_format)format, (uint64_t)k, (uint64_t)n,
-                                         (uint64_t)block_size, out);
-}
-OLW void olw_quant_plan_destroy(ol_quant_plan *plan) { ol_quant_plan_destroy(plan); }
-OLW int olw_quant_plan_clone(const ol_quant_plan *plan, ol_quant_plan **out) {
-  return ol_quant_plan_clone(plan, out);
-}
-/* out[0..6]: format, run count, permutation size, transform size, outlier
- * count, matrix rank, K, N */
-OLW void olw_quant_plan_info(const ol_quant_plan *plan, double *out) {
-  out[0] = plan->format;
-  out[1] = (double)plan->run_count;
-  out[2] = (double)plan->permutation_size;
-  out[3] = plan->transform_size;
-  out[4] = (double)plan->outlier_count;
-  out[5] = plan->matrix_rank;
-  out[6] = (double)plan->matrix_shape[0];
-  out[7] = (double)plan->matrix_shape[1];
-}
-/* Run r's layout (9-element header order: count, method, bits, signed, books,
- * entries, vector_size, base3, cast_type) then its block count. */
-OLW int olw_quant_plan_run_info(const ol_quant_plan *plan, double r, double *out) {
-  if (!(r >= 0) || (size_t)r >= plan->run_count)
-    return ol_error(OL_INVALID_ARGUMENT, "run index %g out of range (%zu runs)", r, plan->run_count);
-  const ol_quant_run *run = &plan->runs[(size_t)r];
-  int64_t header[OL_QUANT_HEADER_SIZE];
-  ol_quant_layout_header(&run->layout, header);
-  for (int i = 0; i < OL_QUANT_HEADER_SIZE; i++) out[i] = (double)header[i];
-  out[OL_QUANT_HEADER_SIZE] = (double)run->block_count;
-  return OL_OK;
-}
-static ol_status block_at(const ol_quant_plan *plan, double r, double b, ol_quant_block **out) {
-  if (!(r >= 0) || (size_t)r >= plan->run_count)
-    return ol_error(OL_INVALID_ARGUMENT, "run index %g out of range (%zu runs)", r, plan->run_count);
-  const ol_quant_run *run = &plan->runs[(size_t)r];
-  if (!(b >= 0) || (size_t)b >= run->block_count)
-    return ol_error(OL_INVALID_ARGUMENT, "block index %g out of range (%zu blocks)", b,
-                    run->block_count);
-  *out = &run->blocks[(size_t)b];
-  return OL_OK;
-}
-/* out: scale, zero point, offset, codebook size */
-OLW int olw_quant_plan_block(const ol_quant_plan *plan, double r, double b, double *out) {
-  ol_quant_block *block;
-  OL_TRY(block_at(plan, r, b, &block));
-  out[0] = block->scale;
-  out[1] = block->zero_point;
-  out[2] = block->offset;
-  out[3] = (double)block->codebook_size;
-  return OL_OK;
-}
-OLW int olw_quant_plan_block_codebook(const ol_quant_plan *plan, double r, double b, double *out) {
-  ol_quant_block *block;
-  OL_TRY(block_at(plan, r, b, &block));
-  for (size_t i = 0; i < block->codebook_size; i++) out[i] = block->codebook[i];
-  return OL_OK;
-}
-/* Sets every block's scale of run r from `scales` (block order). */
-OLW int olw_quant_plan_set_scales(ol_quant_plan *plan, double r, const double *scales,
-                                  double count) {
-  if (!(r >= 0) || (size_t)r >= plan->run_count)
-    return ol_error(OL_INVALID_ARGUMENT, "run index %g out of range (%zu runs)", r, plan->run_count);
-  ol_quant_run *run = &plan->runs[(size_t)r];
-  if ((size_t)count != run->block_count)
-    return ol_error(OL_INVALID_ARGUMENT, "%g scales for %zu blocks", count, run->block_count);
-  for (size_t i = 0; i < run->block_count; i++) run->blocks[i].scale = scales[i];
-  return OL_OK;
-}
-OLW int olw_quant_plan_set_zero_points(ol_quant_plan *plan, double r, const double *values,
-                                       double count) {
-  if (!(r >= 0) || (size_t)r >= plan->run_count)
-    return ol_error(OL_INVALID_ARGUMENT, "run index %g out of range (%zu runs)", r, plan->run_count);
-  ol_quant_run *run = &plan->runs[(size_t)r];
-  if ((size_t)count != run->block_count)
-    return ol_error(OL_INVALID_ARGUMENT, "%g zero points for %zu blocks", count, run->block_count);
-  for (size_t i = 0; i < run->block_count; i++) run->blocks[i].zero_point = values[i];
-  return OL_OK;
-}
-
-/* ol_quant_calibrate over a logical tensor of `count` elements of dtype. */
-OLW int olw_quant_calibrate(ol_quant_plan *plan, int dtype, const void *data, double count) {
-  size_t n = (size_t)count;
-  double *values = malloc(n ? n * sizeof(double) : 1);
-  if (!values) return ol_error(OL_OUT_OF_MEMORY, "out of memory reading %zu values", n);
-  ol_status s = ol_quant_read_floats((ol_dtype)dtype, data, n, values);
-  if (s == OL_OK) s = ol_quant_calibrate(plan, values, n);
-  free(values);
-  return s;
-}
-
-/* ol_quant_encode_proto, serialized (bytes freed with free()). name may be NULL. */
-OLW int olw_quant_encode(const ol_quant_plan *plan, int dtype, const void *data, const int64_t *dims,
-                         int rank, const char *name, uint8_t **out_bytes, size_t *out_size) {
-  Onnx__EncodedValueProto *value = NULL;
-  OL_TRY(ol_quant_encode_proto(plan, (ol_dtype)dtype, data, rank, dims, name, &value));
-  size_t size = onnx__encoded_value_proto__get_packed_size(value);
-  uint8_t *bytes = malloc(size ? size : 1);
-  if (!bytes) {
-    ol_quant_proto_free(value);
-    return ol_error(OL_OUT_OF_MEMORY, "out of memory serializing an encoded value");
-  }
-  onnx__encoded_value_proto__pack(value, bytes);
-  ol_quant_proto_free(value);
-  *out_bytes = bytes;
-  *out_size = size;
-  return OL_OK;
-}
-
-static ol_status unpack_inputs(const uint8_t *bytes, size_t size, const uint8_t *model_bytes,
-                               size_t model_size, Onnx__EncodedValueProto **value,
-                               Onnx__ModelProto **model) {
-  *value = NULL;
-  *model = NULL;
-  OL_TRY(ol_proto_check_depth(&onnx__encoded_value_proto__descriptor, bytes, size, "EncodedValueProto"));
-  if (model_bytes) OL_TRY(ol_proto_check_depth(&onnx__model_proto__descriptor, model_bytes, model_size, "model"));
-  *value = onnx__encoded_value_proto__unpack(NULL, size, bytes);
-  if (!*value) return ol_error(OL_INVALID_ARGUMENT, "malformed EncodedValueProto bytes");
-  *model = NULL;
-  if (model_bytes) {
-    *model = onnx__model_proto__unpack(NULL, model_size, model_bytes);
-    if (!*model) {
-      onnx__encoded_value_proto__free_unpacked(*value, NULL);
-      return ol_error(OL_INVALID_ARGUMENT, "malformed ModelProto bytes");
-    }
-  }
-  return OL_OK;
-}
-
-/* Decodes serialized EncodedValueProto bytes into a new tensor of its logical
- * dtype. model_bytes may be NULL. */
-OLW int olw_quant_decode(const uint8_t *bytes, size_t size, const uint8_t *model_bytes,
-                         size_t model_size, ol_value **out) {
-  Onnx__EncodedValueProto *value;
-  Onnx__ModelProto *model;
-  OL_TRY(unpack_inputs(bytes, size, model_bytes, model_size, &value, &model));
-  ol_quant_decoded decoded = {0};
-  ol_status s = ol_quant_decode_with_model(value, model, &decoded); /* compact: model's set */
-  ol_value *tensor = NULL;
-  if (s == OL_OK) s = ol_tensor_create(NULL, decoded.dtype, decoded.dims, (size_t)decoded.rank, &tensor);
-  if (s == OL_OK) s = ol_quant_write_floats(decoded.dtype, decoded.values, decoded.count,
-                                            ol_tensor_data(tensor));
-  if (s == OL_OK) {
-    *out = tensor;
-    tensor = NULL;
-  }
-  if (tensor) ol_value_release(tensor);
-  ol_quant_decoded_clear(&decoded);
-  onnx__encoded_value_proto__free_unpacked(value, NULL);
-  if (model) onnx__model_proto__free_unpacked(model, NULL);
-  return s;
-}
-
-/* ol_quant_export_matmul_nbits_inputs into an owned handle. */
-OLW int olw_quant_export_matmul_nbits(const uint8_t *bytes, size_t size, const uint8_t *model_bytes,
-                                      size_t model_size, ol_quant_matmul_nbits_inputs **out) {
-  Onnx__EncodedValueProto *value;
-  Onnx__ModelProto *model;
-  OL_TRY(unpack_inputs(bytes, size, model_bytes, model_size, &value, &model));
-  ol_quant_matmul_nbits_inputs *inputs = calloc(1, sizeof *inputs);
-  ol_status s = inputs ? ol_quant_export_matmul_nbits_inputs(value, model, inputs)
-                       : ol_error(OL_OUT_OF_MEMORY, "out of memory");
-  onnx__encoded_value_proto__free_unpacked(value, NULL);
-  if (model) onnx__model_proto__free_unpacked(model, NULL);
-  if (s != OL_OK) {
-    free(inputs);
-    return s;
-  }
-  *out = inputs;
-  return OL_OK;
-}
-OLW void olw_quant_matmul_nbits_destroy(ol_quant_matmul_nbits_inputs *inputs) {
-  if (!inputs) return;
-  ol_quant_matmul_nbits_inputs_clear(inputs);
-  free(inputs);
-}
-/* out: K, N, bits, block_size */
-OLW void olw_quant_matmul_nbits_attributes(const ol_quant_matmul_nbits_inputs *in, double *out) {
-  out[0] = (double)in->k;
-  out[1] = (double)in->n;
-  out[2] = (double)in->bits;
-  out[3] = (double)in->block_size;
-}
-/* Tensor i (0 B, 1 scales, 2 zero_points): 0 when absent, else 1 with
- * info = [dtype, rank, dims...] and the raw bytes. */
-OLW int olw_quant_matmul_nbits_tensor(const ol_quant_matmul_nbits_inputs *in, int i, double *info,
-                                      const uint8_t **data, size_t *size) {
-  const Onnx__TensorProto *t = i == 0 ? in->weights : i == 1 ? in->scales : in->zero_points;
-  if (!t) return 0;
-  info[0] = t->data_type;
-  info[1] = (double)t->n_dims;
-  for (size_t d = 0; d < t->n_dims && d < 4; d++) info[2 + d] = (double)t->dims[d];
-  *data = t->raw_data.data;
-  *size = t->raw_data.len;
-  return 1;
-}
-
-/* ol_quant_plan_set_runs from flat arrays: count runs, each a 9-entry wire
- * header (checked by ol_quant_layout_from_header) and a block count; per
- * block scale, zero point, offset and codebook size; codebooks concatenated
- * in block order. The plan keeps deep copies. */
-OLW int olw_quant_plan_set_runs(ol_quant_plan *plan, double count, const double *headers,
-                                const double *block_counts, const double *params,
-                                const double *codebook_sizes, const double *codebooks) {
-  size_t n = (size_t)count, block = 0, book = 0;
-  ol_quant_run *runs = calloc(n ? n : 1, sizeof *runs);
-  if (!runs) return ol_error(OL_OUT_OF_MEMORY, "out of memory");
-  ol_status s = OL_OK;
-  for (size_t r = 0; r < n && s == OL_OK; r++) {
-    int64_t header[OL_QUANT_HEADER_SIZE];
-    for (int i = 0; i < OL_QUANT_HEADER_SIZE; i++) header[i] = (int64_t)headers[r * OL_QUANT_HEADER_SIZE + i];
-    s = ol_quant_layout_from_header(header, &runs[r].layout);
-    size_t blocks = (size_t)block_counts[r];
-    runs[r].blocks = s == OL_OK ? calloc(blocks ? blocks : 1, sizeof(ol_quant_block)) : NULL;
-    if (s == OL_OK && !runs[r].blocks) s = ol_error(OL_OUT_OF_MEMORY, "out of memory");
-    if (s == OL_OK) runs[r].block_count = blocks;
-    for (size_t b = 0; b < blocks && s == OL_OK; b++, block++) {
-      ol_quant_block *dst = &runs[r].blocks[b];
-      dst->scale = params[3 * block];
-      dst->zero_point = params[3 * block + 1];
-      dst->offset = params[3 * block + 2];
-      size_t size = (size_t)codebook_sizes[block];
-      if (size) s = ol_quant_block_set_codebook(dst, codebooks + book, size);
-      book += size;
-    }
-  }
-  if (s == OL_OK) s = ol_quant_plan_set_runs(plan, runs, n);
-  for (size_t r = 0; r < n; r++) ol_quant_run_clear(&runs[r]);
-  free(runs);
-  return s;
-}
-
-/* make_quantization_type(plan), serialized StructTypeProto (freed with free()). */
-OLW int olw_quant_make_type(const ol_quant_plan *plan, uint8_t **out_bytes, size_t *out_size) {
-  Onnx__StructTypeProto *type = NULL;
-  OL_TRY(ol_quant_make_type(plan, &type));
-  size_t size = onnx__struct_type_proto__get_packed_size(type);
-  uint8_t *bytes = malloc(size ? size : 1);
-  if (!bytes) {
-    ol_quant_type_free(type);
-    return ol_error(OL_OUT_OF_MEMORY, "out of memory serializing a quantization type");
-  }
-  onnx__struct_type_proto__pack(type, bytes);
-  ol_quant_type_free(type);
-  *out_bytes = bytes;
-  *out_size = size;
-  return OL_OK;
-}
-
-/* Plan arrays as doubles (indices exact below 2^53). which: 0 permutation,
- * 1 forward, 2 inverse, 3 outliers. Copies plan values into out. */
-OLW void olw_quant_plan_array(const ol_quant_plan *plan, int which, double *out) {
-  size_t n = which == 0 ? plan->permutation_size : which == 1 ? plan->forward_size
-           : which == 2 ? plan->inverse_size : plan->outlier_count;
-  for (size_t i = 0; i < n; i++) {
-    if (which == 0) out[i] = plan->permutation ? (double)plan->permutation[i] : 0;
-    else if (which == 1) out[i] = plan->forward ? plan->forward[i] : 0;
-    else if (which == 2) out[i] = plan->inverse ? plan->inverse[i] : 0;
-    else out[i] = plan->outliers ? (double)plan->outliers[i] : 0;
-  }
-}
-OLW double olw_quant_plan_array_size(const ol_quant_plan *plan, int which) {
-  return (double)(which == 0 ? plan->permutation_size : which == 1 ? plan->forward_size
-                  : which == 2 ? plan->inverse_size : plan->outlier_count);
-}
-static ol_status to_indices(const double *values, size_t count, int64_t **out) {
-  *out = malloc(count ? count * sizeof(int64_t) : 1);
-  if (!*out) return ol_error(OL_OUT_OF_MEMORY, "out of memory");
-  for (size_t i = 0; i < count; i++) (*out)[i] = (int64_t)values[i];
-  return OL_OK;
-}
-OLW int olw_quant_plan_set_permutation(ol_quant_plan *plan, const double *values, double count) {
-  int64_t *indices;
-  OL_TRY(to_indices(values, (size_t)count, &indices));
-  ol_status s = ol_quant_plan_set_permutation(plan, indices, (size_t)count);
-  free(indices);
-  return s;
-}
-OLW int olw_quant_plan_set_outliers(ol_quant_plan *plan, const double *values, double count) {
-  int64_t *indices;
-  OL_TRY(to_indices(values, (size_t)count, &indices));
-  ol_status s = ol_quant_plan_set_outliers(plan, indices, (size_t)count);
-  free(indices);
-  return s;
-}
-OLW int olw_quant_plan_set_transform(ol_quant_plan *plan, double size, const double *forward,
-                                     double forward_count, const double *inverse,
-                                     double inverse_count) {
-  return ol_quant_plan_set_transform(plan, (uint32_t)size, forward, (size_t)forward_count, inverse,
-                                     (size_t)inverse_count);
-}
-
-/* plan.format and plan.matrix_shape assignment (checked when encoding). */
-OLW int olw_quant_plan_set_format(ol_quant_plan *plan, int format) {
-  if (!ol_quant_format_valid((ol_quant_format)format))
-    return ol_error(OL_INVALID_ARGUMENT, "Unknown quantization format: %d", format);
-  plan->format = (ol_quant_format)format;
-  return OL_OK;
-}
-OLW int olw_quant_plan_set_matrix_shape(ol_quant_plan *plan, int rank, double k, double n) {
-  if (rank != 0 && rank != 2)
-    return ol_error(OL_INVALID_ARGUMENT, "matrix_shape must have 0 or 2 dimensions (got %d)", rank);
-  if (rank == 2 && (!(k >= 0) || !(n >= 0)))
-    return ol_error(OL_INVALID_ARGUMENT, "matrix_shape dimensions must be non-negative");
-  plan->matrix_rank = rank;
-  plan->matrix_shape[0] = rank ? (int64_t)k : 0;
-  plan->matrix_shape[1] = rank ? (int64_t)n : 0;
-  return OL_OK;
-}
+OLW int olw_generator_step(ol_generator *g, int *done) { return ol_generator_step(g, done); }
+OLW int olw_generator_done(const ol_generator *g) { return ol_generator_done(g); }
+OLW void olw_generator_stop(ol_generator *g) { ol_generator_stop(g); }
+OLW size_t olw_generator_batch(const ol_generator *g) { return ol_generator_batch(g); }
+OLW double olw_generator_generated(const ol_generator *g) { return (double)ol_generator_generated(g); }
+OLW const int64_t *olw_generator_last_tokens(const ol_generator *g) { return ol_generator_last_tokens(g); }
+OLW int olw_generator_tokens(const ol_generator *g, ol_value **out) { return ol_generator_tokens(g, out); }
+OLW void olw_generator_destroy(ol_generator *g) { ol_generator_destroy(g); }
