@@ -122,5 +122,23 @@ static void loop_trip_count_int64_max(void) {
   ol_model_destroy(m);
 }
 
-OL_TEST_MAIN(TEST(einsum_repeated_output_label), TEST(qlinear_matmul_zero_point_sizes),
+/* fuzz_model (32-bit build): test_roialign_aligned_true with spatial_scale
+ * -1.2e24. The sampling grid, ceil(roi size / output size), was converted
+ * to int64 from a double far out of range (UBSan). */
+static void roialign_huge_spatial_scale(void) {
+  int64_t xd[4] = {1, 1, 10, 10}, rd[2] = {1, 4}, bd[1] = {1};
+  float xv[100], rv[4] = {0, 0, 9, 9};
+  for (int i = 0; i < 100; i++) xv[i] = (float)i;
+  int64_t batch[1] = {0};
+  ol_attr attrs[3] = {tk_attr_float("spatial_scale", -1.20892582e+24f), tk_attr_int("output_height", 5),
+                      tk_attr_int("output_width", 5)};
+  ol_value *in[3] = {tk_f32(4, xd, xv), tk_f32(2, rd, rv), tk_i64(1, bd, batch)}, *out[1] = {NULL};
+  CHECK_OK(tk_run("RoiAlign", 16, attrs, 3, in, 3, out, 1));
+  int64_t yd[4] = {1, 1, 5, 5};
+  CHECK(out[0] && tk_shape_is(out[0], 4, yd));
+  tk_release_all(in, 3);
+  tk_release_all(out, 1);
+}
+
+OL_TEST_MAIN(TEST(einsum_repeated_output_label), TEST(roialign_huge_spatial_scale), TEST(qlinear_matmul_zero_point_sizes),
              TEST(serialize_empty_bytes_field), TEST(infer_unsqueeze_empty_axes), TEST(loop_trip_count_int64_max))

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Builds the libFuzzer harnesses (tests/fuzz/fuzz_*.c, clang-19 with ASan +
 // UBSan, in build-asan/: the tree scripts/sanitize.mjs tests, configured the
-// same way, so CI compiles the instrumented library once) and runs each for
-// a bounded time:
+// same way, so CI compiles the instrumented library once; model32 is the
+// model harness built for i386 in build-asan32/) and runs each for a bounded
+// time:
 //   node tests/fuzz/run.mjs [--seconds N] [--build-only] [harness ...]
 // e.g. `node tests/fuzz/run.mjs --seconds 600 model`. Default: 60 s each.
 //
@@ -23,11 +24,20 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BUILD = join(ROOT, 'build-asan');
 const TESTDATA = process.env.ONNX_TESTDATA ?? '/usr/share/libonnx-testdata/data';
 
-// name -> what one input may be (bytes) and the kinds of seeds it starts from
+// The build trees: the 64-bit one (shared with scripts/sanitize.mjs) and a
+// 32-bit one (i386: size_t as narrow as in wasm32, so that truncated sizes
+// show up natively as the heap overflows they are in the wasm module).
+const TREES = {
+  asan: { dir: BUILD, flags: [] },
+  asan32: { dir: join(ROOT, 'build-asan32'), flags: ['-DOL_M32=ON'] },
+};
+// name -> its program and tree, what one input may be (bytes) and the kinds
+// of seeds it starts from
 const HARNESSES = {
-  model: { maxLen: 65536, seeds: 'model' },
-  text: { maxLen: 65536, seeds: 'text' },
-  encoded: { maxLen: 16384, seeds: 'encoded' },
+  model: { program: 'fuzz_model', tree: 'asan', maxLen: 65536, seeds: 'model' },
+  model32: { program: 'fuzz_model', tree: 'asan32', maxLen: 65536, seeds: 'model' },
+  text: { program: 'fuzz_text', tree: 'asan', maxLen: 65536, seeds: 'text' },
+  encoded: { program: 'fuzz_encoded', tree: 'asan', maxLen: 16384, seeds: 'encoded' },
 };
 // One input: at most 10 s (runs are cancelled after 2 s, see fuzz_util.h)
 // and 2 GiB of memory; sanitizer reports end the process.
@@ -64,17 +74,22 @@ function run(command, args, options = {}) {
   if (r.status !== 0) throw new Error(`${command} ${args.join(' ')} failed with exit code ${r.status}`);
 }
 
-function build() {
-  if (!existsSync(join(BUILD, 'CMakeCache.txt'))) {
-    run('cmake', ['-S', '.', '-B', BUILD, '-DOL_SANITIZE=ON', '-DOL_FUZZ=ON', '-DCMAKE_BUILD_TYPE=RelWithDebInfo'], {
-      env: { ...process.env, CC: 'clang-19' },
+/** Configures (once) and builds the programs the named harnesses need, and fuzz_seeds. */
+function build(harnesses) {
+  const programs = { asan: new Set(['fuzz_seeds']) };
+  for (const { program, tree } of harnesses.map((n) => HARNESSES[n])) (programs[tree] ??= new Set()).add(program);
+  for (const [tree, targets] of Object.entries(programs)) {
+    const { dir, flags } = TREES[tree];
+    if (!existsSync(join(dir, 'CMakeCache.txt'))) {
+      run('cmake', ['-S', '.', '-B', dir, '-DOL_SANITIZE=ON', '-DOL_FUZZ=ON', ...flags, '-DCMAKE_BUILD_TYPE=RelWithDebInfo'], {
+        env: { ...process.env, CC: 'clang-19' },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+    }
+    run('cmake', ['--build', dir, '-j', String(availableParallelism()), '--target', ...targets], {
       stdio: ['ignore', 'ignore', 'inherit'],
     });
   }
-  const targets = [...Object.keys(HARNESSES).map((n) => `fuzz_${n}`), 'fuzz_seeds'];
-  run('cmake', ['--build', BUILD, '-j', String(availableParallelism()), '--target', ...targets], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
 }
 
 /** Every file under dir whose name ends with one of the suffixes. */
@@ -104,7 +119,7 @@ function makeSeeds() {
 
 /** Runs one harness; resolves to its statistics and whether it failed. */
 function fuzz(name, seeds) {
-  const { maxLen } = HARNESSES[name];
+  const { maxLen, program, tree } = HARNESSES[name];
   const corpus = join(BUILD, 'corpus', name);
   const crashes = join(BUILD, 'crashes');
   const logs = join(BUILD, 'logs');
@@ -123,7 +138,7 @@ function fuzz(name, seeds) {
   const log = createWriteStream(logPath);
   return new Promise((resolve) => {
     const start = performance.now();
-    const child = spawn(join(BUILD, `fuzz_${name}`), args, { cwd: BUILD, env: { ...process.env, ...SANITIZER_ENV } });
+    const child = spawn(join(TREES[tree].dir, program), args, { cwd: BUILD, env: { ...process.env, ...SANITIZER_ENV } });
     let tail = '';
     const keep = (chunk) => {
       log.write(chunk);
@@ -151,7 +166,7 @@ function fuzz(name, seeds) {
 }
 
 try {
-  build();
+  build(names);
 } catch (error) {
   console.error(`fuzz: build failed: ${error.message}`);
   process.exit(1);
@@ -164,7 +179,7 @@ for (const name of names) {
   const r = await fuzz(name, seeds);
   total += Number.isFinite(r.executions) ? r.executions : 0;
   console.log(
-    `${r.failed ? 'FAIL' : 'ok  '} fuzz_${name}: ${r.executions} executions in ${r.seconds.toFixed(0)} s ` +
+    `${r.failed ? 'FAIL' : 'ok  '} ${name}: ${r.executions} executions in ${r.seconds.toFixed(0)} s ` +
       `(${r.perSecond}/s), corpus ${r.corpus} inputs, log ${r.logPath}`,
   );
   if (r.failed) {

@@ -179,9 +179,10 @@ int64_t ol_tensor_get_int64(const ol_tensor *t, int64_t i) {
     uint64_t u = ((const uint64_t *)ol_tdata(t))[i];
     return u > INT64_MAX ? INT64_MAX : (int64_t)u;
   }
-  double v = ol_tensor_get_double(t, i);
-  return v >= 0x1p63 ? INT64_MAX : (int64_t)int_clamp(v, -0x1p63, 0x1p63);
+  return ol_double_to_int64(ol_tensor_get_double(t, i));
 }
+
+int64_t ol_double_to_int64(double v) { return v >= 0x1p63 ? INT64_MAX : (int64_t)int_clamp(v, -0x1p63, 0x1p63); }
 
 void ol_tensor_set_double(ol_tensor *t, int64_t i, double v) {
   void *p = ol_tdata(t);
@@ -198,7 +199,7 @@ void ol_tensor_set_double(ol_tensor *t, int64_t i, double v) {
     case OL_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)int_clamp(v, INT32_MIN, INT32_MAX); break;
     case OL_DTYPE_UINT32: ((uint32_t *)p)[i] = (uint32_t)int_clamp(v, 0, UINT32_MAX); break;
     case OL_DTYPE_INT64: /* 2^63 is the first double past INT64_MAX */
-      ((int64_t *)p)[i] = v >= 0x1p63 ? INT64_MAX : (int64_t)int_clamp(v, -0x1p63, 0x1p63);
+      ((int64_t *)p)[i] = ol_double_to_int64(v);
       break;
     case OL_DTYPE_UINT64: ((uint64_t *)p)[i] = v >= 0x1p64 ? UINT64_MAX : (uint64_t)int_clamp(v, 0, 0x1p64); break;
     case OL_DTYPE_INT4:

@@ -168,6 +168,9 @@ double ol_tensor_get_double(const ol_tensor *t, int64_t index);
 /* Element i as an int64: integers exactly (uint64 saturates), floats
  * truncated toward zero and saturated, NaN as 0. */
 int64_t ol_tensor_get_int64(const ol_tensor *t, int64_t index);
+/* v truncated toward zero and saturated to int64, NaN as 0 (a plain C
+ * conversion of an out-of-range double is undefined). */
+int64_t ol_double_to_int64(double v);
 /* Stores a double into element i: integers truncate toward zero and saturate, NaN as 0. */
 void ol_tensor_set_double(ol_tensor *t, int64_t index, double value);
 
