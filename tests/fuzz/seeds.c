@@ -11,12 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "onnx_light.pb-c.h"
 #include "onnxlight.h"
-#include "quant/catalogue.h"
-#include "quant/codec.h"
-#include "quant/plan.h"
-#include "quant/wire.h"
 
 static void write_seed(const char *dir, const char *kind, const void *data, size_t size, size_t limit) {
   if (size == 0 || size > limit) return;
@@ -55,30 +50,27 @@ static int ends_with(const char *s, const char *tail) {
 
 /* A [16, 8] float tensor quantized with every catalogue format. */
 static void catalogue_seeds(const char *dir, size_t limit) {
-  float data[128];
-  double values[128];
-  for (int i = 0; i < 128; i++) values[i] = data[i] = (float)((i * 37) % 29 - 14) * 0.25f;
   int64_t dims[2] = {16, 8};
-  for (int f = 0; f < OL_QUANT_FORMAT_COUNT; f++) {
-    ol_quant_format format = ol_quant_formats()[f];
+  ol_value *tensor = NULL;
+  if (ol_tensor_create(NULL, OL_DTYPE_FLOAT, dims, 2, &tensor) != OL_OK) exit(1);
+  float *data = ol_tensor_data(tensor);
+  for (int i = 0; i < 128; i++) data[i] = (float)((i * 37) % 29 - 14) * 0.25f;
+  for (size_t f = 0; f < ol_quant_format_count(); f++) {
     ol_quant_plan *plan = NULL;
-    if (ol_quant_make_plan(format, 128, OL_QUANT_DEFAULT_BLOCK_SIZE, &plan) != OL_OK &&
-        ol_quant_make_matmul_nbits_plan(format, 16, 8, 16, &plan) != OL_OK)
+    if (ol_quant_make_plan((ol_quant_format)f, 128, 32, &plan) != OL_OK &&
+        ol_quant_make_matmul_nbits_plan((ol_quant_format)f, 16, 8, 16, &plan) != OL_OK)
       continue;
-    Onnx__EncodedValueProto *value = NULL;
-    if (ol_quant_calibrate(plan, values, 128) == OL_OK &&
-        ol_quant_encode_proto(plan, OL_DTYPE_FLOAT, data, 2, dims, "w", &value) == OL_OK) {
-      size_t size = onnx__encoded_value_proto__get_packed_size(value);
-      uint8_t *bytes = malloc(size ? size : 1);
-      if (bytes) {
-        onnx__encoded_value_proto__pack(value, bytes);
-        write_seed(dir, "encoded", bytes, size, limit);
-        free(bytes);
-      }
-    }
-    ol_quant_proto_free(value);
+    ol_value *encoded = NULL;
+    void *bytes = NULL;
+    size_t size = 0;
+    if (ol_quant_calibrate(plan, tensor) == OL_OK && ol_quant_quantize(plan, tensor, "w", &encoded) == OL_OK &&
+        ol_encoded_value_serialize(encoded, &bytes, &size) == OL_OK)
+      write_seed(dir, "encoded", bytes, size, limit);
+    ol_free(bytes);
+    ol_value_release(encoded);
     ol_quant_plan_destroy(plan);
   }
+  ol_value_release(tensor);
 }
 
 int main(int argc, char **argv) {
