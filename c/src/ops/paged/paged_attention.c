@@ -402,8 +402,8 @@ static ol_status make_present(ol_kernel_ctx *ctx, const page_memo *m, ol_value *
   size_t n = m->count + n_new;
   ol_value **all = ol_alloc(ctx->allocator, sizeof *all * (n + 1));
   if (!all) return OL_OUT_OF_MEMORY;
-  memcpy(all, m->blocks, sizeof *all * m->count);
-  memcpy(all + m->count, new_blocks, sizeof *all * n_new);
+  if (m->count) memcpy(all, m->blocks, sizeof *all * m->count); /* (blocks NULL when there are none) */
+  if (n_new) memcpy(all + m->count, new_blocks, sizeof *all * n_new);
   ol_value *present = NULL;
   ol_status s = ol_paged_cache_new(all, n, &present);
   ol_dealloc(ctx->allocator, all);

@@ -28,7 +28,7 @@ static bool axes_of(const ol_infer_ctx *ctx, int since, size_t input, int64_t *a
       return true;
     }
     if (n > OL_MAX_RANK) return false;
-    if (n) memcpy(axes, values, (size_t)n * sizeof *axes); /* (values may be NULL when n is 0) */
+    memcpy(axes, values, (size_t)n * sizeof *axes);
     *count = (int)n;
     return true;
   }
