@@ -1,6 +1,7 @@
 /* Regression tests for what the fuzzers (tests/fuzz) found: each case is the
  * minimized input, as a kernel call or model text, and the clean error (or
  * result) it gets now. Run under build-asan they would report the old bug. */
+#include <math.h>
 #include <string.h>
 
 #include "harness.h"
@@ -148,5 +149,28 @@ static void roialign_huge_spatial_scale(void) {
   tk_release_all(out, 1);
 }
 
-OL_TEST_MAIN(TEST(einsum_repeated_output_label), TEST(roialign_huge_spatial_scale), TEST(qlinear_matmul_zero_point_sizes),
+/* fuzz_model: test_roialign_aligned_true with an empty image (X of height
+ * 0): the bilinear corners were clamped to row H - 1 = -1 (heap overflow);
+ * NaN boxes converted NaN to int64. Both sample nothing now. */
+static void roialign_empty_image_and_nan_boxes(void) {
+  int64_t xd[4] = {1, 1, 0, 10}, rd[2] = {1, 4}, bd[1] = {1}, batch[1] = {0};
+  float rv[4] = {0, 0, 9, 9}, one = 1;
+  char half[] = "half_pixel";
+  ol_attr attrs[4] = {tk_attr_string("coordinate_transformation_mode", half), tk_attr_int("output_height", 5),
+                      tk_attr_int("output_width", 5), tk_attr_int("sampling_ratio", 2)};
+  ol_value *in[3] = {tk_f32(4, xd, &one), tk_f32(2, rd, rv), tk_i64(1, bd, batch)}, *out[1] = {NULL};
+  CHECK_OK(tk_run("RoiAlign", 16, attrs, 4, in, 3, out, 1));
+  if (out[0]) CHECK(((const float *)ol_tensor_data(out[0]))[0] == 0.0f);
+  tk_release_all(in, 3);
+  tk_release_all(out, 1);
+  int64_t xd2[4] = {1, 1, 4, 4};
+  float xv[16] = {0}, nan_box[4] = {NAN, 0, 2, 2};
+  ol_value *in2[3] = {tk_f32(4, xd2, xv), tk_f32(2, rd, nan_box), tk_i64(1, bd, batch)};
+  CHECK_OK(tk_run("RoiAlign", 16, attrs, 4, in2, 3, out, 1));
+  tk_release_all(in2, 3);
+  tk_release_all(out, 1);
+}
+
+OL_TEST_MAIN(TEST(einsum_repeated_output_label), TEST(roialign_huge_spatial_scale),
+             TEST(roialign_empty_image_and_nan_boxes), TEST(qlinear_matmul_zero_point_sizes),
              TEST(serialize_empty_bytes_field), TEST(infer_unsqueeze_empty_axes), TEST(loop_trip_count_int64_max))

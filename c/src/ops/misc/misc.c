@@ -391,7 +391,8 @@ static ol_status roi_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
             for (int64_t ix = 0; ix < gw; ix++) {
               double xx = sw + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
               double v1 = 0, v2 = 0, v3 = 0, v4 = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0;
-              if (!(yy < -1.0 || yy > (double)H || xx < -1.0 || xx > (double)W)) {
+              /* (written so that NaN positions and an empty image sample nothing) */
+              if (H > 0 && W > 0 && yy >= -1.0 && yy <= (double)H && xx >= -1.0 && xx <= (double)W) {
                 double yv = yy <= 0 ? 0 : yy, xv = xx <= 0 ? 0 : xx;
                 int64_t yl = (int64_t)yv, xl = (int64_t)xv, yhh, xhh;
                 if (yl >= H - 1) {
