@@ -307,7 +307,9 @@ typedef ol_status (*ol_page_format_fn)(void *user, const ol_value *key, const ol
                                        int64_t past_length, ol_page_formats *out);
 
 /* A format rule: from `from_tokens` cached tokens on (the last rule whose
- * from_tokens <= the cached length applies). */
+ * from_tokens <= the cached length applies). Rules are checked when a
+ * session (state, generator) is made: from_tokens >= 0 and strictly
+ * ascending, formats as above (OL_INVALID_ARGUMENT naming the rule). */
 typedef struct ol_page_format_rule {
   int64_t from_tokens;
   ol_page_formats formats;
@@ -457,7 +459,11 @@ ol_status ol_session_run_with(ol_session *session, ol_context *context,
  * the state layer. A failed or cancelled run leaves the state unchanged. */
 typedef struct ol_state ol_state;
 
-/* initial: one value per bound input (names are exact graph input names). */
+/* initial: one value per bound input (names are exact graph input names);
+ * an input left out starts from its initializer default (a
+ * GraphProto.paged_cache_initializer, say), else it is an error. Paged
+ * caches are checked whole when retained (ol_paged_cache_parse's rules).
+ * options->page_format_* choose the formats PagedAttention appends. */
 ol_status ol_state_create(ol_model *model, const char *const *names, ol_value *const *initial,
                           size_t count, const ol_session_options *options, ol_state **out);
 /* feeds: the remaining (unbound) inputs. outputs as in ol_session_run. */
@@ -465,6 +471,8 @@ ol_status ol_state_run(ol_state *state, ol_context *context, const char *const *
                        ol_value *const *inputs, size_t n_inputs,
                        const char *const *output_names, ol_value **outputs, size_t n_outputs,
                        ol_completion *completion);
+/* Replaces the retained values as ol_state_create takes them (omitted
+ * inputs from their initializer defaults); on failure nothing changes. */
 ol_status ol_state_reset(ol_state *state, const char *const *names, ol_value *const *initial,
                          size_t count);
 /* Releases the retained values; later calls fail with OL_FAILED_PRECONDITION. */
@@ -486,6 +494,105 @@ const ol_session *ol_state_session(const ol_state *state);
  * destroyed first. */
 ol_status ol_model_bind_persistent(const ol_model *model, const char *const *input_names,
                                    const char *const *output_names, size_t count, ol_model **out);
+
+/* ---------------------------------------------------------------- paged KV caches */
+
+/* A paged cache (the past/present of ai.rt::PagedAttention) is an ol_value:
+ * a struct whose one field `blocks` is a sequence of blocks {start, length:
+ * INT64 scalars; key, value: pages of logical shape [1, 1, capacity, width],
+ * dense FLOAT/FLOAT16/BFLOAT16 tensors or affine ENCODED values}. Starts run
+ * contiguously from 0 and 0 < length <= capacity. Blocks are immutable once
+ * made: caches share them by reference, an append adds blocks, and nothing
+ * here copies or decodes a page. Its wire form is PagedCacheProto (also
+ * GraphProto.paged_cache_initializer, a cache default for a graph input or
+ * a persistent state). */
+
+/* A new empty cache ({blocks: []}). */
+ol_status ol_paged_cache_empty(ol_value **out);
+/* Whether value has the cache structure (a struct of one `blocks` sequence
+ * of structs with exactly start, length, key and value); the pages are not
+ * checked (ol_paged_cache_length does). */
+bool ol_paged_cache_is(const ol_value *value);
+/* Serialized PagedCacheProto bytes -> a cache owning its pages (the bytes
+ * may be freed after the call). Malformed bytes or a cache that breaks a
+ * rule (a block without key or value, a missing, negative or
+ * non-contiguous start, length <= 0 or above the page capacity, K/V
+ * capacities or widths that disagree, external data, non-concrete or
+ * ambiguous encoded pages) fail with OL_INVALID_ARGUMENT naming the block;
+ * page formats this runtime cannot read fail with OL_NOT_IMPLEMENTED. */
+ol_status ol_paged_cache_parse(const void *bytes, size_t size, ol_value **out);
+/* The cache as PagedCacheProto bytes (free with ol_free): dense pages as
+ * TensorProto raw_data, encoded pages as their EncodedValueProto. The cache
+ * is validated and compacted first (ol_paged_cache_compact with
+ * OL_PAGED_CACHE_COMPACT_TOKENS, on a temporary copy: the cache itself is
+ * unchanged); pages are never decoded or requantized, so the parsed cache
+ * decodes every token to the same floats. */
+#define OL_PAGED_CACHE_COMPACT_TOKENS 64
+ol_status ol_paged_cache_serialize(const ol_value *cache, void **out_bytes, size_t *out_size);
+/* A new cache with runs of consecutive blocks merged into blocks of at most
+ * max_block_tokens tokens (>= 1): a run's K pages share one storage type,
+ * its V pages too, and their affine parameters are per page or per token
+ * (not along the width). The valid rows are concatenated as stored (dense
+ * elements, affine codes; rows past a block's length are dropped) and the
+ * affine parameters become one scale and zero point per token
+ * (AffineLayoutProto axis 2), or one pair when all tokens share it: lossless,
+ * every token decodes to the same floats. Blocks left alone are shared.
+ * Decoding one token per step makes one block per token; compacting saves
+ * the per-block metadata (in memory and in bytes). */
+ol_status ol_paged_cache_compact(const ol_value *cache, int64_t max_block_tokens, ol_value **out);
+/* Tokens held (the sum of the block lengths); the cache is validated. */
+ol_status ol_paged_cache_length(const ol_value *cache, int64_t *tokens);
+/* Bytes of the K and V page payloads (codes or elements, whole capacity;
+ * affine parameters and block metadata not counted). Pages shared with
+ * other caches count in full. */
+ol_status ol_paged_cache_payload_bytes(const ol_value *cache, size_t *bytes);
+/* A new cache holding the first `tokens` tokens (all when tokens >= the
+ * length): earlier blocks are shared, the block crossing the boundary is a
+ * new block over the same payloads with a shorter length (no copy). */
+ol_status ol_paged_cache_truncate(const ol_value *cache, int64_t tokens, ol_value **out);
+/* A new cache with the blocks `indices` (unique, in range) converted to
+ * the formats key and value, the others shared (what ai.rt::QuantizePagedCache
+ * does): INT8, UINT8, INT4, UINT4, INT2, UINT2 with scale > 0 and a zero
+ * point in range, or FLOAT, FLOAT16, BFLOAT16 (scale and zero point
+ * ignored). A converted block keeps its capacity and length: its valid rows
+ * are decoded and encoded again (ties to even, saturated), the rest hold
+ * zeros. The whole cache is checked first, then the request; nothing is
+ * made before both pass. */
+ol_status ol_paged_cache_quantize(const ol_value *cache, const int64_t *indices, size_t count,
+                                  const ol_page_format *key, const ol_page_format *value, ol_value **out);
+/* A second reference to the cache (ol_value_retain after a structure
+ * check). Blocks being immutable, both holders may go on independently: a
+ * run appending to one makes a new cache value sharing the old blocks. */
+ol_status ol_paged_cache_fork(ol_value *cache, ol_value **out);
+
+/* A decoder on paged KV caches: every attention over a `present = Concat(past,
+ * new, axis 2)` cache pair of a torch export (Q x K^T scaled by
+ * 1/sqrt(head size), optional mask Add, Softmax, x V, repeat_kv allowed)
+ * becomes one ai.rt::PagedAttention with a paged-cache input `<prefix>`
+ * replacing `<prefix>.key`/`<prefix>.value` (past_key_values.0.key ->
+ * past_key_values.0), the same for outputs, bound input <- output. The
+ * attention mask no longer takes part (paged attention is causal; left
+ * padding is not supported). Shares the source's weights like
+ * ol_model_bind_persistent. OL_NOT_IMPLEMENTED when nothing is recognized or
+ * another node reads a cache input. */
+typedef struct ol_paged_model_options {
+  int64_t block_size;       /* tokens per appended page at most (16) */
+  int64_t max_tokens;       /* cached tokens at most (4096) */
+  int64_t left_window_size; /* -1: unbounded (the default); >= 0: preceding tokens seen */
+} ol_paged_model_options;
+void ol_paged_model_options_init(ol_paged_model_options *options);
+ol_status ol_model_to_paged(const ol_model *model, const ol_paged_model_options *options, ol_model **out);
+
+/* A new model with caches[i] as GraphProto.paged_cache_initializer
+ * names[i] (replacing one of that name): each name is a graph input without
+ * a tensor or encoded initializer (a bound cache input: a state or
+ * generator created without it starts from the cache, a feed overrides
+ * it). The caches are serialized as ol_paged_cache_serialize does
+ * (validated, compacted) and copied into the new model, which shares the
+ * rest of the source's messages (like ol_model_bind_persistent); the source
+ * is not modified. */
+ol_status ol_model_with_paged_cache_initializers(const ol_model *model, const char *const *names,
+                                                 ol_value *const *caches, size_t count, ol_model **out);
 
 /* ---------------------------------------------------------------- generation */
 
@@ -565,6 +672,11 @@ int64_t ol_generator_generated(const ol_generator *gen);
 const int64_t *ol_generator_last_tokens(const ol_generator *gen);
 /* New INT64 [batch, prompt + generated]: the prompt and every token so far. */
 ol_status ol_generator_tokens(const ol_generator *gen, ol_value **out);
+/* The persistent state a model with bindings runs in (NULL for other
+ * models): its values (ol_state_value) are the caches after the last step
+ * (the last token is not in them yet: it is the next step's input). Owned
+ * by the generator; read it, do not run, reset or close it. */
+const ol_state *ol_generator_state(const ol_generator *gen);
 void ol_generator_destroy(ol_generator *gen);
 
 /* ---------------------------------------------------------------- quantization

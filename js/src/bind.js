@@ -11,6 +11,7 @@ import { invalidArgument } from './errors.js';
 import { dtypeOf } from './dtypes.js';
 import { graphInputsOf } from './graph_inputs.js';
 import { loadModelInput, modelBytes, persistentBindingsOf, sameKind, serializeModelHandle, withModelHandle } from './model.js';
+import { PagedCache } from './paged-cache.js';
 import { init } from './runtime.js';
 import { Tensor } from './tensor.js';
 
@@ -162,11 +163,12 @@ export async function cacheBindingsOf(model, options) {
 
 /**
  * Empty initial caches: for each bound input (or, without bindings, each
- * past_key_values.* input) a tensor of the declared type with dims
+ * past_key_values.* input) an empty PagedCache when it is
+ * declared as a struct (toPagedModel), else a tensor of the declared type with dims
  * [batch, heads, 0, headSize]: the first dim is the batch, the
  * second-to-last (the sequence) is 0, the others come from the declared shape.
  * model: the model (bytes, path, URL, ModelProto) or an InferenceSession.
- * @returns {Promise<Record<string, Tensor>>}
+ * @returns {Promise<Record<string, Tensor | PagedCache>>}
  */
 export async function emptyCaches(model, { batch = 1, ...options } = {}) {
   if (!Number.isSafeInteger(batch) || batch < 1) throw invalidArgument(`emptyCaches: batch must be a positive integer, got ${batch}`);
@@ -175,7 +177,7 @@ export async function emptyCaches(model, { batch = 1, ...options } = {}) {
   const session = isSession(model);
   const bytes = session ? null : await modelBytes(model, 'emptyCaches');
   const inputs = session
-    ? model.inputMetadata.map((meta) => ({ name: meta.name, kind: meta.isTensor ? 0 : -1, type: meta.type, shape: meta.shape ?? [] }))
+    ? model.inputMetadata.map((meta) => ({ name: meta.name, kind: meta.isTensor ? 0 : meta.kind === 'struct' ? 5 : -1, type: meta.type, shape: meta.shape ?? [] }))
     : graphInputsOf(bytes);
   const bound = (session ? model.persistentBindings : persistentBindingsOf(bytes)).map((b) => b.input);
   const names = bound.length ? bound : inputs.map((x) => x.name).filter((name) => CACHE_INPUT.test(name));
@@ -183,7 +185,11 @@ export async function emptyCaches(model, { batch = 1, ...options } = {}) {
   const result = {};
   for (const name of names) {
     const meta = inputs.find((x) => x.name === name);
-    if (!meta || meta.kind !== 0) throw invalidArgument(`emptyCaches: input '${name}' is not a tensor`);
+    if (meta?.kind === 5) { // a struct-typed input: a paged cache (toPagedModel)
+      result[name] = PagedCache.empty();
+      continue;
+    }
+    if (!meta || meta.kind !== 0) throw invalidArgument(`emptyCaches: input '${name}' is not a tensor or a paged cache`);
     const rank = meta.shape.length;
     if (rank < 2) throw invalidArgument(`emptyCaches: input '${name}' has no declared [batch, ..., sequence, size] shape`);
     const dims = meta.shape.map((d, i) => {

@@ -3,19 +3,22 @@
 //   onnx-light generate --model PATH --prompt TEXT [--max-new-tokens N]
 //                       [--temperature T] [--seed S] [--eos-token-id ID]
 //                       [--tokenizer tokenizer.json] [--threads N]
+//                       [--paged [--kv-format int8/uint4]]
 //   onnx-light quantize --model IN.onnx --out OUT.onnx
 //                       [--format ort_matmulnbits_int4] [--block-size 32]
 // Streams the continuation to stdout and the speed to stderr. Models with
 // past_key_values.* inputs are bound as bindCache does (inside wasm memory:
 // InferenceSession.create's bindCache option) and decoded with a
 // persistent state (the KV cache stays in wasm memory: prompt once, then one
-// token per step); other models re-run the growing prefix. Without
-// --tokenizer a token is a byte of UTF-8 text (byte-vocabulary models).
+// token per step); other models re-run the growing prefix. With --paged the
+// decoder is first rewritten onto paged KV caches (toPagedModel) whose
+// pages may be quantized (--kv-format), and the cache's size is reported.
+// Without --tokenizer a token is a byte of UTF-8 text (byte-vocabulary models).
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { InferenceSession, OnnxLightError, Tensor, emptyCaches, env, memoryStats, numThreads, parseQuantizationFormat } from './node.js';
+import { InferenceSession, OnnxLightError, Tensor, emptyCaches, env, memoryStats, numThreads, parseQuantizationFormat, toPagedModel } from './node.js';
 import { quantizeModel } from './quantize-model.js';
 
 const USAGE = `usage: onnx-light generate --model PATH --prompt TEXT [options]
@@ -36,6 +39,12 @@ generate:
                         default: a token is a byte of UTF-8
   --threads N           intra-op threads (default: the number of cores;
                         1: the single-threaded module)
+  --paged               rewrite the decoder onto paged KV caches
+                        (ai.rt::PagedAttention, pages of 16 tokens)
+  --kv-format K[/V]     with --paged: the storage of key/value pages,
+                        float32 (default), int8, uint8, int4, uint4, int2 or
+                        uint2 (scales calibrated per page); one name for
+                        both, or key/value (e.g. int8/uint4)
 
 quantize: every float32 MatMul whose second input is a 2-D [K, N]
 initializer gets per-block calibrated quantized weights; the float weights
@@ -118,9 +127,13 @@ async function generate(argv) {
       'eos-token-id': { type: 'string' },
       tokenizer: { type: 'string' },
       threads: { type: 'string' },
+      paged: { type: 'boolean', default: false },
+      'kv-format': { type: 'string' },
     },
   });
   if (!values.model) throw new UsageError();
+  if (values['kv-format'] !== undefined && !values.paged) throw new UsageError('--kv-format needs --paged');
+  const pagedFormats = values.paged ? kvFormats(values['kv-format'] ?? 'float32') : undefined;
   if (values.threads !== undefined) env.wasm.numThreads = integer(values.threads, '--threads', 1);
   const maxNewTokens = integer(values['max-new-tokens'], '--max-new-tokens', 0);
   const temperature = Number(values.temperature);
@@ -132,22 +145,28 @@ async function generate(argv) {
   if (promptIds.length === 0) throw new UsageError('--prompt must not be empty');
 
   const createStart = performance.now();
-  // the file read straight into wasm memory, its KV cache bound there (one copy of the model)
-  const session = await InferenceSession.create(values.model, { bindCache: true });
+  // the file read straight into wasm memory, its KV cache bound there (one
+  // copy of the model); with --paged the rewritten model
+  const session = values.paged
+    ? await InferenceSession.create(await toPagedModel(values.model), { pagedFormats })
+    : await InferenceSession.create(values.model, { bindCache: true });
   const feeds = { input_ids: new Tensor('int64', BigInt64Array.from(promptIds, BigInt), [1, promptIds.length]) };
   if (session.persistentBindings.length) Object.assign(feeds, await emptyCaches(session));
   const createMs = performance.now() - createStart;
-  const mode = session.persistentBindings.length ? 'persistent KV cache' : 'full prefix every step';
+  const mode = values.paged
+    ? `paged KV cache, ${values['kv-format'] ?? 'float32'} pages`
+    : session.persistentBindings.length ? 'persistent KV cache' : 'full prefix every step';
 
   const text = tokenizer.stream();
   process.stdout.write(values.prompt);
   let count = 0;
   let firstMs = 0;
   const start = performance.now();
-  for await (const { tokens } of session.generateStream(feeds, { maxNewTokens, temperature, seed, eosTokenId })) {
+  const onToken = (tokens) => {
     if (count++ === 0) firstMs = performance.now() - start;
     process.stdout.write(text.push(tokens[0]));
-  }
+  };
+  const result = await session.generate(feeds, { maxNewTokens, temperature, seed, eosTokenId, onToken, returnCaches: values.paged });
   process.stdout.write(`${text.end()}\n`);
   const seconds = (performance.now() - start) / 1000;
   const rest = count > 1 ? ((count - 1) / (seconds - firstMs / 1000)).toFixed(1) : '-';
@@ -158,7 +177,40 @@ async function generate(argv) {
       `(${mode}; ${numThreads()} thread${numThreads() > 1 ? 's' : ''}; prompt of ${promptIds.length} tokens: ${firstMs.toFixed(0)} ms; load: ${createMs.toFixed(0)} ms; ` +
       `allocator peak ${mib(stats.peakBytes)} MiB, wasm memory ${mib(stats.wasmMemoryBytes)} MiB)\n`,
   );
+  if (values.paged) process.stderr.write(`[onnx-light] ${cacheReport(result.caches)}\n`);
   await session.release();
+}
+
+const KV_TYPES = ['float32', 'int8', 'uint8', 'int4', 'uint4', 'int2', 'uint2'];
+
+/** --kv-format K[/V] as pagedFormats rules (scales calibrated per page). */
+function kvFormats(text) {
+  const names = text.split('/');
+  if (names.length > 2 || !names.every((n) => KV_TYPES.includes(n))) {
+    throw new UsageError(`--kv-format must be K or K/V with K and V among ${KV_TYPES.join(', ')}, got '${text}'`);
+  }
+  const format = (type) => (type === 'float32' ? undefined : { type, scale: 'auto' });
+  return [{ fromTokens: 0, key: format(names[0]), value: format(names[names.length - 1]) }];
+}
+
+/** The paged caches' tokens and payload bytes against dense float32 pages (disposes the caches). */
+function cacheReport(caches) {
+  let tokens = 0;
+  let bytes = 0;
+  let dense = 0;
+  let saved = 0;
+  for (const cache of Object.values(caches)) {
+    tokens = Math.max(tokens, cache.length);
+    bytes += cache.byteLength;
+    saved += cache.toBytes().length;
+    const [first, ...rest] = cache.blocks;
+    if (first) dense += 4 * cache.length * (first.key.dims[3] + first.value.dims[3]);
+    for (const block of [first, ...rest]) [block?.key, block?.value].forEach((p) => p?.dispose?.());
+    cache.dispose();
+  }
+  const kib = (n) => (n / 1024).toFixed(1);
+  return `paged KV cache: ${tokens} tokens in ${Object.keys(caches).length} caches, ${kib(bytes)} KiB of pages ` +
+    `(${((100 * bytes) / (dense || 1)).toFixed(1)} % of ${kib(dense)} KiB in float32), ${kib(saved)} KiB saved with toBytes()`;
 }
 
 async function quantize(argv) {

@@ -13,8 +13,13 @@
 //    within one step), and a released session is noticed before C uses it;
 //  - onToken returning false is ol_generator_stop;
 //  - every step's tokens, and at the end the int64 [batch, prompt + generated]
-//    tensor, come back as JS values.
+//    tensor, come back as JS values; with returnCaches also the caches of the
+//    generator's persistent state (PagedCache for paged caches), as they are
+//    after the last step (ol_generator_state);
+//  - pagedFormats (the session's unless the generation gives its own) become
+//    the generator's session options (paged-formats.js).
 import { invalidArgument } from './errors.js';
+import { parsePagedFormats, withPagedFormats } from './paged-formats.js';
 import { Tensor } from './tensor.js';
 import { abortReason, cancelledError, createCompletion, marshalInputs, wrapOutput } from './values.js';
 
@@ -30,17 +35,20 @@ import { abortReason, cancelledError, createCompletion, marshalInputs, wrapOutpu
  * @property {string} [inputIdsName] @property {string} [logitsName]
  * @property {string} [attentionMaskName] @property {string} [positionIdsName]
  * @property {number} [persistentTensorInitialCapacity] for models with bindings (default 32)
+ * @property {any} [pagedFormats] page formats of paged caches (default: the session's)
+ * @property {boolean} [returnCaches] generate() resolves to { tokens, caches } (models with bindings)
  */
 
-/** The int64 Tensor [batch, prompt + generated]. */
+/** The int64 Tensor [batch, prompt + generated], or { tokens, caches } with returnCaches. */
 export async function generateTokens(target, feeds, options = {}) {
   const result = {};
   for await (const _ of loop(target, feeds, options, result)); // eslint-disable-line no-unused-vars
-  return result.tensor;
+  return options?.returnCaches ? { tokens: result.tensor, caches: result.caches } : result.tensor;
 }
 
 /** Async iterator of steps { tokens: bigint[] (one per row), step }. */
 export function generateSteps(target, feeds, options = {}) {
+  if (options?.returnCaches) throw invalidArgument('generateStream: returnCaches is an option of generate()');
   return loop(target, feeds, options, {});
 }
 
@@ -90,6 +98,7 @@ function cOptions(o) {
     pad: integer(o.padTokenId, 'padTokenId'),
     names,
     capacity: integer(o.persistentTensorInitialCapacity, 'persistentTensorInitialCapacity'),
+    pagedFormats: parsePagedFormats(o.pagedFormats, 'generate'),
   };
 }
 
@@ -101,24 +110,55 @@ function nameTable(runtime, names) {
   return [table, () => [table, ...strings].forEach((ptr) => ptr && runtime.free(ptr))];
 }
 
-/** An ol_generator for the feeds (copied into wasm memory once, retained by C). */
+/**
+ * An ol_generator for the feeds (copied into wasm memory once, retained by
+ * C): { generator, formats } where formats (or null) is the pagedFormats
+ * function in use (the generation's own, released by the caller, or the
+ * session's).
+ */
 function createGenerator(target, feeds, c, completion) {
   const { runtime, threads } = target;
-  const { model, session } = target.handles();
+  const { model, session, context = 0 } = target.handles();
   const m = runtime.m;
   const bind = (v) => m._olw_quant_bind_model(v, model);
   const inputs = marshalInputs(runtime, Object.entries(feeds), 'generate', bind);
   const [names, freeNames] = nameTable(runtime, c.names);
+  // the generation's own pagedFormats, else the session's (its function is already a wasm pointer)
+  const inherited = c.pagedFormats ? null : target.pagedFormats;
+  const parsed = c.pagedFormats ?? (inherited?.rules ? inherited : null);
   try {
-    return runtime.scratch(4, (out) => {
-      runtime.check(m._olw_generator_create(model, session, inputs.names, inputs.values, inputs.count, c.maxNewTokens, c.temperature,
-        c.seedLow, c.seedHigh, c.eos, c.pad, names, c.capacity, threads ?? 0, completion, out));
+    const { result: generator, formats } = withPagedFormats(runtime, parsed, (rules, ruleCount, fn) => runtime.scratch(4, (out) => {
+      runtime.check(m._olw_generator_create(model, session, context, inputs.names, inputs.values, inputs.count, c.maxNewTokens, c.temperature,
+        c.seedLow, c.seedHigh, c.eos, c.pad, names, c.capacity, threads ?? 0, rules, ruleCount, fn || (inherited?.fn ? target.formats.pointer : 0),
+        completion, out));
       return runtime.u32(out);
-    });
+    }));
+    return { generator, own: formats, formats: formats ?? (inherited?.fn ? target.formats : null) };
   } finally {
     freeNames();
     inputs.release();
   }
+}
+
+/** The generator's state values: { name: PagedCache | Tensor } (new references). */
+function stateValues(runtime, generator) {
+  const m = runtime.m;
+  return runtime.scratch(4, (out) => {
+    m._olw_generator_state(generator, out);
+    const state = runtime.u32(out);
+    const caches = {};
+    try {
+      for (let i = 0; state && i < m._olw_state_value_count(state); i++) {
+        const namePtr = m._olw_state_value_name(state, i);
+        runtime.check(m._olw_state_value(state, namePtr, out));
+        caches[runtime.string(namePtr)] = wrapOutput(runtime, m._olw_value_retain(runtime.u32(out)));
+      }
+    } catch (error) {
+      for (const value of Object.values(caches)) value?.dispose?.();
+      throw error;
+    }
+    return caches;
+  });
 }
 
 /** One ol_generator_step: { tokens (one per row), step }. */
@@ -160,21 +200,32 @@ async function* loop(target, feeds, options, result) {
     m._olw_completion_cancel(completion, reason);
     runtime.free(reason);
   };
+  if (o.returnCaches && !target.bound) throw invalidArgument('generate: returnCaches needs a model with persistent bindings (bindCache or toPagedModel)');
   signal?.addEventListener('abort', onAbort, { once: true });
   let generator = 0;
+  let made = null;
   try {
-    generator = createGenerator(target, feeds, c, completion);
+    made = createGenerator(target, feeds, c, completion);
+    generator = made.generator;
     for (let first = true; !m._olw_generator_done(generator); first = false) {
       if (!first) await yieldToEventLoop();
       target.handles(); // the session it may run in is still there
-      const { tokens, step: index } = step(runtime, generator);
+      let stepped;
+      try {
+        stepped = step(runtime, generator);
+      } catch (error) {
+        throw made.formats ? made.formats.rethrow(error) : error;
+      }
+      const { tokens, step: index } = stepped;
       if (onToken && onToken(tokens, index) === false) m._olw_generator_stop(generator);
       yield { tokens, step: index };
     }
     result.tensor = allTokens(runtime, generator);
+    if (o.returnCaches) result.caches = stateValues(runtime, generator);
   } finally {
     signal?.removeEventListener('abort', onAbort);
     m._olw_generator_destroy(generator);
+    made?.own?.release();
     if (completion) m._olw_completion_destroy(completion);
   }
 }

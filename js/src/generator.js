@@ -2,22 +2,36 @@
 // Web Worker (browsers) or worker_threads (Node), or in this thread with
 // `worker: false`. Same generate / generateStream API as InferenceSession;
 // with a worker, tokens stream back as messages while they are produced and
-// an AbortSignal stops the loop within one step.
+// an AbortSignal stops the loop within one step. Paged caches cross as
+// PagedCacheProto bytes (PagedCache.toBytes / fromBytes) and pagedFormats
+// rules as data; a pagedFormats function cannot cross into a worker.
 import { env } from './env.js';
 import { OnnxLightError, invalidArgument } from './errors.js';
 import { modelBytes } from './model.js';
-import { startWorker } from './runtime.js';
+import { PagedCache } from './paged-cache.js';
+import { parsePagedFormats } from './paged-formats.js';
+import { init, startWorker } from './runtime.js';
 import { InferenceSession } from './session.js';
 import { Tensor } from './tensor.js';
 import { asTensor, cancelledError } from './values.js';
 
+/** pagedFormats for a worker: rules (checked here), never a function. */
+function workerFormats(pagedFormats, what) {
+  if (typeof pagedFormats === 'function') {
+    throw invalidArgument(`${what}: a pagedFormats function runs in the calling thread; pass rules to a worker generator, or use { worker: false }`);
+  }
+  parsePagedFormats(pagedFormats, what);
+  return pagedFormats;
+}
+
 /**
  * @param {any} model bytes, path/URL or ModelProto
- * @param {{worker?: boolean, wasmUrl?: string | URL, wasmBinary?: ArrayBuffer | ArrayBufferView}} [options]
+ * @param {{worker?: boolean, pagedFormats?: any, wasmUrl?: string | URL, wasmBinary?: ArrayBuffer | ArrayBufferView}} [options]
  */
 export async function createGenerator(model, options = {}) {
   const { worker = true, ...load } = options;
   if (!worker) return new ThreadGenerator(await InferenceSession.create(model, load));
+  if (load.pagedFormats !== undefined) workerFormats(load.pagedFormats, 'createGenerator');
   const bytes = await modelBytes(model, 'createGenerator');
   const port = await startWorker();
   const generator = new WorkerGenerator(port);
@@ -51,15 +65,38 @@ function rebuildError(e) {
   return e?.code ? new OnnxLightError(e.code, e.message) : Object.assign(new Error(e?.message ?? 'worker error'), { name: e?.name ?? 'Error' });
 }
 
-/** Serializable feeds: { name: { type, data (a copy), dims } }. */
+function isCache(value) {
+  return value instanceof PagedCache || (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype &&
+    Object.keys(value).length === 1 && Array.isArray(value.blocks));
+}
+
+/** Serializable feeds: { name: { type, data (a copy), dims } | { paged: PagedCacheProto bytes } }. */
 function serializeFeeds(feeds) {
   if (feeds === null || typeof feeds !== 'object') throw invalidArgument('generate: feeds must be an object { inputName: Tensor }');
   return Object.fromEntries(
     Object.entries(feeds).map(([name, value]) => {
+      if (isCache(value)) {
+        const cache = value instanceof PagedCache ? value : PagedCache.from(value);
+        try {
+          return [name, { paged: cache.toBytes() }];
+        } finally {
+          if (cache !== value) cache.dispose();
+        }
+      }
       const t = asTensor(value, name, 'generate');
       return [name, { type: t.type, data: t.type === 'string' ? [...t.data] : t.data.slice(), dims: t.dims }];
     }),
   );
+}
+
+/** The result of a worker's 'done' message: the tokens, or { tokens, caches } (caches rebuilt here). */
+async function workerResult(message) {
+  const tokens = new Tensor('int64', message.data, message.dims);
+  if (!message.caches) return tokens;
+  const entries = Object.entries(message.caches);
+  if (entries.some(([, c]) => c.paged)) await init();
+  const caches = Object.fromEntries(entries.map(([name, c]) => [name, c.paged ? PagedCache.fromBytes(c.paged) : new Tensor(c.type, c.data, c.dims)]));
+  return { tokens, caches };
 }
 
 class WorkerGenerator {
@@ -112,7 +149,7 @@ class WorkerGenerator {
         break;
       case 'done':
         this.#jobs.delete(message.id);
-        job.resolve(new Tensor('int64', message.data, message.dims));
+        job.resolve(workerResult(message));
         break;
       case 'error':
         this.#jobs.delete(message.id);
@@ -134,6 +171,7 @@ class WorkerGenerator {
     if (signal?.aborted) return fail(cancelledError(signal, 'generate'));
     let serialized;
     try {
+      if (rest.pagedFormats !== undefined) workerFormats(rest.pagedFormats, 'generate');
       serialized = serializeFeeds(feeds);
     } catch (error) {
       return fail(error);
@@ -156,13 +194,14 @@ class WorkerGenerator {
     return { id, done: done.finally(() => signal?.removeEventListener('abort', onAbort)) };
   }
 
-  /** The int64 Tensor [batch, prompt + generated]; onToken is called as tokens arrive. */
+  /** The int64 Tensor [batch, prompt + generated] (or { tokens, caches } with returnCaches); onToken is called as tokens arrive. */
   generate(feeds, options) {
     return this.#start(feeds, options).done;
   }
 
   /** Async iterator of steps { tokens, step } as the worker produces them. */
   async *generateStream(feeds, options) {
+    if (options?.returnCaches) throw invalidArgument('generateStream: returnCaches is an option of generate()');
     const queue = [];
     let wake = null;
     let finished = false;

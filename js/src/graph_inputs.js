@@ -21,9 +21,10 @@ function shapeOf(bytes, shape) {
   });
 }
 
-/** TypeProto -> { kind (0: tensor), type (ORT type string), shape }. */
+/** TypeProto -> { kind (0: tensor, 5: struct), type (ORT type string), shape }. */
 function typeOf(bytes, type) {
   const tensor = type ? messages(bytes, type, 1).at(-1) : undefined;
+  if (!tensor && type && messages(bytes, type, 1000).length) return { kind: 5, type: undefined, shape: [] };
   if (!tensor) return { kind: -1, type: undefined, shape: [] };
   let code = 0;
   let shape = [];

@@ -10,6 +10,8 @@ export { parseModel, printModel } from './text.js';
 export { inferShapes } from './infer.js';
 export { version } from './version.js';
 export { bindCache, bindPersistent, emptyCaches } from './bind.js';
+export { toPagedModel, withPagedCacheInitializers } from './paged.js';
+export { PagedCache, quantizePagedCache } from './paged-cache.js';
 export { PersistentValueState } from './state.js';
 export { createGenerator } from './generator.js';
 

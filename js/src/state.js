@@ -7,11 +7,12 @@
 import { threadCount } from './env.js';
 import { OnnxLightError, invalidArgument } from './errors.js';
 import { loadModelMaybeBound } from './bind.js';
+import { parsePagedFormats, withPagedFormats } from './paged-formats.js';
 import { init } from './runtime.js';
+import { readEvents } from './events.js';
 import { marshalInputs, runWith, wrapOutput } from './values.js';
 
 const CREATE = Symbol('PersistentValueState.create');
-const EVENT_ACTIONS = { 1: 'persistentStorage' };
 
 export class PersistentValueState {
   #runtime;
@@ -19,17 +20,21 @@ export class PersistentValueState {
   #context = 0;
   #closed = false;
   #running = false;
+  #formats = null; // a pagedFormats function kept alive while the state lives
 
   /**
    * @param {any} model bytes, path/URL or ModelProto with persistent_bindings
    * @param {Record<string, any>} initial one value per bound input (Tensor or { data, dims })
    * options.bindCache: bind the KV cache inside wasm memory first, as
    * InferenceSession.create's option does (initial: emptyCaches(model)).
-   * @param {{persistentTensorInitialCapacity?: number, events?: boolean, bindCache?: boolean, wasmUrl?: any, wasmBinary?: any}} [options]
+   * options.pagedFormats: the storage of appended paged-cache pages (rules or
+   * a function, see paged-formats.js); options.events: record runtime events.
+   * @param {{persistentTensorInitialCapacity?: number, events?: boolean, bindCache?: boolean, pagedFormats?: any, wasmUrl?: any, wasmBinary?: any}} [options]
    */
   static async create(model, initial, options = {}) {
     const { persistentTensorInitialCapacity = 32, events = false } = options;
     const intraOpNumThreads = threadCount(options.intraOpNumThreads, 'intraOpNumThreads');
+    const pagedFormats = parsePagedFormats(options.pagedFormats, 'PersistentValueState.create');
     if (!Number.isSafeInteger(persistentTensorInitialCapacity) || persistentTensorInitialCapacity < 0) {
       throw invalidArgument(`persistentTensorInitialCapacity must be a non-negative integer, got ${persistentTensorInitialCapacity}`);
     }
@@ -37,18 +42,19 @@ export class PersistentValueState {
     const runtime = await init(options);
     const { handle: modelHandle, bindings } = await loadModelMaybeBound(runtime, model, 'PersistentValueState.create', options.bindCache);
     try {
-      return createStateFromHandle(runtime, modelHandle, bindings, initial, { persistentTensorInitialCapacity, events: !!events, intraOpNumThreads });
+      return createStateFromHandle(runtime, modelHandle, bindings, initial, { persistentTensorInitialCapacity, events: !!events, intraOpNumThreads, pagedFormats });
     } finally {
       runtime.m._olw_model_destroy(modelHandle); // the state's session keeps its own reference
     }
   }
 
   /** @private use PersistentValueState.create() */
-  constructor(key, runtime, handle, context, bindings, options) {
+  constructor(key, runtime, handle, context, bindings, options, formats) {
     if (key !== CREATE) throw new TypeError('use PersistentValueState.create() to make a state');
     this.#runtime = runtime;
     this.#handle = handle;
     this.#context = context;
+    this.#formats = formats;
     const m = runtime.m;
     const session = m._olw_state_session(handle);
     const names = (count, name) => Object.freeze(Array.from({ length: count }, (_, i) => runtime.string(name(session, i))));
@@ -77,14 +83,17 @@ export class PersistentValueState {
     this.#running = true;
     try {
       return runWith(runtime, 0, this.#context, feeds, outputNames, options.signal, 'PersistentValueState.run', this.#handle);
+    } catch (error) {
+      throw this.#formats ? this.#formats.rethrow(error) : error;
     } finally {
       this.#running = false;
     }
   }
 
   /**
-   * The retained values: { inputName: Tensor } viewing the retained wasm
-   * buffers (no copy). Each access returns new Tensor objects holding a
+   * The retained values: { inputName: Tensor | PagedCache } viewing the
+   * retained wasm buffers (no copy; a paged cache is a PagedCache sharing
+   * the state's blocks). Each access returns new Tensor objects holding a
    * reference; dispose() them when done, since a live view of a cache makes
    * the next append allocate a fresh buffer instead of reusing capacity.
    * Multi-head caches growing in place are stored with spare room per head;
@@ -106,7 +115,10 @@ export class PersistentValueState {
     return result;
   }
 
-  /** Replaces every retained value (by reference, no copy). */
+  /**
+   * Replaces every retained value (by reference, no copy; caches as
+   * PagedCache or { blocks }). Checked whole first: on failure nothing changes.
+   */
   async reset(initial) {
     const runtime = this.#alive('reset');
     checkMap(initial, 'PersistentValueState.reset: initial');
@@ -128,6 +140,7 @@ export class PersistentValueState {
     const status = m._olw_state_close(this.#handle);
     m._olw_state_destroy(this.#handle);
     m._olw_context_destroy(this.#context);
+    this.#formats?.release();
     this.#handle = 0;
     this.#context = 0;
     this.#runtime.check(status);
@@ -140,34 +153,10 @@ export class PersistentValueState {
 
   /**
    * The runtime events recorded by this state's runs (enable with
-   * `{ events: true }`): plain objects with the storage counters.
+   * `{ events: true }`): plain objects (see readEvents).
    */
   events() {
-    const runtime = this.#alive('events');
-    const m = runtime.m;
-    const count = m._olw_context_event_count(this.#context);
-    return runtime.scratch(64 + 8, (out) => {
-      const names = out + 64;
-      const events = [];
-      for (let i = 0; i < count; i++) {
-        runtime.check(m._olw_context_event(this.#context, i, out, names));
-        const view = runtime.view();
-        const at = (k) => view.getFloat64(out + 8 * k, true);
-        events.push({
-          action: EVENT_ACTIONS[at(0)] ?? at(0),
-          nodeName: runtime.string(runtime.u32(names)),
-          opType: runtime.string(runtime.u32(names + 4)),
-          storageAllocations: at(1),
-          storageAllocatedBytes: at(2),
-          storagePrefixCopiedBytes: at(3),
-          storageAppendCopiedBytes: at(4),
-          storageReuseCount: at(5),
-          allocatedBytes: at(6),
-          peakBytes: at(7),
-        });
-      }
-      return events;
-    });
+    return readEvents(this.#alive('events'), this.#context);
   }
 
   /** Empties the event log. */
@@ -186,17 +175,19 @@ export class PersistentValueState {
  * Internal: a state on a loaded ol_model handle (the handle stays the
  * caller's). bindings: [{ input, output }] for the `bindings` property.
  */
-function createStateFromHandle(runtime, modelHandle, bindings, initial, { persistentTensorInitialCapacity = 32, events = false, intraOpNumThreads = 0 } = {}) {
+function createStateFromHandle(runtime, modelHandle, bindings, initial, { persistentTensorInitialCapacity = 32, events = false, intraOpNumThreads = 0, pagedFormats = null } = {}) {
   checkMap(initial, 'PersistentValueState.create: initial');
   const m = runtime.m;
   let handle = 0;
+  let formats = null;
   try {
     const values = marshalInputs(runtime, Object.entries(initial), 'PersistentValueState.create', (v) => m._olw_quant_bind_model(v, modelHandle));
     try {
-      handle = runtime.scratch(4, (out) => {
-        runtime.check(m._olw_state_create(modelHandle, values.names, values.values, values.count, persistentTensorInitialCapacity, intraOpNumThreads, out));
+      ({ result: handle, formats } = withPagedFormats(runtime, pagedFormats, (rules, ruleCount, fn) => runtime.scratch(4, (out) => {
+        runtime.check(m._olw_state_create(modelHandle, values.names, values.values, values.count, persistentTensorInitialCapacity, intraOpNumThreads,
+          rules, ruleCount, fn, out));
         return runtime.u32(out);
-      });
+      })));
     } finally {
       values.release();
     }
@@ -204,9 +195,10 @@ function createStateFromHandle(runtime, modelHandle, bindings, initial, { persis
       runtime.check(m._olw_context_create(events ? 1 : 0, out));
       return runtime.u32(out);
     });
-    return new PersistentValueState(CREATE, runtime, handle, context, bindings, { persistentTensorInitialCapacity, events });
+    return new PersistentValueState(CREATE, runtime, handle, context, bindings, { persistentTensorInitialCapacity, events }, formats);
   } catch (error) {
     if (handle) m._olw_state_destroy(handle);
+    formats?.release();
     throw error;
   }
 }

@@ -4,14 +4,18 @@
 //    are copied once), or { data: TypedArray, dims } (copied once); for
 //    sequence, struct and encoded declarations also arrays (sequences), other
 //    plain objects (named structs, fields in insertion order) and
-//    EncodedValue or SharedQuantizedValue. Anything else (strided views, DataView, ...) raises:
-//    nothing is ever copied silently to make it fit;
+//    EncodedValue or SharedQuantizedValue; paged caches as PagedCache (by
+//    handle) or a plain { blocks: [{ start, length, key, value }] } (start
+//    and length may be numbers). Anything else (strided views, DataView, ...)
+//    raises: nothing is ever copied silently to make it fit;
 //  - outputs: ol_value handles wrapped as Tensors viewing wasm memory
-//    (sequences: arrays, structs: plain objects, encoded values: EncodedValue,
-//    compact values: SharedQuantizedValue retaining their parameter set);
+//    (sequences: arrays, structs: plain objects, paged caches: PagedCache,
+//    encoded values: EncodedValue, compact values: SharedQuantizedValue
+//    retaining their parameter set);
 //  - AbortSignal -> a fresh ol_completion.
 import { OnnxLightError, invalidArgument } from './errors.js';
 import { typeOfArray } from './dtypes.js';
+import { PagedCache, pagedCacheFromValue } from './paged-cache.js';
 import { EncodedValue } from './quantization.js';
 import { SharedQuantizedValue, encodedInfo } from './shared-value.js';
 import { MAX_DESCRIBED_RANK, Tensor, copyToValue, describeArea, tensorFromValue, valueOfTensor } from './tensor.js';
@@ -42,6 +46,32 @@ export function asTensor(input, name, what) {
     return new Tensor(type, data, dims);
   }
   throw invalidArgument(`${what}: '${name}' is not a Tensor or { data: TypedArray, dims } (got ${describe(input)})`);
+}
+
+function isPlainObject(x) {
+  return x !== null && typeof x === 'object' && Object.getPrototypeOf(x) === Object.prototype;
+}
+
+const BLOCK_FIELDS = ['start', 'length', 'key', 'value'];
+
+/** A plain { blocks: [{ start, length, key, value }] } with exactly those fields: a paged cache. */
+function isPlainCache(x) {
+  if (!isPlainObject(x) || Object.keys(x).length !== 1 || !Array.isArray(x.blocks)) return false;
+  return x.blocks.every((b) => isPlainObject(b) && Object.keys(b).length === 4 && BLOCK_FIELDS.every((f) => f in b));
+}
+
+/** The cache's struct fields with numeric starts and lengths as int64 scalars. */
+function plainCacheFields(cache, name, what) {
+  const scalar = (v, field) => {
+    if (v instanceof Tensor) return v;
+    if ((typeof v === 'number' && Number.isSafeInteger(v)) || typeof v === 'bigint') return new Tensor('int64', BigInt64Array.of(BigInt(v)), []);
+    throw invalidArgument(`${what}: '${name}' block ${field} must be an integer or an int64 scalar Tensor, got ${describe(v)}`);
+  };
+  return {
+    blocks: cache.blocks.map((b, i) => ({
+      start: scalar(b.start, `${i} start`), length: scalar(b.length, `${i} length`), key: b.key, value: b.value,
+    })),
+  };
 }
 
 function isContiguous(strides, dims) {
@@ -149,6 +179,8 @@ function inputValue(runtime, input, name, what, owned, depth, bind) {
   };
   if (isTensorLike(input)) return tensorValue(runtime, asTensor(input, name, what), owned);
   if (input instanceof SharedQuantizedValue) return input.handle; // feeds with its retained parameter set
+  if (input instanceof PagedCache) return input.handle; // by reference: blocks are immutable
+  if (isPlainCache(input)) input = plainCacheFields(input, name, what);
   if (input instanceof EncodedValue) {
     const bytes = runtime.copyIn(input.bytes);
     owned.push(() => runtime.free(bytes));
@@ -178,7 +210,7 @@ function inputValue(runtime, input, name, what, owned, depth, bind) {
     return adopt((out) => m._olw_struct_create(names, values, fields.length, out));
   }
   throw invalidArgument(
-    `${what}: '${name}' is not a Tensor, { data: TypedArray, dims }, array (sequence), plain object (struct) or EncodedValue (got ${describe(input)})`,
+    `${what}: '${name}' is not a Tensor, { data: TypedArray, dims }, array (sequence), plain object (struct), PagedCache or EncodedValue (got ${describe(input)})`,
   );
 }
 
@@ -273,6 +305,11 @@ export function wrapOutput(runtime, handle) {
     if (kind === OL_VALUE_OPTIONAL) {
       const inner = m._olw_optional_get(handle);
       return inner ? wrapOutput(runtime, m._olw_value_retain(inner)) : null;
+    }
+    if (kind === OL_VALUE_STRUCT && m._olw_paged_cache_is(handle)) {
+      const cache = pagedCacheFromValue(runtime, handle);
+      handle = 0;
+      return cache;
     }
     if (kind === OL_VALUE_STRUCT) {
       const fields = {};

@@ -2,12 +2,25 @@
 // Node worker_threads entry (generator-worker.js) and the browser Web Worker
 // bundle (browser-worker.js). Messages (structured clones):
 //   in:  { type: 'init', model: Uint8Array, options, numThreads }
-//        { type: 'generate', id, feeds: { name: { type, data, dims } }, options }
+//        { type: 'generate', id, feeds: { name: { type, data, dims } | { paged: bytes } }, options }
 //        { type: 'abort', id, reason } | { type: 'stop', id }
 //   out: { type: 'ready' } | { type: 'token', id, tokens, step }
-//        { type: 'done', id, data: BigInt64Array, dims } | { type: 'error', id, error }
+//        { type: 'done', id, data: BigInt64Array, dims, caches? } | { type: 'error', id, error }
+// Paged caches travel as PagedCacheProto bytes ({ paged }), other caches as
+// { type, data, dims }.
 // The token loop yields to the event loop between steps, so an 'abort' or
 // 'stop' message is seen within one step.
+
+/** Caches for postMessage (copies; the wasm values are released). */
+function serializeCaches(caches) {
+  return Object.fromEntries(Object.entries(caches).map(([name, c]) => {
+    try {
+      return [name, typeof c.toBytes === 'function' ? { paged: c.toBytes() } : { type: c.type, data: c.data.slice(), dims: c.dims }];
+    } finally {
+      c.dispose();
+    }
+  }));
+}
 
 /** Plain-object form of an error for postMessage. */
 export function errorMessage(error) {
@@ -15,7 +28,7 @@ export function errorMessage(error) {
 }
 
 /**
- * @param {{InferenceSession: any, Tensor: any, env: any}} api the package entry of this realm
+ * @param {{InferenceSession: any, Tensor: any, PagedCache: any, env: any}} api the package entry of this realm
  * @param {{post(message: any, transfer?: any[]): void, onMessage(fn: (message: any) => void): void}} port
  */
 export function serveGenerator(api, port) {
@@ -61,17 +74,24 @@ export function serveGenerator(api, port) {
     running.set(id, job);
     try {
       if (!session) throw Object.assign(new Error('the generator has no model (closed or failed to load)'), { code: 'OL_FAILED_PRECONDITION' });
-      const tensors = Object.fromEntries(Object.entries(feeds).map(([name, t]) => [name, new api.Tensor(t.type, t.data, t.dims)]));
-      const result = await session.generate(tensors, {
-        ...options,
-        signal: job.controller.signal,
-        onToken: (tokens, step) => {
-          port.post({ type: 'token', id, tokens, step });
-          return !job.stop;
-        },
-      });
-      const data = result.data.slice();
-      port.post({ type: 'done', id, data, dims: result.dims }, [data.buffer]);
+      const values = Object.fromEntries(Object.entries(feeds).map(([name, t]) => [name, t.paged ? api.PagedCache.fromBytes(t.paged) : new api.Tensor(t.type, t.data, t.dims)]));
+      let result;
+      try {
+        result = await session.generate(values, {
+          ...options,
+          signal: job.controller.signal,
+          onToken: (tokens, step) => {
+            port.post({ type: 'token', id, tokens, step });
+            return !job.stop;
+          },
+        });
+      } finally {
+        for (const value of Object.values(values)) value.dispose();
+      }
+      const tokens = options?.returnCaches ? result.tokens : result;
+      const data = tokens.data.slice();
+      const caches = options?.returnCaches ? serializeCaches(result.caches) : undefined;
+      port.post({ type: 'done', id, data, dims: tokens.dims, caches }, [data.buffer]);
     } catch (error) {
       port.post({ type: 'error', id, error: errorMessage(error) });
     } finally {

@@ -127,6 +127,8 @@ export declare namespace InferenceSession {
   interface NonTensorValueMetadata {
     readonly name: string;
     readonly isTensor: false;
+    /** The value kind ('struct' for a paged cache). */
+    readonly kind: 'sequence' | 'map' | 'optional' | 'encoded' | 'struct' | 'unknown';
   }
   type ValueMetadata = TensorValueMetadata | NonTensorValueMetadata;
 
@@ -139,6 +141,10 @@ export declare namespace InferenceSession {
      * persistent bindings yet; see persistentBindings. emptyCaches(session) gives the initial caches.
      */
     bindCache?: boolean;
+    /** Storage of the paged-cache pages runs and generations append (see PagedFormats). */
+    pagedFormats?: PagedFormats;
+    /** Record runtime events of runs and generations (session.events()). Default false. */
+    events?: boolean;
   }
 
   interface RunOptions {
@@ -178,10 +184,19 @@ export type TensorInput = Tensor | { readonly data: Exclude<Tensor.DataType, str
 export interface StructValue {
   readonly [field: string]: Value;
 }
-/** A value a run returns: a tensor, a sequence (array), a named struct or an encoded value (compact: SharedQuantizedValue). */
-export type Value = Tensor | Value[] | StructValue | EncodedValue | SharedQuantizedValue;
-/** A value a run takes: tensors as TensorInput, sequences as arrays, structs as plain objects, encoded values. */
-export type ValueInput = TensorInput | EncodedValue | SharedQuantizedValue | readonly ValueInput[] | { readonly [field: string]: ValueInput };
+/** A value a run returns: a tensor, a sequence (array), a named struct, a paged cache or an encoded value (compact: SharedQuantizedValue). */
+export type Value = Tensor | Value[] | StructValue | PagedCache | EncodedValue | SharedQuantizedValue;
+/** A value a run takes: tensors as TensorInput, sequences as arrays, structs as plain objects, paged caches, encoded values. */
+export type ValueInput =
+  | TensorInput
+  | PagedCache
+  | PagedCacheInput
+  | EncodedValue
+  | SharedQuantizedValue
+  | readonly ValueInput[]
+  | { readonly [field: string]: ValueInput };
+/** The feeds of a generation: tensors and (for models with bindings) the initial caches. */
+export type GenerateFeeds = { readonly [name: string]: TensorInput | PagedCache | PagedCacheInput };
 
 /** One persistent binding: the graph input fed from the graph output of the previous run. */
 export interface PersistentBinding {
@@ -211,6 +226,20 @@ export interface GenerateOptions {
   positionIdsName?: string;
   /** Append capacity of persistent caches for models with bindings (default 32). */
   persistentTensorInitialCapacity?: number;
+  /** Storage of appended paged-cache pages for this generation (default: the session's). */
+  pagedFormats?: PagedFormats;
+  /**
+   * generate() resolves to { tokens, caches }: the caches of the generation's
+   * persistent state after the last step (models with bindings; the last
+   * token is not in them yet: it is the next step's input).
+   */
+  returnCaches?: boolean;
+}
+
+/** What generate() resolves to with returnCaches. */
+export interface GenerateResult {
+  tokens: Tensor<'int64'>;
+  caches: Record<string, PagedCache | Tensor>;
 }
 
 /** One generation step: the new token of every row. */
@@ -241,6 +270,9 @@ export class InferenceSession {
   ): Promise<InferenceSession.ReturnType>;
   /** Frees the session; tensors it returned stay valid. */
   release(): Promise<void>;
+  /** Events of this session's runs and generations (needs { events: true }). */
+  events(): PersistentValueState.RuntimeEvent[];
+  clearEvents(): void;
 
   /**
    * Autoregressive generation: feeds hold int64 input_ids [batch, prompt] and
@@ -249,11 +281,12 @@ export class InferenceSession {
    * one token per step in a fresh PersistentValueState; models without re-run
    * the growing prefix in this session. The token loop is the C library's
    * (ol_generator_*), so option errors name its fields (max_new_tokens, ...).
-   * Resolves to int64 [batch, prompt + generated].
+   * Resolves to int64 [batch, prompt + generated] ({ tokens, caches } with returnCaches).
    */
-  generate(feeds: { readonly [name: string]: TensorInput }, options?: GenerateOptions): Promise<Tensor<'int64'>>;
-  /** generate() as an async iterator of steps. */
-  generateStream(feeds: { readonly [name: string]: TensorInput }, options?: GenerateOptions): AsyncGenerator<GenerateStep, void, undefined>;
+  generate(feeds: GenerateFeeds, options: GenerateOptions & { returnCaches: true }): Promise<GenerateResult>;
+  generate(feeds: GenerateFeeds, options?: GenerateOptions & { returnCaches?: false }): Promise<Tensor<'int64'>>;
+  /** generate() as an async iterator of steps (returnCaches is not an option here). */
+  generateStream(feeds: GenerateFeeds, options?: GenerateOptions & { returnCaches?: false }): AsyncGenerator<GenerateStep, void, undefined>;
 }
 
 export declare namespace PersistentValueState {
@@ -266,26 +299,49 @@ export declare namespace PersistentValueState {
     intraOpNumThreads?: number;
     /** Bind the KV cache inside wasm memory first, as InferenceSession's option (initial: emptyCaches(model)). */
     bindCache?: boolean;
+    /** Storage of the paged-cache pages runs append (see PagedFormats). */
+    pagedFormats?: PagedFormats;
   }
   interface RunOptions {
     /** An aborted signal rejects with OL_CANCELLED and leaves the state unchanged. */
     signal?: AbortSignal;
   }
-  /** A runtime event (plain object). */
-  interface RuntimeEvent {
-    action: 'persistentStorage' | number;
+  /** What every runtime event has. */
+  interface RuntimeEventBase {
+    /** The node that recorded it (also as nodeName). */
+    node: string;
     nodeName: string;
     opType: string;
-    storageAllocations: number;
-    storageAllocatedBytes: number;
-    storagePrefixCopiedBytes: number;
-    storageAppendCopiedBytes: number;
-    storageReuseCount: number;
     /** Allocator live bytes when recorded. */
     allocatedBytes: number;
     /** Allocator peak bytes when recorded. */
     peakBytes: number;
   }
+  /** Persistent storage of a cache growing in place (Attention, Concat, ...). */
+  interface StorageEvent extends RuntimeEventBase {
+    kind: 'persistent_storage';
+    action: 'persistentStorage';
+    storageAllocations: number;
+    storageAllocatedBytes: number;
+    storagePrefixCopiedBytes: number;
+    storageAppendCopiedBytes: number;
+    storageReuseCount: number;
+  }
+  /** One ai.rt::PagedAttention execution. */
+  interface PagedAttentionEvent extends RuntimeEventBase {
+    kind: 'paged_attention';
+    action: 'pagedAttention';
+    /** Payload bytes of the pages this execution appended (copied or converted). */
+    copiedBytes: number;
+    /** Float bytes decoded from quantized pages for visible tokens (every query counts). */
+    dequantizedBytes: number;
+    /** Peak numerical scratch. */
+    peakWorkspaceBytes: number;
+    /** Past pages whose metadata this node checked for the first time. */
+    validatedPages: number;
+  }
+  /** A runtime event (plain object). */
+  type RuntimeEvent = StorageEvent | PagedAttentionEvent;
 }
 
 /**
@@ -336,19 +392,118 @@ export class PersistentValueState<V extends Value = Tensor> {
 export function bindPersistent<M extends ModelSource>(model: M, bindings: { readonly [input: string]: string }, options?: LoadOptions): Promise<BoundModel<M>>;
 /** bindPersistent with past_key_values.{i}.key|value <- present.{i}.key|value. */
 export function bindCache<M extends ModelSource>(model: M, options?: LoadOptions): Promise<BoundModel<M>>;
-/** Empty initial caches (dims [batch, heads, 0, headSize] from the declared shapes) for the bound (or past_key_values.*) inputs. */
-export function emptyCaches(model: ModelSource | InferenceSession, options?: LoadOptions & { batch?: number }): Promise<Record<string, Tensor>>;
+/** Empty initial caches (dims [batch, heads, 0, headSize] from the declared shapes) for the bound (or past_key_values.*) inputs; `PagedCache.empty()` for paged caches (`emptyCaches<PagedCache>(pagedModel)`). */
+export function emptyCaches<V extends Tensor | PagedCache = Tensor>(model: ModelSource | InferenceSession, options?: LoadOptions & { batch?: number }): Promise<Record<string, V>>;
+
+/** One block of a paged cache: `length` tokens from `start`; pages [1, 1, capacity, width]. */
+export interface PagedCacheBlock {
+  readonly start: number;
+  readonly length: number;
+  /** A dense page (float32, float16, bfloat16) or an affine one (EncodedValue). */
+  readonly key: Tensor | EncodedValue;
+  readonly value: Tensor | EncodedValue;
+}
+/** A paged cache as plain data, accepted wherever a cache is (start/length as numbers, bigints or int64 scalars). */
+export interface PagedCacheInput {
+  readonly blocks: ReadonlyArray<{
+    readonly start: number | bigint | Tensor<'int64'>;
+    readonly length: number | bigint | Tensor<'int64'>;
+    readonly key: TensorInput | EncodedValue;
+    readonly value: TensorInput | EncodedValue;
+  }>;
+}
+/** @deprecated the plain form of a paged cache: PagedCacheInput. */
+export type PagedCacheValue = PagedCacheInput;
+
+/**
+ * A paged KV cache (the past/present of ai.rt::PagedAttention) in wasm memory.
+ * Blocks are immutable: truncate() and fork() share pages. dispose() frees it
+ * early, else the garbage collector does.
+ */
+export class PagedCache {
+  private constructor();
+  /** An empty cache. Needs the module loaded (await init()). */
+  static empty(): PagedCache;
+  /** A cache from PagedCacheProto bytes; malformed bytes raise OnnxLightError. Needs the module loaded. */
+  static fromBytes(bytes: Uint8Array | ArrayBuffer): PagedCache;
+  /** A cache from its plain form (copied once and checked), or a fork of a PagedCache. Needs the module loaded. */
+  static from(cache: PagedCache | PagedCacheInput): PagedCache;
+  /** Tokens held. */
+  readonly length: number;
+  /** Bytes of the K and V page payloads. */
+  readonly byteLength: number;
+  readonly blockCount: number;
+  /** The blocks (new objects each access; dispose the tensors when done). */
+  readonly blocks: PagedCacheBlock[];
+  readonly disposed: boolean;
+  /** PagedCacheProto bytes, saved compacted (lossless). */
+  toBytes(): Uint8Array;
+  /** A new cache of the first `tokens` tokens, pages shared. */
+  truncate(tokens: number): PagedCache;
+  /** A new cache sharing every block. */
+  fork(): PagedCache;
+  /** A new cache with runs of one format merged into blocks of at most maxBlockTokens (default 64), losslessly. */
+  compact(maxBlockTokens?: number): PagedCache;
+  dispose(): void;
+}
+
+/** The storage of pages: float32 (dense) or affine codes. 'auto' scales are calibrated for each appended page. */
+export type PageFormat =
+  | { type: 'float32' }
+  | { type: 'int8' | 'uint8' | 'int4' | 'uint4' | 'int2' | 'uint2'; scale: number; zeroPoint?: number }
+  | { type: 'int8' | 'uint8' | 'int4' | 'uint4' | 'int2' | 'uint2'; scale: 'auto' };
+/** A format rule: from `fromTokens` cached tokens on; key/value left out: dense float32. */
+export interface PagedFormatRule {
+  fromTokens?: number;
+  key?: PageFormat;
+  value?: PageFormat;
+}
+/**
+ * Formats of the pages ai.rt::PagedAttention appends: rules (the last whose
+ * fromTokens <= the cached length applies; ascending), or a function called in
+ * this thread for every execution (its tensors are views valid during the call).
+ */
+export type PagedFormats =
+  | readonly PagedFormatRule[]
+  | ((key: Tensor, value: Tensor, pastLength: number) => { key?: PageFormat; value?: PageFormat });
+
+/** A conversion target of quantizePagedCache. */
+export type PageConversion =
+  | { type: 'float32' | 'float16' | 'bfloat16' }
+  | { type: 'int8' | 'uint8' | 'int4' | 'uint4' | 'int2' | 'uint2'; scale: number; zeroPoint?: number };
+/** A new cache with the blocks blockIndices converted (others shared), as ai.rt::QuantizePagedCache. */
+export function quantizePagedCache(cache: PagedCache, blockIndices: readonly number[], formats: { key: PageConversion; value: PageConversion }): PagedCache;
+/** The model with the caches as GraphProto.paged_cache_initializer of the graph inputs they are named after. */
+export function withPagedCacheInitializers<M extends ModelSource>(
+  model: M,
+  caches: { readonly [input: string]: PagedCache | Uint8Array },
+  options?: LoadOptions,
+): Promise<BoundModel<M>>;
+export interface PagedModelOptions extends LoadOptions {
+  /** Tokens per appended page at most (16). */
+  blockSize?: number;
+  /** Cached tokens at most (4096). */
+  maxTokens?: number;
+  /** -1 (default): every preceding token; >= 0: the preceding tokens each query sees. */
+  leftWindowSize?: number;
+}
+/** A torch-exported decoder rewritten onto paged caches (ai.rt::PagedAttention), one bound cache per layer. */
+export function toPagedModel<M extends ModelSource>(model: M, options?: PagedModelOptions): Promise<BoundModel<M>>;
 
 /** The token loop of InferenceSession.generate, in a worker (default) or in this thread. */
 export interface TokenGenerator {
   readonly inWorker: boolean;
-  generate(feeds: { readonly [name: string]: TensorInput }, options?: GenerateOptions): Promise<Tensor<'int64'>>;
-  generateStream(feeds: { readonly [name: string]: TensorInput }, options?: GenerateOptions): AsyncGenerator<GenerateStep, void, undefined>;
+  generate(feeds: GenerateFeeds, options: GenerateOptions & { returnCaches: true }): Promise<GenerateResult>;
+  generate(feeds: GenerateFeeds, options?: GenerateOptions & { returnCaches?: false }): Promise<Tensor<'int64'>>;
+  generateStream(feeds: GenerateFeeds, options?: GenerateOptions & { returnCaches?: false }): AsyncGenerator<GenerateStep, void, undefined>;
   /** Ends the worker (or releases the session). */
   close(): Promise<void>;
 }
-/** worker: true (default) runs the loop in a Web Worker / worker_threads; tokens stream back as produced. */
-export function createGenerator(model: ModelSource, options?: LoadOptions & { worker?: boolean }): Promise<TokenGenerator>;
+/**
+ * worker: true (default) runs the loop in a Web Worker / worker_threads; tokens stream back as produced.
+ * pagedFormats: rules only with a worker (a function runs in the calling thread: worker: false).
+ */
+export function createGenerator(model: ModelSource, options?: LoadOptions & { worker?: boolean; pagedFormats?: PagedFormats }): Promise<TokenGenerator>;
 /** Testing aid: after `count` more runtime allocations every allocation fails (OL_OUT_OF_MEMORY); -1 turns it off. */
 export function injectAllocationFailure(count: number): void;
 

@@ -6,8 +6,11 @@
 #include <string.h>
 
 #include "harness.h"
+#include "core/alloc.h"
+#include "core/status.h"
 #include "ir/serial_pieces.h"
 #include "ir/text.h"
+#include "quant/paged.h"
 #include "ir/model.h"
 
 ol_value *tk_tensor(ol_dtype dtype, int rank, const int64_t *dims, const void *data) {
@@ -55,6 +58,38 @@ ol_attr tk_attr_string(const char *name, char *s) {
   return a;
 }
 
+/* Before the run that counts, the kernel computes with a counting allocator
+ * failing its allocation k, for k = 0, 1, ... until it stops reporting
+ * OL_OUT_OF_MEMORY (success, or the kernel's own error): outputs and
+ * scratch come from ctx->allocator (ops/kernel.h), so every failure must be
+ * OL_OUT_OF_MEMORY with a message and leave no block behind. */
+static void walk_allocation_failures(ol_kernel *k, ol_kernel_ctx *ctx) {
+  ol_allocator *a = NULL;
+  if (ol_allocator_create(NULL, NULL, NULL, &a) != OL_OK) return;
+  ctx->allocator = a;
+  for (int64_t fail = 0;; fail++) {
+    ol_allocator_fail_after(a, fail);
+    ol_clear_error();
+    ol_status s = k->compute(k, ctx);
+    bool injected = a->fail_after == 0; /* the run reached the refused allocation */
+    ol_allocator_fail_after(a, -1);
+    for (size_t i = 0; i < ctx->num_outputs; i++) {
+      ol_value_release(ctx->outputs[i]);
+      ctx->outputs[i] = NULL;
+    }
+    ol_allocator_stats st;
+    ol_allocator_get_stats(a, &st);
+    if (st.live_bytes != 0 || (s == OL_OUT_OF_MEMORY && !ol_last_error()[0]))
+      fprintf(stderr, "  %s: failing allocation %lld left %llu bytes, message '%s'\n", ctx->node->op_type,
+              (long long)fail, (unsigned long long)st.live_bytes, ol_last_error());
+    CHECK(st.live_bytes == 0);
+    if (s != OL_OUT_OF_MEMORY || !injected) break;
+    CHECK(ol_last_error()[0] != '\0');
+  }
+  ctx->allocator = NULL;
+  ol_allocator_destroy(a);
+}
+
 ol_status tk_run(const char *op_type, int opset, ol_attr *attrs, size_t num_attrs,
                  ol_value *const *inputs, size_t num_inputs, ol_value **outputs,
                  size_t num_outputs) {
@@ -92,6 +127,7 @@ ol_status tk_run_domain(const char *domain, const char *op_type, int opset, ol_a
   ctx.outputs = outputs;
   ctx.num_outputs = num_outputs;
   ctx.cancelled = &cancelled;
+  walk_allocation_failures(k, &ctx);
   ol_status s = k->compute(k, &ctx);
   if (k->destroy) k->destroy(k); else free(k);
   return s;
@@ -175,4 +211,32 @@ void tk_check_gives_back_bytes(ol_model *m, const uint8_t *bytes, size_t size) {
   free(plain);
   ol_free(printed);
   if (proto) onnx__model_proto__free_unpacked(proto, NULL);
+}
+
+/* Row t of K (which 0) or V of cache into out (false: no such token). */
+static bool paged_row(const ol_value *cache, int64_t t, int which, int64_t width, float *out) {
+  for (size_t i = 0; i < ol_paged_cache_block_count(cache); i++) {
+    ol_page p;
+    if (ol_page_view(ol_paged_cache_block(cache, i), i, &p) != OL_OK) return false;
+    bool here = t >= p.start && t < p.start + p.length;
+    if (here) ol_page_decode(which ? &p.value : &p.key, t - p.start, 0, width, out);
+    ol_page_clear(&p);
+    if (here) return true;
+  }
+  return false;
+}
+
+bool tk_paged_same_tokens(const ol_value *a, const ol_value *b) {
+  int64_t na = 0, nb = 0, kw = 0, vw = 0, kw2 = 0, vw2 = 0;
+  if (ol_paged_cache_validate(a, &na, &kw, &vw) != OL_OK || ol_paged_cache_validate(b, &nb, &kw2, &vw2) != OL_OK ||
+      na != nb || kw != kw2 || vw != vw2 || kw > 256 || vw > 256)
+    return false;
+  float x[256], y[256];
+  for (int64_t t = 0; t < na; t++)
+    for (int which = 0; which < 2; which++) {
+      int64_t w = which ? vw : kw;
+      if (!paged_row(a, t, which, w, x) || !paged_row(b, t, which, w, y) || memcmp(x, y, sizeof(float) * (size_t)w))
+        return false;
+    }
+  return true;
 }

@@ -41,6 +41,9 @@ void tk_check_gives_back_bytes(ol_model *m, const uint8_t *bytes, size_t size);
 bool tk_shape_is(const ol_value *v, int rank, const int64_t *dims);
 /* |got - want| <= tol * (1 + |want|) elementwise (prints the first miss). */
 bool tk_near_f32(const ol_value *v, const float *want, int64_t n, float tol);
+/* Paged caches a and b hold the same tokens, each decoding to the same
+ * bits (K and V rows of at most 256 values), whatever their blocks. */
+bool tk_paged_same_tokens(const ol_value *a, const ol_value *b);
 /* Releases n values and clears the slots. */
 void tk_release_all(ol_value **v, int n);
 

@@ -37,6 +37,33 @@ static void allocator_counts_and_fails_on_demand(void) {
   ol_allocator_destroy(NULL);
 }
 
+/* ol_realloc keeps the bytes it had, starts a block from NULL and leaves
+ * the block as it was when the allocator refuses. */
+static void realloc_keeps_bytes_and_survives_failure(void) {
+  ol_allocator *a;
+  CHECK_OK(ol_allocator_create(NULL, NULL, NULL, &a));
+  int64_t *p = ol_realloc(a, NULL, 4 * sizeof *p);
+  CHECK(p != NULL);
+  for (int i = 0; p && i < 4; i++) p[i] = 10 + i;
+  int64_t *q = ol_realloc(a, p, 3 * sizeof *p); /* shrinking keeps the block */
+  CHECK(q == p);
+  ol_allocator_fail_after(a, 0);
+  q = ol_realloc(a, p, 1000 * sizeof *p);
+  CHECK(q == NULL && strstr(ol_last_error(), "refused") != NULL);
+  ol_allocator_fail_after(a, -1);
+  CHECK(p && p[3] == 13);
+  q = ol_realloc(a, p, 1000 * sizeof *p);
+  CHECK(q != NULL && q != p);
+  for (int i = 0; q && i < 4; i++) CHECK(q[i] == 10 + i);
+  ol_allocator_stats st;
+  ol_allocator_get_stats(a, &st);
+  CHECK(st.live_allocations == 1 && st.live_bytes == 1000 * sizeof *p);
+  ol_dealloc(a, q ? q : p);
+  ol_allocator_get_stats(a, &st);
+  CHECK(st.live_allocations == 0 && st.live_bytes == 0);
+  ol_allocator_destroy(a);
+}
+
 /* An allocator handing out memory filled with 0xA5 bytes. */
 static void *poison_alloc(void *user, size_t size) {
   (void)user;
@@ -273,6 +300,7 @@ static void recycled_structs_start_clean(void) {
 }
 
 OL_TEST_MAIN(TEST(status_names_and_messages), TEST(recycled_structs_start_clean), TEST(allocator_counts_and_fails_on_demand),
+             TEST(realloc_keeps_bytes_and_survives_failure),
              TEST(uninitialized_tensors_skip_only_plain_clearing),
              TEST(tensor_shapes_are_validated), TEST(wrapped_memory_is_released_once),
              TEST(strings_sequences_optionals), TEST(structs_and_encoded_values), TEST(half_precision_round_trips),

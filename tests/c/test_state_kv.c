@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "kernel_util.h"
 #include "core/status.h"
 #include "core/dtype.h"
 #include "core/value.h"
@@ -421,26 +422,54 @@ static void session_gqa_caches_grow_in_place(void) { session_attention_caches_gr
 static void session_attention23_caches_grow_in_place(void) { session_attention_caches_grow_in_place(ATTN, 1); }
 static void session_mha_caches_grow_in_place(void) { session_attention_caches_grow_in_place(MHA, 2); }
 
-float *ol_floats_load(const ol_tensor *t, bool *owned);
-
-/* A pitched float16 cache converts element for element of its storage (the
- * attention kernels then index it with its pitch). */
-static void pitched_half_cache_converts_with_its_pitch(void) {
-  int64_t dims[4] = {1, 2, 3, 4};
-  ol_value *v = NULL;
-  CHECK_OK(ol_value_new_grown(NULL, OL_DTYPE_FLOAT16, 4, dims, 2, &v));
-  if (!v) return;
-  const int64_t pitch = v->tensor.pitch;
-  uint16_t *h = ol_tensor_data(v);
-  for (int64_t o = 0; o < 2; o++)
-    for (int64_t i = 0; i < 3 * 4; i++) h[o * pitch * 4 + i] = ol_f32_to_f16((float)(100 * o + i));
-  bool owned = false;
-  float *f = ol_floats_load(&v->tensor, &owned);
-  CHECK(f && owned);
-  for (int64_t o = 0; f && o < 2; o++)
-    for (int64_t i = 0; i < 3 * 4; i++) CHECK(f[o * pitch * 4 + i] == (float)(100 * o + i));
-  if (owned) free(f);
-  ol_value_release(v);
+/* A pitched float16 cache is read in place with its pitch (a head block at
+ * a time through the dtype table): GroupQueryAttention, MultiHeadAttention
+ * and Attention give on it the bits they give on a dense copy. */
+static void pitched_half_caches_read_with_their_pitch(void) {
+  int64_t dims[4] = {1, 2, 3, 4}; /* B, KV heads, P, H */
+  ol_value *pitched[2] = {NULL, NULL}, *dense[2] = {NULL, NULL};
+  uint16_t rows[2 * 3 * 4];
+  for (int c = 0; c < 2; c++) {
+    CHECK_OK(ol_value_new_grown(NULL, OL_DTYPE_FLOAT16, 4, dims, 2, &pitched[c]));
+    if (!pitched[c]) return;
+    const int64_t pitch = pitched[c]->tensor.pitch;
+    CHECK(pitch > 3 && ol_tensor_is_strided(&pitched[c]->tensor));
+    uint16_t *h = ol_tensor_data(pitched[c]);
+    for (int64_t o = 0; o < 2; o++)
+      for (int64_t i = 0; i < 3 * 4; i++) h[o * pitch * 4 + i] = rows[o * 12 + i] = ol_f32_to_f16(rnd());
+    dense[c] = tk_tensor(OL_DTYPE_FLOAT16, 4, dims, rows);
+  }
+  uint16_t q16[16], k8[8], v8[8];
+  for (int i = 0; i < 16; i++) q16[i] = ol_f32_to_f16(rnd());
+  for (int i = 0; i < 8; i++) k8[i] = ol_f32_to_f16(rnd()), v8[i] = ol_f32_to_f16(rnd());
+  int64_t dq[3] = {1, 1, 16}, dk[3] = {1, 1, 8}, d1[1] = {1}, dq4[4] = {1, 2, 1, 4};
+  int32_t seqlens[1] = {3}, total[1] = {4};
+  ol_value *q = tk_tensor(OL_DTYPE_FLOAT16, 3, dq, q16), *q8 = tk_tensor(OL_DTYPE_FLOAT16, 3, dk, q16),
+           *k = tk_tensor(OL_DTYPE_FLOAT16, 3, dk, k8), *v = tk_tensor(OL_DTYPE_FLOAT16, 3, dk, v8),
+           *q4 = tk_tensor(OL_DTYPE_FLOAT16, 4, dq4, q16), *k4 = tk_tensor(OL_DTYPE_FLOAT16, 4, dq4, k8),
+           *v4 = tk_tensor(OL_DTYPE_FLOAT16, 4, dq4, v8), *sl = tk_tensor(OL_DTYPE_INT32, 1, d1, seqlens),
+           *tot = tk_tensor(OL_DTYPE_INT32, 0, NULL, total);
+  ol_attr gqa[2] = {tk_attr_int("num_heads", 4), tk_attr_int("kv_num_heads", 2)}, mha[1] = {tk_attr_int("num_heads", 2)};
+  for (int op = 0; op < 3; op++) {
+    ol_value *out[2][3] = {{NULL}};
+    for (int layout = 0; layout < 2; layout++) {
+      ol_value **past = layout ? pitched : dense;
+      ol_value *gin[7] = {q, k, v, past[0], past[1], sl, tot};
+      ol_value *min[8] = {q8, k, v, NULL, NULL, NULL, past[0], past[1]};
+      ol_value *ain[6] = {q4, k4, v4, NULL, past[0], past[1]};
+      if (op == 0) CHECK_OK(tk_run_domain("com.microsoft", "GroupQueryAttention", 1, gqa, 2, gin, 7, out[layout], 3));
+      if (op == 1) CHECK_OK(tk_run_domain("com.microsoft", "MultiHeadAttention", 1, mha, 1, min, 8, out[layout], 3));
+      if (op == 2) CHECK_OK(tk_run("Attention", 23, NULL, 0, ain, 6, out[layout], 3));
+    }
+    for (int i = 0; i < 3; i++) CHECK(same_tensor(out[0][i], out[1][i]));
+    CHECK(out[0][1] && out[0][1]->tensor.dims[2] == 4); /* past and the new row */
+    release_all(out[0], 3);
+    release_all(out[1], 3);
+  }
+  ol_value *all[9] = {q, q8, k, v, q4, k4, v4, sl, tot};
+  release_all(all, 9);
+  release_all(pitched, 2);
+  release_all(dense, 2);
 }
 
 /* float16 caches take the same path; the half-type kernels read the
@@ -653,5 +682,5 @@ OL_TEST_MAIN(TEST(multi_head_cache_grows_in_place), TEST(kept_multi_head_outputs
              TEST(gqa_cache_grows_in_place), TEST(attention_cache_grows_in_place),
              TEST(half_cache_grows_in_place), TEST(session_gqa_caches_grow_in_place),
              TEST(session_attention23_caches_grow_in_place), TEST(session_mha_caches_grow_in_place),
-             TEST(pitched_half_cache_converts_with_its_pitch),
+             TEST(pitched_half_caches_read_with_their_pitch),
              TEST(fused_transposed_matmul_matches), TEST(gemm_tb_matches_reference))

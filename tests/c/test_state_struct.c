@@ -582,12 +582,8 @@ static void unsupported_declarations_rejected(void) {
     Onnx__TypeProto *ty[] = {seq_t(opaque_t())};
     cases[n++] = (decl_case){struct_t(nm, ty), OL_INVALID_MODEL, "field 'h'[]: opaque values cannot be persistent"};
   }
-  cases[n++] = (decl_case){layoutless_t(), OL_INVALID_MODEL, "layout-less struct_type is reserved for paged caches"};
-  {
-    const char *nm[] = {"inner", NULL};
-    Onnx__TypeProto *ty[] = {layoutless_t()};
-    cases[n++] = (decl_case){struct_t(nm, ty), OL_INVALID_MODEL, "field 'inner': a layout-less struct_type"};
-  }
+  /* a layout-less struct_type declares a paged cache (tests/c/test_paged_proto.c): other structs are refused */
+  cases[n++] = (decl_case){layoutless_t(), OL_INVALID_ARGUMENT, "persistent input 'cache': expected a paged cache"};
   {
     const char *nm[] = {"key", "=tag", NULL};
     Onnx__TypeProto *ty[] = {vec_t(OL_DTYPE_FLOAT, 2), untyped_t() /* non-NULL: string constant */};

@@ -168,7 +168,7 @@ describe('InferenceSession', () => {
         ],
       }),
     );
-    assert.deepEqual(session.outputMetadata[0], { name: 'seq', isTensor: false });
+    assert.deepEqual(session.outputMetadata[0], { name: 'seq', isTensor: false, kind: 'sequence' });
     const words = ['héllo', '', 'wörld with spaces'];
     const { seq, same } = await session.run({ x: new Tensor('float32', [1, 2]), words: new Tensor('string', words) });
     assert.ok(Array.isArray(seq));

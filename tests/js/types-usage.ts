@@ -25,6 +25,15 @@ import {
   type StructValue,
   type Value,
   type TokenGenerator,
+  PagedCache,
+  quantizePagedCache,
+  toPagedModel,
+  withPagedCacheInitializers,
+  type GenerateResult,
+  type PagedCacheBlock,
+  type PagedCacheInput,
+  type PagedFormatRule,
+  type PagedFormats,
 } from 'onnx-light';
 import { ModelProtoSchema, type ModelProto } from 'onnx-light/proto';
 
@@ -89,7 +98,7 @@ export async function persistence(bytes: Uint8Array, proto: ModelProto): Promise
   });
   const out = await state.run({ delta: new Tensor('float32', [1, 1], [2]) }, { signal: new AbortController().signal });
   const same: boolean = state.values.past.wasmByteOffset === out.present.wasmByteOffset;
-  const bytesCopied: number = state.events().reduce((sum, e) => sum + e.storageAppendCopiedBytes, 0);
+  const bytesCopied: number = state.events().reduce((sum, e) => sum + (e.kind === 'persistent_storage' ? e.storageAppendCopiedBytes : e.copiedBytes), 0);
   state.clearEvents();
   await state.reset({ past: new Tensor('float32', [0, 0], [2]) });
   await state.close();
@@ -134,4 +143,31 @@ export async function sharedQuantization(model: import('onnx-light/proto').Model
   shared.dispose();
   void compact, name, standalone, again;
   return restored.size + shared.rawData.length;
+}
+
+// Paged KV caches.
+export async function pagedCaches(bytes: Uint8Array): Promise<number> {
+  const paged: Uint8Array = await toPagedModel(bytes, { blockSize: 16 });
+  const formats: PagedFormatRule[] = [{ fromTokens: 0 }, { fromTokens: 64, key: { type: 'int8', scale: 'auto' }, value: { type: 'uint4', scale: 0.25, zeroPoint: 8 } }];
+  const session = await InferenceSession.create(paged, { pagedFormats: formats, events: true });
+  const caches: Record<string, PagedCache> = await emptyCaches<PagedCache>(session);
+  const ids = new Tensor('int64', BigInt64Array.of(1n), [1, 1]);
+  const { tokens, caches: after }: GenerateResult = await session.generate({ input_ids: ids, ...caches }, { maxNewTokens: 8, returnCaches: true });
+  const copied: number = session.events().reduce((sum, e) => sum + (e.kind === 'paged_attention' ? e.copiedBytes + e.validatedPages : 0), 0);
+  const cache = after['past_key_values.0'] as PagedCache;
+  const saved: Uint8Array = cache.toBytes();
+  const back: PagedCache = PagedCache.fromBytes(saved);
+  const blocks: PagedCacheBlock[] = back.truncate(4).fork().compact(32).blocks;
+  const plain: PagedCacheInput = { blocks: [{ start: 0, length: 1n, key: new Tensor('float32', new Float32Array(64), [1, 1, 1, 64]), value: { data: new Float32Array(64), dims: [1, 1, 1, 64] } }] };
+  const fromPlain: PagedCache = PagedCache.from(plain);
+  const quantized: PagedCache = quantizePagedCache(back, [0], { key: { type: 'int8', scale: 0.1 }, value: { type: 'float16' } });
+  const resumed: Uint8Array = await withPagedCacheInitializers(paged, { 'past_key_values.0': back, 'past_key_values.1': saved });
+  const fn: PagedFormats = (key: Tensor, value: Tensor, pastLength: number) => (pastLength > 8 && key.size === value.size ? { key: { type: 'int4', scale: 'auto' } } : {});
+  const state = await PersistentValueState.create<Value>(paged, { ...caches, 'past_key_values.1': plain }, { pagedFormats: fn });
+  const generator = await createGenerator(paged, { worker: true, pagedFormats: formats });
+  const fromWorker: GenerateResult = await generator.generate({ input_ids: ids, ...after }, { returnCaches: true });
+  await generator.close();
+  await state.close();
+  cache.dispose();
+  return tokens.size + copied + blocks.length + fromPlain.length + quantized.byteLength + resumed.length + back.blockCount + fromWorker.tokens.size;
 }

@@ -106,6 +106,17 @@ void *ol_calloc(ol_allocator *a, size_t count, size_t size) {
   return p;
 }
 
+void *ol_realloc(ol_allocator *a, void *ptr, size_t size) {
+  if (!ptr) return ol_alloc(a, size);
+  size_t capacity = ol_alloc_capacity(ptr);
+  if (size <= capacity) return ptr;
+  void *grown = ol_alloc(a, size);
+  if (!grown) return NULL;
+  memcpy(grown, ptr, capacity);
+  ol_dealloc(a, ptr);
+  return grown;
+}
+
 void ol_dealloc(ol_allocator *a, void *ptr) {
   if (!ptr) return;
   if (!a) a = &default_allocator;

@@ -45,4 +45,18 @@ static inline size_t ol_bytes_of(int64_t count, size_t size) {
   return ol_size_from_i64(count, &n) && ol_mul_size(n, size, &bytes) ? bytes : SIZE_MAX;
 }
 
+/* v clamped to [lo, hi], NaN as 0: C leaves converting a NaN or an
+ * out-of-range double to an integer undefined (and x86 and wasm differ). */
+static inline double ol_clamp_for_int(double v, double lo, double hi) {
+  return v != v ? 0.0 : v < lo ? lo : v > hi ? hi : v;
+}
+/* v truncated toward zero and saturated to int64 / uint64, NaN as 0 (2^63
+ * and 2^64 are the first doubles past each range). */
+static inline int64_t ol_double_to_int64(double v) {
+  return v >= 0x1p63 ? INT64_MAX : (int64_t)ol_clamp_for_int(v, -0x1p63, 0x1p63);
+}
+static inline uint64_t ol_double_to_uint64(double v) {
+  return v >= 0x1p64 ? UINT64_MAX : (uint64_t)ol_clamp_for_int(v, 0, 0x1p64);
+}
+
 #endif

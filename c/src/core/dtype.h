@@ -6,6 +6,25 @@
 #include <stdint.h>
 #include "onnxlight.h"
 
+/* Converters between an element type and float, as data (ggml's type
+ * traits): a kernel that computes in float32 reads and writes any type
+ * through its row, never through a switch of its own.
+ *   element: element i of an array (packed sub-byte types too);
+ *   row:     n elements from the start of an array (a row of a sub-byte
+ *            type starts at a byte).
+ * Floating formats round to nearest even; float8/float4 saturate (the ONNX
+ * default: callers of Cast/QuantizeLinear's saturate = 0 use
+ * ol_f32_to_minifloat). Integers and bool read exactly (to_float rounds
+ * above 2^24) and are written only from double (C conversion, as
+ * ol_tensor_set_double always did). Row and element converters give the
+ * same bits (tests/c/test_dtype.c). NULL: no such conversion. */
+typedef float (*ol_to_float_fn)(const void *data, int64_t i);
+typedef double (*ol_to_double_fn)(const void *data, int64_t i);
+typedef void (*ol_from_float_fn)(void *data, int64_t i, float value);
+typedef void (*ol_from_double_fn)(void *data, int64_t i, double value);
+typedef void (*ol_load_row_fn)(const void *src, int64_t n, float *dst);
+typedef void (*ol_store_row_fn)(const float *src, int64_t n, void *dst);
+
 typedef struct ol_dtype_traits {
   const char *name;      /* JS name: "float32", "int64", ... */
   const char *onnx_name; /* TensorProto enum name: "FLOAT", "INT64", ... */
@@ -13,6 +32,15 @@ typedef struct ol_dtype_traits {
   bool is_float;         /* any floating format (incl. fp16/bf16/fp8/fp4) */
   bool is_signed;        /* signed integers and floats */
   bool is_integer;       /* integer codes incl. bool and 2/4-bit */
+  /* Kernels compute it in float32: float32 itself, and float16/bfloat16
+   * widened on load and rounded on store through the converters below. */
+  bool computes_f32;
+  ol_to_float_fn to_float;
+  ol_to_double_fn to_double;
+  ol_from_float_fn from_float;   /* floating formats only */
+  ol_from_double_fn from_double; /* numeric types but packed integers */
+  ol_load_row_fn load_row;
+  ol_store_row_fn store_row;     /* floating formats only */
 } ol_dtype_traits;
 
 const ol_dtype_traits *ol_dtype_info(ol_dtype dtype);
@@ -25,7 +53,16 @@ size_t ol_dtype_storage_bytes(ol_dtype dtype, int64_t count);
 /* Size of one element in bytes for byte-aligned types, 0 otherwise. */
 size_t ol_dtype_size(ol_dtype dtype);
 ol_dtype ol_dtype_from_name(const char *name);
+/* float32, float16 or bfloat16: computed in float32 (traits.computes_f32). */
+bool ol_dtype_computes_f32(ol_dtype dtype);
+/* float16 or bfloat16: computed in float32 through the row converters. */
+bool ol_dtype_widens(ol_dtype dtype);
+/* float16, bfloat16, float32 or float64: the floating types operators
+ * compute with (float8 and float4 are storage formats). */
+bool ol_dtype_is_arith_float(ol_dtype dtype);
 
+
+/* Single conversions; the rows in the table give the same bits. */
 float ol_f16_to_f32(uint16_t h);
 uint16_t ol_f32_to_f16(float f);
 float ol_bf16_to_f32(uint16_t b);

@@ -47,7 +47,9 @@ struct ol_payload_pool {
 #define OL_THREAD_LOCAL _Thread_local
 #endif
 /* The pool of the run in progress on this thread. Kernel worker threads have
- * none: their allocations and releases go to the allocator as before. */
+ * none: their allocations and releases go to the allocator as before. (Why
+ * this thread-local is acceptable: core/alloc.h, "Thread-local memory
+ * state".) */
 static OL_THREAD_LOCAL ol_payload_pool *active;
 
 /* (the shift stays below the width of size_t: n >> 32 is undefined for a

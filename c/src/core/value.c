@@ -17,7 +17,9 @@
 
 /* A decode step creates and releases a few hundred tensors, each a value and
  * a buffer struct: a short per-thread stack of released structs saves two
- * allocator round trips per tensor (payloads still go to their allocator). */
+ * allocator round trips per tensor (payloads still go to their allocator).
+ * Why this thread-local cache is acceptable: core/alloc.h, "Thread-local
+ * memory state". */
 #define RECYCLE_MAX 64
 typedef struct recycle_bin {
   void *items[RECYCLE_MAX];

@@ -10,6 +10,30 @@
 
 static void free_unpacked(void *payload) { onnx__encoded_value_proto__free_unpacked(payload, NULL); }
 
+/* A shallow copy of the EncodedValueProto whose nested fields and raw_data
+ * belong to the owner's message, plus a reference on the owner. Consumers
+ * read it as a const Onnx__EncodedValueProto (the message is the first
+ * member). */
+typedef struct encoded_view {
+  Onnx__EncodedValueProto message;
+  ol_proto_owner *owner;
+} encoded_view;
+
+static void encoded_view_free(void *payload) {
+  encoded_view *view = payload;
+  ol_proto_owner_release(view->owner);
+  free(view);
+}
+
+ol_status ol_encoded_view_new(const Onnx__EncodedValueProto *ev, ol_proto_owner *owner, ol_value **out) {
+  *out = NULL;
+  encoded_view *view = ol_xmalloc(sizeof *view);
+  if (!view) return OL_OUT_OF_MEMORY;
+  view->message = *ev;
+  view->owner = ol_proto_owner_retain(owner);
+  return ol_value_new_encoded(view, encoded_view_free, out);
+}
+
 ol_status ol_encoded_value_parse(const void *bytes, size_t size, ol_value **out) {
   if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_encoded_value_parse: out is NULL");
   *out = NULL;

@@ -97,8 +97,18 @@ typedef struct ol_initializer {
   /* from GraphProto.encoded_initializer (they follow the tensor initializers
    * in the graph's initializer list) */
   bool encoded;
-  const void *proto; /* encoded: the model's Onnx__EncodedValueProto, else NULL */
+  /* from GraphProto.paged_cache_initializer (last in the list): value is a
+   * paged cache (quant/paged.h) whose pages view the model's message */
+  bool paged;
+  /* encoded: the model's Onnx__EncodedValueProto; paged: its
+   * Onnx__PagedCacheProto; else NULL */
+  const void *proto;
 } ol_initializer;
+
+/* "initializer", "encoded initializer" or "paged cache initializer". */
+static inline const char *ol_initializer_kind(const ol_initializer *init) {
+  return init->paged ? "paged cache initializer" : init->encoded ? "encoded initializer" : "initializer";
+}
 
 struct ol_graph {
   const char *name;

@@ -9,6 +9,7 @@
 #include "ir/proto_depth.h"
 #include "ir/quant_params.h"
 #include "ir/packed_views.h"
+#include "ir/paged_proto.h"
 
 #define S(x) ((x) ? (x) : "")
 
@@ -305,31 +306,6 @@ static ol_status decode_node(decode_ctx *dc, const Onnx__NodeProto *np, size_t i
   return OL_OK;
 }
 
-/* An encoded initializer's value views the model's message in place (no
- * payload copy): a shallow copy of the EncodedValueProto whose nested fields
- * and raw_data belong to the model's proto, plus a reference on the proto
- * owner so the value stays valid after the model is destroyed. Consumers read
- * it as a const Onnx__EncodedValueProto (the message is the first member). */
-typedef struct encoded_view {
-  Onnx__EncodedValueProto message;
-  ol_proto_owner *owner;
-} encoded_view;
-
-static void encoded_view_free(void *payload) {
-  encoded_view *view = payload;
-  ol_proto_owner_release(view->owner);
-  free(view);
-}
-
-static ol_status encoded_value(const Onnx__EncodedValueProto *ev, ol_proto_owner *owner, ol_value **out) {
-  *out = NULL;
-  encoded_view *view = ol_xmalloc(sizeof *view);
-  if (!view) return OL_OUT_OF_MEMORY;
-  view->message = *ev;
-  view->owner = ol_proto_owner_retain(owner);
-  return ol_value_new_encoded(view, encoded_view_free, out);
-}
-
 static ol_status decode_values(Onnx__ValueInfoProto **vi, size_t count, ol_graph_value **out) {
   *out = ol_xcalloc(count, sizeof(ol_graph_value));
   if (!*out) return OL_OUT_OF_MEMORY;
@@ -373,7 +349,7 @@ static ol_status decode_graph(decode_ctx *dc, const Onnx__GraphProto *gp, const 
   }
   if (gp->n_sparse_initializer)
     return ol_error(OL_NOT_IMPLEMENTED, "graph '%s': sparse initializers are not supported yet", g->name);
-  size_t total = gp->n_initializer + gp->n_encoded_initializer;
+  size_t total = gp->n_initializer + gp->n_encoded_initializer + gp->n_paged_cache_initializer;
   g->initializers = ol_xcalloc(total ? total : 1, sizeof(ol_initializer));
   if (!g->initializers) return OL_OUT_OF_MEMORY;
   ol_tensor_source src = {dc->options, dc->model->owner};
@@ -391,7 +367,7 @@ static ol_status decode_graph(decode_ctx *dc, const Onnx__GraphProto *gp, const 
     init->name = S(ev->name);
     init->encoded = true;
     init->proto = ev;
-    ol_status s = encoded_value(ev, dc->model->owner, &init->value);
+    ol_status s = ol_encoded_view_new(ev, dc->model->owner, &init->value);
     if (s != OL_OK)
       return ol_error_wrap(s, "graph '%s' encoded initializer '%s'", g->name, init->name);
     /* a compact value retains its parameter set (validated by the checker) */
@@ -400,6 +376,17 @@ static ol_status decode_graph(decode_ctx *dc, const Onnx__GraphProto *gp, const 
                                    : NULL;
     if (set)
       ol_quant_shared_attach(init->value, set);
+  }
+  /* Paged cache initializers: caches whose pages view the model's message;
+   * a malformed one fails the load (it cannot become a value). */
+  for (size_t i = 0; i < gp->n_paged_cache_initializer; i++) {
+    const Onnx__PagedCacheProto *pc = gp->paged_cache_initializer[i];
+    ol_initializer *init = &g->initializers[g->num_initializers++];
+    init->name = S(pc->name);
+    init->paged = true;
+    init->proto = pc;
+    ol_status s = ol_paged_cache_from_model_proto(pc, dc->model->owner, &init->value);
+    if (s != OL_OK) return ol_error_wrap(s, "graph '%s' paged_cache_initializer %zu", g->name, i);
   }
   g->nodes = ol_xcalloc(gp->n_node, sizeof(ol_node));
   if (!g->nodes) return OL_OUT_OF_MEMORY;

@@ -84,6 +84,11 @@ ol_status ol_tensor_from_proto(const Onnx__TensorProto *tp, const ol_tensor_sour
  * and NULL allocator). */
 ol_status ol_tensor_to_proto(const ol_tensor *t, const char *name, Onnx__TensorProto **out);
 
+/* An ENCODED value viewing ev in place (no payload copy): it retains owner,
+ * whose message holds ev, so it stays valid after the model is destroyed.
+ * Treat it as read-only. */
+ol_status ol_encoded_view_new(const Onnx__EncodedValueProto *ev, ol_proto_owner *owner, ol_value **out);
+
 /* Decodes a TypeProto into the flat type description. */
 void ol_type_info_from_proto(const Onnx__TypeProto *tp, ol_type_info *out);
 

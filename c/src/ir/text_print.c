@@ -7,8 +7,10 @@
  * print as words. Not representable (dropped): doc strings of graphs, nodes,
  * attributes, values and tensors; metadata_props below the model; dimension
  * and type denotations; quantization annotations; training info; the
- * onnx-light graph extensions (encoded initializers, persistent bindings,
- * paged caches). */
+ * onnx-light graph extensions (encoded initializers, persistent bindings).
+ * Refused with an error naming them instead (they cannot be dropped without
+ * changing what the model computes): shared quantization parameters and
+ * paged cache initializers. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -593,10 +595,23 @@ static ol_status shared_error(const Onnx__GraphProto *g, const char *what) {
                   "text form cannot represent", g->name ? g->name : "", what);
 }
 
+/* Paged cache initializers have no text form either: refused by name
+ * rather than dropped (the printed model would lose its cache defaults). */
+static ol_status paged_error(const Onnx__GraphProto *g) {
+  const char *name = g->paged_cache_initializer[0]->name;
+  return ol_error(OL_NOT_IMPLEMENTED,
+                  "text printer: graph '%s' holds the paged cache initializer '%s', which the text form cannot "
+                  "represent (serialize the model as binary protobuf)", g->name ? g->name : "", name ? name : "");
+}
+
 static void print_graph(printer *pr, const Onnx__GraphProto *g, int level) {
   const char *shared = NULL;
   if (has_shared_quantization(g, &shared)) {
     fail(pr, shared_error(g, shared));
+    return;
+  }
+  if (g->n_paged_cache_initializer) {
+    fail(pr, paged_error(g));
     return;
   }
   id(pr, g->name ? g->name : "");
@@ -692,6 +707,7 @@ static ol_status print_model(const Onnx__ModelProto *m, ol_proto_owner *owner, c
   if (!m->graph) return ol_error(OL_INVALID_MODEL, "text printer: the model has no graph");
   const char *shared = NULL;
   if (has_shared_quantization(m->graph, &shared)) return shared_error(m->graph, shared);
+  if (m->graph->n_paged_cache_initializer) return paged_error(m->graph);
   printer pr = {0};
   pr.owner = owner;
   int k = 0;

@@ -152,14 +152,13 @@ static ol_status check_graph_body(const ol_model_data *m, const ol_graph *g, sco
   for (size_t i = 0; i < g->num_initializers; i++) {
     const ol_initializer *init = &g->initializers[i];
     const char *name = init->name;
-    const char *kind = init->encoded ? "encoded initializer" : "initializer";
+    const char *kind = ol_initializer_kind(init);
     if (!name[0]) return ol_error(OL_INVALID_MODEL, "graph '%s': %s %zu has no name", g->name, kind, i);
     /* names are unique across initializer kinds (an input may still carry a default) */
     for (size_t k = 0; k < i; k++)
       if (strcmp(g->initializers[k].name, name) == 0)
         return ol_error(OL_INVALID_MODEL, "graph '%s': %s '%s' has the same name as an earlier %s",
-                        g->name, kind, name,
-                        g->initializers[k].encoded ? "encoded initializer" : "initializer");
+                        g->name, kind, name, ol_initializer_kind(&g->initializers[k]));
     if (init->encoded) OL_TRY(check_encoded(m, g, init));
     bool is_input = false;
     for (size_t k = 0; k < g->num_inputs; k++) is_input |= strcmp(g->inputs[k].name, name) == 0;

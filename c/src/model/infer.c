@@ -16,6 +16,7 @@
 #include "core/alloc.h"
 #include "core/limits.h"
 #include "core/strmap.h"
+#include "ir/paged_proto.h"
 #include "model/infer_internal.h"
 
 /* The values of one graph. Pointers into types stay valid only until the
@@ -312,6 +313,11 @@ static ol_status seed(scope *s, const ol_graph *g, const ol_infer_type *seeds) {
       t.known = true;
       t.kind = OL_VALUE_ENCODED;
       t.encoded = init->proto;
+    } else if (init->paged) {
+      ol_infer_unknown(&t);
+      t.known = true;
+      t.kind = OL_VALUE_STRUCT;
+      t.proto = ol_paged_cache_type(); /* static: never freed */
     } else if (init->value && init->value->kind == OL_VALUE_TENSOR) {
       ol_infer_from_tensor(&init->value->tensor, &t);
     } else {

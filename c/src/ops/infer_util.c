@@ -131,11 +131,12 @@ bool ol_infer_doubles(const ol_infer_ctx *ctx, size_t i, double *values, int *co
     switch (t->constant->dtype) {
       case OL_DTYPE_FLOAT: values[k] = ((const float *)data)[k]; break;
       case OL_DTYPE_DOUBLE: values[k] = ((const double *)data)[k]; break;
-      case OL_DTYPE_FLOAT16: values[k] = ol_f16_to_f32(((const uint16_t *)data)[k]); break;
-      case OL_DTYPE_BFLOAT16: values[k] = ol_bf16_to_f32(((const uint16_t *)data)[k]); break;
       case OL_DTYPE_INT64: values[k] = (double)((const int64_t *)data)[k]; break;
       case OL_DTYPE_INT32: values[k] = ((const int32_t *)data)[k]; break;
-      default: return false;
+      default:
+        if (!ol_dtype_widens(t->constant->dtype)) return false;
+        values[k] = ol_dtype_info(t->constant->dtype)->to_double(data, k); /* float16, bfloat16 */
+        break;
     }
   }
   *count = (int)n;

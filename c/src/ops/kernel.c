@@ -136,42 +136,13 @@ ol_status ol_tensor_to_int64s(const ol_tensor *t, int64_t *values, size_t cap, s
 }
 
 double ol_tensor_get_double(const ol_tensor *t, int64_t i) {
-  const void *p = ol_tdata(t);
-  switch (t->dtype) {
-    case OL_DTYPE_FLOAT: return ((const float *)p)[i];
-    case OL_DTYPE_DOUBLE: return ((const double *)p)[i];
-    case OL_DTYPE_FLOAT16: return ol_f16_to_f32(((const uint16_t *)p)[i]);
-    case OL_DTYPE_BFLOAT16: return ol_bf16_to_f32(((const uint16_t *)p)[i]);
-    case OL_DTYPE_INT8: return ((const int8_t *)p)[i];
-    case OL_DTYPE_UINT8: return ((const uint8_t *)p)[i];
-    case OL_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
-    case OL_DTYPE_INT16: return ((const int16_t *)p)[i];
-    case OL_DTYPE_UINT16: return ((const uint16_t *)p)[i];
-    case OL_DTYPE_INT32: return ((const int32_t *)p)[i];
-    case OL_DTYPE_UINT32: return ((const uint32_t *)p)[i];
-    case OL_DTYPE_INT64: return (double)((const int64_t *)p)[i];
-    case OL_DTYPE_UINT64: return (double)((const uint64_t *)p)[i];
-    case OL_DTYPE_FLOAT8E4M3FN:
-    case OL_DTYPE_FLOAT8E4M3FNUZ:
-    case OL_DTYPE_FLOAT8E5M2:
-    case OL_DTYPE_FLOAT8E5M2FNUZ:
-    case OL_DTYPE_FLOAT8E8M0: return ol_minifloat_to_f32(t->dtype, ((const uint8_t *)p)[i]);
-    case OL_DTYPE_FLOAT4E2M1: return ol_minifloat_to_f32(t->dtype, (uint8_t)ol_packed_get(OL_DTYPE_UINT4, p, i));
-    case OL_DTYPE_INT4:
-    case OL_DTYPE_UINT4:
-    case OL_DTYPE_INT2:
-    case OL_DTYPE_UINT2: return ol_packed_get(t->dtype, p, i);
-    default: return 0.0;
-  }
+  ol_to_double_fn get = ol_dtype_info(t->dtype)->to_double;
+  return get ? get(ol_tdata(t), i) : 0.0;
 }
 
 double ol_tensor_scalar_double(const ol_tensor *t, int64_t index) {
   return ol_tensor_get_double(t, index);
 }
-
-/* v clamped to [lo, hi], NaN as 0: C leaves the conversion of a NaN or
- * out-of-range double to an integer undefined (and x86 and wasm differ). */
-static double int_clamp(double v, double lo, double hi) { return v != v ? 0.0 : v < lo ? lo : v > hi ? hi : v; }
 
 int64_t ol_tensor_get_int64(const ol_tensor *t, int64_t i) {
   if (t->dtype == OL_DTYPE_INT64) return ((const int64_t *)ol_tdata(t))[i];
@@ -182,32 +153,9 @@ int64_t ol_tensor_get_int64(const ol_tensor *t, int64_t i) {
   return ol_double_to_int64(ol_tensor_get_double(t, i));
 }
 
-int64_t ol_double_to_int64(double v) { return v >= 0x1p63 ? INT64_MAX : (int64_t)int_clamp(v, -0x1p63, 0x1p63); }
-
 void ol_tensor_set_double(ol_tensor *t, int64_t i, double v) {
-  void *p = ol_tdata(t);
-  switch (t->dtype) {
-    case OL_DTYPE_FLOAT: ((float *)p)[i] = (float)v; break;
-    case OL_DTYPE_DOUBLE: ((double *)p)[i] = v; break;
-    case OL_DTYPE_FLOAT16: ((uint16_t *)p)[i] = ol_f32_to_f16((float)v); break;
-    case OL_DTYPE_BFLOAT16: ((uint16_t *)p)[i] = ol_f32_to_bf16((float)v); break;
-    case OL_DTYPE_INT8: ((int8_t *)p)[i] = (int8_t)int_clamp(v, INT8_MIN, INT8_MAX); break;
-    case OL_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)int_clamp(v, 0, UINT8_MAX); break;
-    case OL_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0.0; break;
-    case OL_DTYPE_INT16: ((int16_t *)p)[i] = (int16_t)int_clamp(v, INT16_MIN, INT16_MAX); break;
-    case OL_DTYPE_UINT16: ((uint16_t *)p)[i] = (uint16_t)int_clamp(v, 0, UINT16_MAX); break;
-    case OL_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)int_clamp(v, INT32_MIN, INT32_MAX); break;
-    case OL_DTYPE_UINT32: ((uint32_t *)p)[i] = (uint32_t)int_clamp(v, 0, UINT32_MAX); break;
-    case OL_DTYPE_INT64: /* 2^63 is the first double past INT64_MAX */
-      ((int64_t *)p)[i] = ol_double_to_int64(v);
-      break;
-    case OL_DTYPE_UINT64: ((uint64_t *)p)[i] = v >= 0x1p64 ? UINT64_MAX : (uint64_t)int_clamp(v, 0, 0x1p64); break;
-    case OL_DTYPE_INT4:
-    case OL_DTYPE_UINT4:
-    case OL_DTYPE_INT2:
-    case OL_DTYPE_UINT2: ol_packed_set(t->dtype, p, i, (int32_t)int_clamp(v, INT32_MIN, INT32_MAX)); break;
-    default: break;
-  }
+  ol_from_double_fn set = ol_dtype_info(t->dtype)->from_double;
+  if (set) set(ol_tdata(t), i, v);
 }
 
 ol_status ol_normalize_axis(const ol_node *node, int64_t axis, int rank, int *out) {
@@ -257,7 +205,8 @@ ol_status ol_broadcast_shapes(const ol_node *node, int ra, const int64_t *a, int
 
 ol_status ol_kernel_run_densified(ol_kernel *kernel, ol_kernel_ctx *ctx, uint32_t which, ol_kernel_compute_fn fn) {
   size_t n = ctx->num_inputs;
-  ol_value **in = ol_xcalloc(n + 1, sizeof *in), **dense = ol_xcalloc(n + 1, sizeof *dense);
+  ol_value **in = ol_calloc(ctx->allocator, n + 1, sizeof *in);
+  ol_value **dense = ol_calloc(ctx->allocator, n + 1, sizeof *dense);
   ol_status s = !in || !dense ? OL_OUT_OF_MEMORY : OL_OK;
   for (size_t i = 0; s == OL_OK && i < n; i++) {
     in[i] = ctx->inputs[i];
@@ -272,7 +221,7 @@ ol_status ol_kernel_run_densified(ol_kernel *kernel, ol_kernel_ctx *ctx, uint32_
     s = fn(kernel, &inner);
   }
   for (size_t i = 0; dense && i < n; i++) ol_value_release(dense[i]);
-  free(in);
-  free(dense);
+  ol_dealloc(ctx->allocator, in);
+  ol_dealloc(ctx->allocator, dense);
   return s;
 }

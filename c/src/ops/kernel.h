@@ -73,6 +73,17 @@ struct ol_kernel_ctx {
   size_t num_inputs;
   ol_value **outputs;      /* the kernel sets outputs[i] (owned references) */
   size_t num_outputs;
+  /* The run's allocator: outputs (ol_ctx_output) and every scratch block
+   * (ol_alloc/ol_calloc/ol_realloc/ol_dealloc, freed on every path before
+   * compute returns) come from it, so a session's payload pool hands them
+   * back on the next run and the counting allocator and its fault injection
+   * see them. Allocate on the calling thread, never in pool workers (they
+   * have no payload pool and their error messages are lost). Outside it
+   * remain: kernel objects and what they hold (attribute copies made by the
+   * create functions, which get no allocator, when the session is created;
+   * PagedAttention's page memo, kept across runs), freed with the session;
+   * string element bytes (core's string convention: malloc'd, freed by
+   * ol_buffer_release). */
   ol_allocator *allocator;
   const volatile int *cancelled; /* nonzero: stop and return OL_CANCELLED */
   /* Runs a subgraph attribute (If/Loop/Scan bodies) with the given inputs;
@@ -163,15 +174,16 @@ ol_status ol_kernel_bad_dtype(const ol_node *node, const char *what, ol_dtype dt
 ol_status ol_tensor_to_int64s(const ol_tensor *t, int64_t *values, size_t cap, size_t *count);
 /* Reads a scalar (any numeric dtype) as double. */
 double ol_tensor_scalar_double(const ol_tensor *t, int64_t index);
-/* Element i of a tensor converted to double (numeric and bool types). */
+/* Element i of a tensor converted to double (numeric and bool types; 0 for
+ * others): the dtype table's to_double. */
 double ol_tensor_get_double(const ol_tensor *t, int64_t index);
 /* Element i as an int64: integers exactly (uint64 saturates), floats
  * truncated toward zero and saturated, NaN as 0. */
 int64_t ol_tensor_get_int64(const ol_tensor *t, int64_t index);
-/* v truncated toward zero and saturated to int64, NaN as 0 (a plain C
- * conversion of an out-of-range double is undefined). */
-int64_t ol_double_to_int64(double v);
-/* Stores a double into element i: integers truncate toward zero and saturate, NaN as 0. */
+/* Stores a double into element i (the dtype table's from_double: integers
+ * truncate toward zero and saturate, NaN as 0; through float for
+ * float16/bfloat16, saturating for float8; strings and complex are left
+ * alone). */
 void ol_tensor_set_double(ol_tensor *t, int64_t index, double value);
 
 /* Normalizes a possibly negative axis against rank; error when out of range. */

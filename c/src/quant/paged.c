@@ -70,11 +70,8 @@ void ol_page_encode(ol_dtype storage, float scale, int32_t zero, const float *x,
 void ol_page_decode(const ol_page_payload *p, int64_t t, int64_t w0, int64_t n, float *out) {
   int64_t e0 = t * p->width + w0;
   if (!ol_page_is_affine(p)) {
-    if (p->storage == OL_DTYPE_FLOAT) memcpy(out, (const float *)p->data + e0, sizeof(float) * (size_t)n);
-    else if (p->storage == OL_DTYPE_FLOAT16)
-      for (int64_t i = 0; i < n; i++) out[i] = ol_f16_to_f32(((const uint16_t *)p->data)[e0 + i]);
-    else
-      for (int64_t i = 0; i < n; i++) out[i] = ol_bf16_to_f32(((const uint16_t *)p->data)[e0 + i]);
+    const ol_dtype_traits *d = ol_dtype_info(p->storage);
+    d->load_row((const char *)p->data + (size_t)e0 * (d->bits / 8), n, out);
     return;
   }
   for (int64_t i = 0; i < n; i++) {
@@ -125,7 +122,7 @@ const ol_value *ol_paged_cache_block(const ol_value *cache, size_t index) {
 }
 
 static ol_status dense_view(const ol_tensor *t, ol_page_payload *out) {
-  if (t->dtype != OL_DTYPE_FLOAT && t->dtype != OL_DTYPE_FLOAT16 && t->dtype != OL_DTYPE_BFLOAT16)
+  if (!ol_dtype_computes_f32(t->dtype))
     return ol_error(OL_INVALID_ARGUMENT, "a dense page must be FLOAT, FLOAT16 or BFLOAT16, not %s",
                     ol_dtype_name(t->dtype));
   if (t->rank != 4 || t->dims[0] != 1 || t->dims[1] != 1)
@@ -401,8 +398,8 @@ ol_status ol_page_dense_new(ol_allocator *allocator, ol_dtype dtype, int64_t cap
 }
 
 /* One allocation holding an affine page's EncodedValueProto, its nested
- * messages and its codes. The message comes first (ENCODED values are read
- * as an Onnx__EncodedValueProto). */
+ * messages, its codes and its parameters. The message comes first (ENCODED
+ * values are read as an Onnx__EncodedValueProto). */
 typedef struct affine_page {
   Onnx__EncodedValueProto message;
   Onnx__AffineLayoutProto affine;
@@ -412,16 +409,20 @@ typedef struct affine_page {
   Onnx__TensorShapeProto shape;
   Onnx__TensorShapeProto__Dimension dims[4];
   Onnx__TensorShapeProto__Dimension *dim_list[4];
-  float scale_value;
-  uint8_t zero_byte;
-  uint8_t codes[];
+  int64_t param_dims[1];
+  uint8_t bytes[]; /* codes, then the scales (floats), then the packed zero points */
 } affine_page;
 
-ol_status ol_page_affine_new(ol_dtype storage, float scale, int32_t zero, int64_t capacity, int64_t width,
-                             ol_value **out, uint8_t **codes, size_t *bytes) {
+ol_status ol_page_affine_rows_new(ol_dtype storage, const float *scales, const int32_t *zeros, int64_t n_params,
+                                  int64_t capacity, int64_t width, ol_value **out, uint8_t **codes, size_t *bytes) {
   *out = NULL;
+  if (n_params != 1 && n_params != capacity)
+    return ol_error(OL_INVALID_ARGUMENT, "an affine page has 1 or capacity (%lld) parameter sets, not %lld",
+                    (long long)capacity, (long long)n_params);
   size_t n = ol_dtype_storage_bytes(storage, capacity * width);
-  affine_page *p = ol_xcalloc(1, sizeof *p + n + 1);
+  size_t scales_at = (n + 3) & ~(size_t)3, zeros_at = scales_at + sizeof(float) * (size_t)n_params;
+  size_t zero_bytes = ol_dtype_storage_bytes(storage, n_params);
+  affine_page *p = ol_xcalloc(1, sizeof *p + zeros_at + zero_bytes);
   if (!p) return OL_OUT_OF_MEMORY;
   p->message = (Onnx__EncodedValueProto)ONNX__ENCODED_VALUE_PROTO__INIT;
   p->affine = (Onnx__AffineLayoutProto)ONNX__AFFINE_LAYOUT_PROTO__INIT;
@@ -444,16 +445,24 @@ ol_status ol_page_affine_new(ol_dtype storage, float scale, int32_t zero, int64_
   p->tensor.shape = &p->shape;
   p->logical.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
   p->logical.tensor_type = &p->tensor;
-  p->scale_value = scale;
+  uint8_t *scale_bytes = p->bytes + scales_at, *zero_codes = p->bytes + zeros_at;
+  memcpy(scale_bytes, scales, sizeof(float) * (size_t)n_params);
+  for (int64_t i = 0; i < n_params; i++) set_code(storage, zero_codes, i, zeros[i]);
   p->scale.has_data_type = 1;
   p->scale.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
   p->scale.has_raw_data = 1;
-  p->scale.raw_data = (ProtobufCBinaryData){sizeof(float), (uint8_t *)&p->scale_value};
-  set_code(storage, &p->zero_byte, 0, zero);
+  p->scale.raw_data = (ProtobufCBinaryData){sizeof(float) * (size_t)n_params, scale_bytes};
   p->zero.has_data_type = 1;
   p->zero.data_type = (int32_t)storage;
   p->zero.has_raw_data = 1;
-  p->zero.raw_data = (ProtobufCBinaryData){1, &p->zero_byte};
+  p->zero.raw_data = (ProtobufCBinaryData){zero_bytes, zero_codes};
+  if (n_params > 1) { /* one set per token (row): axis 2, 1-D parameters */
+    p->param_dims[0] = n_params;
+    p->scale.n_dims = p->zero.n_dims = 1;
+    p->scale.dims = p->zero.dims = p->param_dims;
+    p->affine.has_axis = 1;
+    p->affine.axis = 2;
+  }
   p->affine.has_storage_type = 1;
   p->affine.storage_type = (int32_t)storage;
   p->affine.scale = &p->scale;
@@ -462,10 +471,90 @@ ol_status ol_page_affine_new(ol_dtype storage, float scale, int32_t zero, int64_
   p->message.affine = &p->affine;
   p->message.logical_type = &p->logical;
   p->message.has_raw_data = 1;
-  p->message.raw_data = (ProtobufCBinaryData){n, p->codes};
+  p->message.raw_data = (ProtobufCBinaryData){n, p->bytes};
   ol_status s = ol_value_new_encoded(p, free, out);
   if (s != OL_OK) return s; /* p was freed */
-  *codes = p->codes;
+  *codes = p->bytes;
   *bytes = n;
+  return OL_OK;
+}
+
+ol_status ol_page_affine_new(ol_dtype storage, float scale, int32_t zero, int64_t capacity, int64_t width,
+                             ol_value **out, uint8_t **codes, size_t *bytes) {
+  return ol_page_affine_rows_new(storage, &scale, &zero, 1, capacity, width, out, codes, bytes);
+}
+
+void ol_page_copy_codes(ol_dtype storage, const uint8_t *src, int64_t from, uint8_t *dst, int64_t to, int64_t n) {
+  int bits = ol_page_code_bits(storage), per = 8 / bits;
+  if (from % per == 0 && to % per == 0) { /* whole bytes, plus a partial last one */
+    size_t whole = (size_t)(n / per);
+    memcpy(dst + to / per, src + from / per, whole);
+    from += (int64_t)whole * per, to += (int64_t)whole * per, n -= (int64_t)whole * per;
+  }
+  for (int64_t i = 0; i < n; i++) set_code(storage, dst, to + i, code_at(storage, src, from + i));
+}
+
+/* ------------------------------------------------------------ public API */
+
+ol_status ol_paged_cache_empty(ol_value **out) {
+  if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_paged_cache_empty: out is NULL");
+  *out = NULL;
+  return ol_paged_cache_new(NULL, 0, out);
+}
+
+ol_status ol_paged_cache_length(const ol_value *cache, int64_t *tokens) {
+  if (!tokens) return ol_error(OL_INVALID_ARGUMENT, "ol_paged_cache_length: tokens is NULL");
+  *tokens = 0;
+  return ol_paged_cache_validate(cache, tokens, NULL, NULL);
+}
+
+ol_status ol_paged_cache_payload_bytes(const ol_value *cache, size_t *bytes) {
+  if (!bytes) return ol_error(OL_INVALID_ARGUMENT, "ol_paged_cache_payload_bytes: bytes is NULL");
+  *bytes = 0;
+  OL_TRY(ol_paged_cache_validate(cache, NULL, NULL, NULL));
+  size_t total = 0;
+  for (size_t i = 0; i < ol_paged_cache_block_count(cache); i++) {
+    ol_page page;
+    OL_TRY(ol_page_view(ol_paged_cache_block(cache, i), i, &page));
+    total += page.key.bytes + page.value.bytes;
+    ol_page_clear(&page);
+  }
+  *bytes = total;
+  return OL_OK;
+}
+
+ol_status ol_paged_cache_truncate(const ol_value *cache, int64_t tokens, ol_value **out) {
+  if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_paged_cache_truncate: out is NULL");
+  *out = NULL;
+  if (tokens < 0) return ol_error(OL_INVALID_ARGUMENT, "ol_paged_cache_truncate: tokens %lld is negative", (long long)tokens);
+  OL_TRY(ol_paged_cache_validate(cache, NULL, NULL, NULL));
+  size_t n = ol_paged_cache_block_count(cache), kept = 0;
+  ol_value **blocks = ol_xcalloc(n + 1, sizeof *blocks);
+  if (!blocks) return OL_OUT_OF_MEMORY;
+  ol_status s = OL_OK;
+  for (; s == OL_OK && kept < n; kept++) {
+    ol_value *b = (ol_value *)ol_paged_cache_block(cache, kept);
+    int64_t start = int64_scalar(ol_struct_field(b, "start")), length = int64_scalar(ol_struct_field(b, "length"));
+    if (start >= tokens) break;
+    if (start + length <= tokens) {
+      blocks[kept] = ol_value_retain(b); /* shared: blocks are immutable */
+      continue;
+    }
+    /* the block crossing the boundary: same payloads, a shorter valid prefix */
+    s = ol_page_block_new(start, tokens - start, ol_struct_field(b, "key"), ol_struct_field(b, "value"), &blocks[kept]);
+  }
+  if (s == OL_OK) s = ol_paged_cache_new(blocks, kept, out);
+  for (size_t i = 0; i < kept; i++) ol_value_release(blocks[i]);
+  free(blocks);
+  return s;
+}
+
+ol_status ol_paged_cache_fork(ol_value *cache, ol_value **out) {
+  if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_paged_cache_fork: out is NULL");
+  *out = NULL;
+  if (!ol_paged_cache_is(cache))
+    return ol_error(OL_INVALID_ARGUMENT, "ol_paged_cache_fork: not a paged cache (a struct of 'blocks': start, length, "
+                                         "key, value)");
+  *out = ol_value_retain(cache);
   return OL_OK;
 }

@@ -97,6 +97,23 @@ ol_status ol_page_dense_new(ol_allocator *allocator, ol_dtype dtype, int64_t cap
  * and zero point; *codes: its payload (zeroed), *bytes its size. */
 ol_status ol_page_affine_new(ol_dtype storage, float scale, int32_t zero, int64_t capacity, int64_t width,
                              ol_value **out, uint8_t **codes, size_t *bytes);
+/* The same with n_params parameter sets: 1 (per tensor) or capacity (one
+ * per token: AffineLayoutProto axis 2, 1-D scale and zero point tensors). */
+ol_status ol_page_affine_rows_new(ol_dtype storage, const float *scales, const int32_t *zeros, int64_t n_params,
+                                  int64_t capacity, int64_t width, ol_value **out, uint8_t **codes, size_t *bytes);
+/* Copies n codes of storage from element `from` of src to element `to` of dst. */
+void ol_page_copy_codes(ol_dtype storage, const uint8_t *src, int64_t from, uint8_t *dst, int64_t to, int64_t n);
+
+/* Checks a requested page format: for pages PagedAttention appends
+ * (append: FLOAT, or codes with scale >= 0, 0 meaning calibrated) or for a
+ * conversion (FLOAT, FLOAT16, BFLOAT16, or codes with scale > 0); zero
+ * points in the code range. Errors name `what` ("key", "value"). */
+ol_status ol_page_format_validate(const char *what, const ol_page_format *f, bool append);
+
+/* ol_paged_cache_quantize with its scratch (index check, float rows, block
+ * list) from alloc (NULL: the default allocator). */
+ol_status ol_paged_cache_convert(ol_allocator *alloc, const ol_value *cache, const int64_t *indices, size_t count,
+                                 const ol_page_format *key, const ol_page_format *value, ol_value **out);
 
 /* Encodes n floats as codes of storage at element index `at` of codes:
  * round(x / scale) + zero, ties to even, saturated to the code range. */

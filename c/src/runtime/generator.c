@@ -556,6 +556,8 @@ ol_status ol_generator_tokens(const ol_generator *g, ol_value **out) {
   return slice_columns(g, g->tokens, 0, g->len, out);
 }
 
+const ol_state *ol_generator_state(const ol_generator *g) { return g ? g->state : NULL; }
+
 void ol_generator_destroy(ol_generator *g) {
   if (!g) return;
   ol_state_destroy(g->state);

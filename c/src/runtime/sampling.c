@@ -20,19 +20,10 @@ static double rng_uniform(uint64_t *state) { return (double)(rng_next(state) >> 
 
 /* ------------------------------------------------------------ logits */
 
-bool ol_logits_dtype_ok(ol_dtype dt) {
-  return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_DOUBLE || dt == OL_DTYPE_FLOAT16 || dt == OL_DTYPE_BFLOAT16;
-}
+bool ol_logits_dtype_ok(ol_dtype dt) { return ol_dtype_is_arith_float(dt); }
 
-static double logit_at(ol_dtype dt, const void *row, int64_t i) {
-  switch (dt) {
-    case OL_DTYPE_FLOAT: return (double)((const float *)row)[i];
-    case OL_DTYPE_DOUBLE: return ((const double *)row)[i];
-    case OL_DTYPE_FLOAT16: return (double)ol_f16_to_f32(((const uint16_t *)row)[i]);
-    case OL_DTYPE_BFLOAT16: return (double)ol_bf16_to_f32(((const uint16_t *)row)[i]);
-    default: return NAN;
-  }
-}
+/* Logit i of a row of an ol_logits_dtype_ok type (the dtype table's to_double). */
+static double logit_at(ol_dtype dt, const void *row, int64_t i) { return ol_dtype_info(dt)->to_double(row, i); }
 
 /* Greedy: the largest non-NaN logit, lowest index on ties; 0 if all NaN. */
 static int64_t argmax_row(ol_dtype dt, const void *row, int64_t vocab) {

@@ -9,6 +9,7 @@
 #include "core/pool.h"
 #include "ir/quant_params.h"
 #include "model/element_types.h"
+#include "quant/paged.h"
 #include "quant/wire_proto.h"
 #include "runtime/completion.h"
 #include "runtime/context.h"
@@ -28,9 +29,10 @@ ol_status ol_session_create(ol_model *model, const ol_session_options *options, 
   s->threads = options ? options->intra_op_num_threads : 0;
   s->grow_outputs = options && options->grow_outputs;
   if (s->threads > 1) ol_pool_reserve(s->threads);
-  if (options && ol_session_set_page_formats(s, options) != OL_OK) {
+  ol_status formats = options ? ol_session_set_page_formats(s, options) : OL_OK;
+  if (formats != OL_OK) {
     ol_session_destroy(s);
-    return OL_OUT_OF_MEMORY;
+    return formats;
   }
   const ol_graph *g = s->model->graph;
   ol_status st = ol_plan_create(g, NULL, &s->plan);
@@ -55,10 +57,26 @@ ol_status ol_session_create(ol_model *model, const ol_session_options *options, 
 
 void ol_session_grow_outputs(ol_session *s, bool on) { s->grow_outputs = on; }
 
+/* Rules: from_tokens >= 0 and ascending, formats PagedAttention can append. */
+static ol_status check_page_format_rules(const ol_page_format_rule *rules, size_t n) {
+  if (n && !rules) return ol_error(OL_INVALID_ARGUMENT, "page_format_rules is NULL but page_format_rule_count is %zu", n);
+  for (size_t i = 0; i < n; i++) {
+    if (rules[i].from_tokens < 0 || (i && rules[i].from_tokens <= rules[i - 1].from_tokens))
+      return ol_error(OL_INVALID_ARGUMENT,
+                      "page format rule %zu: from_tokens %lld must be >= 0 and above the previous rule's", i,
+                      (long long)rules[i].from_tokens);
+    ol_status s = ol_page_format_validate("key", &rules[i].formats.key, true);
+    if (s == OL_OK) s = ol_page_format_validate("value", &rules[i].formats.value, true);
+    if (s != OL_OK) return ol_error_wrap(s, "page format rule %zu", i);
+  }
+  return OL_OK;
+}
+
 ol_status ol_session_set_page_formats(ol_session *s, const ol_session_options *options) {
   ol_page_format_rule *rules = NULL;
   size_t n = options->page_format_rule_count;
-  if (n && options->page_format_rules) {
+  OL_TRY(check_page_format_rules(options->page_format_rules, n));
+  if (n) {
     rules = ol_xcalloc(n, sizeof *rules);
     if (!rules) return OL_OUT_OF_MEMORY;
     memcpy(rules, options->page_format_rules, n * sizeof *rules);
@@ -140,6 +158,53 @@ ol_status ol_session_output_info(const ol_session *s, size_t i, ol_value_info *o
 }
 
 /* ------------------------------------------------------------ value checks */
+
+/* The declared type of a struct field with a runtime value (NULL: none, or
+ * a constant field); *found says whether the field exists. */
+static const Onnx__TypeProto *field_type(const Onnx__StructTypeProto__Structure *S, const char *name, bool *found) {
+  for (size_t f = 0; S && f < S->n_field; f++) {
+    const Onnx__StructTypeProto__Structure__Field *fd = S->field[f];
+    if (!fd->name || strcmp(fd->name, name) != 0) continue;
+    *found = fd->content_case == ONNX__STRUCT_TYPE_PROTO__STRUCTURE__FIELD__CONTENT_TYPE;
+    return *found ? fd->type : NULL;
+  }
+  *found = false;
+  return NULL;
+}
+
+/* Runtime (non-constant) fields of a structure. */
+static size_t runtime_fields(const Onnx__StructTypeProto__Structure *S) {
+  size_t n = 0;
+  for (size_t f = 0; S && f < S->n_field; f++)
+    n += S->field[f]->content_case != ONNX__STRUCT_TYPE_PROTO__STRUCTURE__FIELD__CONTENT_CONSTANT;
+  return n;
+}
+
+bool ol_struct_type_paged_cache(const ol_type_catalogue *types, const Onnx__StructTypeProto *st, ol_cache_decl *out) {
+  memset(out, 0, sizeof *out);
+  if (!st || st->kind_case == ONNX__STRUCT_TYPE_PROTO__KIND__NOT_SET) return true;
+  if (st->kind_case != ONNX__STRUCT_TYPE_PROTO__KIND_STRUCTURE || runtime_fields(st->structure) != 1) return false;
+  bool found;
+  const Onnx__TypeProto *blocks = field_type(st->structure, "blocks", &found);
+  if (!found || !blocks || blocks->value_case != ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE) return false;
+  const Onnx__TypeProto *elem = blocks->sequence_type->elem_type;
+  const Onnx__StructTypeProto *block = NULL;
+  if (!elem || elem->value_case != ONNX__TYPE_PROTO__VALUE_STRUCT_TYPE ||
+      ol_type_catalogue_resolve(types, elem->struct_type, &block) != OL_OK || !block ||
+      block->kind_case != ONNX__STRUCT_TYPE_PROTO__KIND_STRUCTURE || runtime_fields(block->structure) != 4)
+    return false;
+  const Onnx__TypeProto **slots[4] = {&out->start, &out->length, &out->key, &out->value};
+  static const char *const names[4] = {"start", "length", "key", "value"};
+  for (int i = 0; i < 4; i++) {
+    *slots[i] = field_type(block->structure, names[i], &found);
+    if (!found) {
+      memset(out, 0, sizeof *out);
+      return false;
+    }
+  }
+  out->named = true;
+  return true;
+}
 
 static const char *kind_name(ol_value_kind k) {
   switch (k) {
@@ -324,6 +389,52 @@ static ol_status walk_unconstrained(vwalk *w, const ol_value *v, int depth) {
   return OL_OK;
 }
 
+/* A page under a declared key/value type: an encoded page is checked
+ * through its logical type; a dense FLOAT16 or BFLOAT16 page is a physical
+ * form of a FLOAT declaration (its dims are still checked). */
+static ol_status walk_page(vwalk *w, const Onnx__TypeProto *tp, const ol_value *v, int depth) {
+  if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || v->kind != OL_VALUE_TENSOR)
+    return walk_value(w, tp, v, depth);
+  const Onnx__TypeProto__Tensor *t = tp->tensor_type;
+  ol_dtype dtype = v->tensor.dtype;
+  bool physical = (dtype == OL_DTYPE_FLOAT16 || dtype == OL_DTYPE_BFLOAT16) &&
+                  (!t->has_elem_type || !t->elem_type || t->elem_type == OL_DTYPE_FLOAT);
+  if (physical) dtype = OL_DTYPE_FLOAT;
+  if (shape_matches(t, dtype, v->tensor.rank, v->tensor.dims)) return OL_OK;
+  char got[256];
+  ol_tensor_describe(&v->tensor, got, sizeof got);
+  return check_shape(w, t, dtype, v->tensor.rank, v->tensor.dims, got, "");
+}
+
+/* A value under a paged cache declaration: the cache structure, then (named
+ * declarations) every block's fields against the declared ones. Page
+ * ranges and payload extents are the cache's own rules (quant/paged.h),
+ * checked where caches are retained and by the kernels. */
+static ol_status walk_cache(vwalk *w, const ol_cache_decl *decl, const ol_value *v, int depth) {
+  if (!ol_paged_cache_is(v))
+    return fail(w, OL_INVALID_ARGUMENT,
+                "expected a paged cache (a struct whose one field 'blocks' is a sequence of blocks with exactly "
+                "start, length, key and value), got a %s",
+                kind_name(v->kind));
+  if (!decl->named) return OL_OK;
+  const Onnx__TypeProto *types[4] = {decl->start, decl->length, decl->key, decl->value};
+  static const char *const names[4] = {"start", "length", "key", "value"};
+  size_t at = push_field(w, "blocks");
+  for (size_t i = 0; i < ol_paged_cache_block_count(v); i++) {
+    const ol_value *block = ol_paged_cache_block(v, i);
+    size_t len = push_element(w, i);
+    for (int f = 0; f < 4; f++) {
+      size_t flen = push_field(w, names[f]);
+      const ol_value *item = ol_struct_field(block, names[f]);
+      OL_TRY(f < 2 ? walk_value(w, types[f], item, depth + 3) : walk_page(w, types[f], item, depth + 3));
+      w->path[flen] = '\0';
+    }
+    w->path[len] = '\0';
+  }
+  w->path[at] = '\0';
+  return OL_OK;
+}
+
 static ol_status walk_struct(vwalk *w, const Onnx__StructTypeProto *declared, const ol_value *v, int depth) {
   const Onnx__StructTypeProto *st = NULL;
   if (ol_type_catalogue_resolve(w->types, declared, &st) != OL_OK) {
@@ -331,10 +442,12 @@ static ol_status walk_struct(vwalk *w, const Onnx__StructTypeProto *declared, co
     snprintf(why, sizeof why, "%s", ol_last_error());
     return fail(w, OL_INVALID_MODEL, "%s", why);
   }
-  if (!st || st->kind_case == ONNX__STRUCT_TYPE_PROTO__KIND__NOT_SET) {
-    if (w->persistent)
-      return fail(w, OL_INVALID_MODEL,
-                  "a layout-less struct_type is reserved for paged caches, which this runtime does not support");
+  bool layoutless = !st || st->kind_case == ONNX__STRUCT_TYPE_PROTO__KIND__NOT_SET;
+  ol_cache_decl cache;
+  bool is_cache = ol_struct_type_paged_cache(w->types, st, &cache); /* always for layout-less */
+  /* layout-less: a paged cache when persistent, any struct in a session's feeds */
+  if (is_cache && (!layoutless || w->persistent)) return walk_cache(w, &cache, v, depth);
+  if (layoutless) {
     if (v->kind != OL_VALUE_STRUCT && v->kind != OL_VALUE_ENCODED)
       return fail(w, OL_INVALID_ARGUMENT, "expected a struct, got a %s", kind_name(v->kind));
     return OL_OK;

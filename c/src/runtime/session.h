@@ -48,10 +48,25 @@ ol_status ol_check_value_type(const ol_graph_value *decl, const ol_value *v);
 /* The same check walking struct fields (declaration order, constant fields
  * excluded) and sequence elements recursively (at most OL_TYPE_REF_MAX_DEPTH
  * levels); types (may be NULL) resolves struct type_refs. persistent also rejects map, optional, sparse, opaque and
- * string leaves, layout-less structs and external encoded payloads. Messages
+ * string leaves and external encoded payloads, and reads a layout-less
+ * struct as a paged cache declaration. Under a paged cache declaration
+ * (ol_struct_type_paged_cache) the value must have the cache structure;
+ * dense FLOAT16/BFLOAT16 pages match FLOAT key/value declarations. Messages
  * read "<label> '<name>': field 'blocks'[2].key: <problem>". */
 ol_status ol_check_value_decl(const ol_type_catalogue *types, const ol_graph_value *decl, const ol_value *v,
                               bool persistent, const char *label);
+
+/* A paged cache declaration (seed 000, wire facts 1.7): a layout-less
+ * struct_type, or a structure whose one runtime field `blocks` is a
+ * sequence of structs (inline or type_ref) with exactly the runtime fields
+ * start, length, key and value. st is resolved (not a type_ref). out gets
+ * the declared field types (NULL: unconstrained); named is false for the
+ * layout-less form. */
+typedef struct ol_cache_decl {
+  bool named;
+  const Onnx__TypeProto *start, *length, *key, *value;
+} ol_cache_decl;
+bool ol_struct_type_paged_cache(const ol_type_catalogue *types, const Onnx__StructTypeProto *st, ol_cache_decl *out);
 
 /* ol_state_run that polls watch for cancellation (between nodes and at the
  * publication gate) without completing it: generation passes its caller's

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "quant/paged.h"
 #include "runtime/completion.h"
 #include "runtime/session.h"
 
@@ -70,6 +71,30 @@ static size_t decl_push(dwalk *w, const char *field) {
   return len;
 }
 
+/* A named cache declaration's pages are logically FLOAT (FLOAT16 and
+ * BFLOAT16 are page formats, not declarations), start and length INT64. */
+static ol_status check_cache_decl(dwalk *w, const ol_cache_decl *cache) {
+  const Onnx__TypeProto *types[4] = {cache->start, cache->length, cache->key, cache->value};
+  static const char *const names[4] = {"start", "length", "key", "value"};
+  for (int i = 0; cache->named && i < 4; i++) {
+    const Onnx__TypeProto *tp = types[i];
+    if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) continue;
+    int want = i < 2 ? OL_DTYPE_INT64 : OL_DTYPE_FLOAT;
+    bool tensor = tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+    if (tensor && (!tp->tensor_type->has_elem_type || !tp->tensor_type->elem_type || tp->tensor_type->elem_type == want))
+      continue;
+    size_t len = decl_push(w, "blocks");
+    decl_push(w, NULL);
+    decl_push(w, names[i]);
+    ol_status s = decl_fail(w, OL_INVALID_MODEL, "a paged cache's %s must be declared as a %s tensor%s", names[i],
+                            ol_dtype_name((ol_dtype)want),
+                            i < 2 ? "" : " (FLOAT16 and BFLOAT16 are page formats, not declarations)");
+    w->path[len] = '\0';
+    return s;
+  }
+  return OL_OK;
+}
+
 static ol_status check_decl(dwalk *w, const Onnx__TypeProto *tp, int depth) {
   if (depth > OL_TYPE_REF_MAX_DEPTH)
     return decl_fail(w, OL_INVALID_MODEL, "types nest deeper than %d levels", OL_TYPE_REF_MAX_DEPTH);
@@ -106,13 +131,13 @@ static ol_status check_decl(dwalk *w, const Onnx__TypeProto *tp, int depth) {
     snprintf(why, sizeof why, "%s", ol_last_error());
     return decl_fail(w, OL_INVALID_MODEL, "%s", why);
   }
+  ol_cache_decl cache;
+  if (ol_struct_type_paged_cache(w->types, st, &cache)) OL_TRY(check_cache_decl(w, &cache));
   switch (st->kind_case) {
     case ONNX__STRUCT_TYPE_PROTO__KIND_STRUCTURE:
       break;
     case ONNX__STRUCT_TYPE_PROTO__KIND__NOT_SET:
-      /* the seed reserves these for structurally recognized paged caches */
-      return decl_fail(w, OL_INVALID_MODEL,
-                       "a layout-less struct_type is reserved for paged caches, which this runtime does not support");
+      return OL_OK; /* a paged cache, recognized by its structure */
     case ONNX__STRUCT_TYPE_PROTO__KIND_ARRAY: { /* an encoded layout: its element type must be persistable too */
       size_t len = decl_push(w, NULL);
       OL_TRY(check_decl(w, st->array ? st->array->element_type : NULL, depth + 1));
@@ -197,7 +222,9 @@ static bool types_compatible(const ol_type_catalogue *m, const Onnx__TypeProto *
           ol_type_catalogue_resolve(m, b->struct_type, &y) != OL_OK)
         return false;
       if (x == y) return true;
-      if (x->kind_case != y->kind_case) return false;
+      ol_cache_decl cx, cy; /* a layout-less cache and a named one describe the same value */
+      if (x->kind_case != y->kind_case)
+        return ol_struct_type_paged_cache(m, x, &cx) && ol_struct_type_paged_cache(m, y, &cy);
       if (x->kind_case != ONNX__STRUCT_TYPE_PROTO__KIND_STRUCTURE) return true; /* rejected by check_decl */
       size_t i = 0, j = 0, nx = x->structure ? x->structure->n_field : 0, ny = y->structure ? y->structure->n_field : 0;
       for (;;) {
@@ -226,6 +253,16 @@ static ol_status check_value(const ol_state *st, const binding *b, const ol_valu
   return ol_check_value_decl(st->session->model->types, &g->inputs[b->input], v, true, "persistent input");
 }
 
+/* Values retained from outside a run also obey a paged cache's own rules
+ * (ranges, capacities, widths, page formats: checked once here; published
+ * caches come from kernels that checked them). */
+static ol_status check_retained(const ol_state *st, const binding *b, const ol_value *v) {
+  OL_TRY(check_value(st, b, v));
+  if (!ol_paged_cache_is(v)) return OL_OK;
+  ol_status s = ol_paged_cache_validate(v, NULL, NULL, NULL);
+  return s == OL_OK ? OL_OK : ol_error_wrap(s, "persistent input '%s'", b->input_name);
+}
+
 static binding *find_binding(const ol_state *st, const char *input_name) {
   for (size_t i = 0; i < st->num_bindings; i++)
     if (strcmp(st->bindings[i].input_name, input_name) == 0) return &st->bindings[i];
@@ -244,11 +281,23 @@ static ol_status take_initial(ol_state *st, const char *const *names, ol_value *
       s = ol_error(OL_INVALID_ARGUMENT, "initial value '%s' does not name a persistent input", names[i] ? names[i] : "(null)");
     else if (chosen[b - st->bindings])
       s = ol_error(OL_INVALID_ARGUMENT, "initial value '%s' is given twice", names[i]);
-    else if ((s = check_value(st, b, initial[i])) == OL_OK)
+    else if ((s = check_retained(st, b, initial[i])) == OL_OK)
       chosen[b - st->bindings] = initial[i];
   }
-  for (size_t k = 0; s == OL_OK && k < st->num_bindings; k++)
-    if (!chosen[k]) s = ol_error(OL_INVALID_ARGUMENT, "no initial value for persistent input '%s'", st->bindings[k].input_name);
+  /* an omitted input starts from its initializer default (a paged cache
+   * initializer, say), by reference like any initial value */
+  const ol_graph *g = st->session->model->graph;
+  for (size_t k = 0; s == OL_OK && k < st->num_bindings; k++) {
+    if (chosen[k]) continue;
+    const ol_initializer *init = ol_graph_find_initializer(g, st->bindings[k].input_name);
+    if (!init)
+      s = ol_error(OL_INVALID_ARGUMENT, "no initial value for persistent input '%s' (and no initializer default)",
+                   st->bindings[k].input_name);
+    else if ((s = check_retained(st, &st->bindings[k], init->value)) == OL_OK)
+      chosen[k] = init->value;
+    else
+      s = ol_error_wrap(s, "the %s default", ol_initializer_kind(init));
+  }
   if (s == OL_OK)
     for (size_t k = 0; k < st->num_bindings; k++) {
       ol_value_release(st->bindings[k].value);

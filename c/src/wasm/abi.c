@@ -85,16 +85,48 @@ OLW const char *olw_model_io_name(const ol_model *model, int is_output, size_t i
   return is_output ? ol_model_output_name(model, index) : ol_model_input_name(model, index);
 }
 
+/* ------------------------------------------------------------ paged-cache formats */
+
+/* The page formats of sessions, states and generators (ol_session_options
+ * page_format_*) come from JS as a table of rules written in the C layout
+ * (checked here once, at compile time) and/or a JS function added to the
+ * wasm table (Module.addFunction, signature 'iiidi'): it gets the K and V
+ * values, the cached length as a double and the formats to fill, and
+ * returns a status. The trampoline only converts the int64 length. */
+_Static_assert(sizeof(ol_page_format) == 12 && sizeof(ol_page_format_rule) == 32 &&
+                   offsetof(ol_page_format_rule, formats) == 8 && offsetof(ol_page_formats, value) == 12,
+               "js/src/paged-formats.js writes ol_page_format_rule as {int64 from; {i32 type, f32 scale, i32 zero} x 2}");
+typedef int (*olw_page_format_js)(const ol_value *key, const ol_value *value, double past_length,
+                                  ol_page_formats *out);
+
+static ol_status call_js_page_format(void *user, const ol_value *key, const ol_value *value, int64_t past_length,
+                                     ol_page_formats *out) {
+  return (ol_status)((olw_page_format_js)user)(key, value, (double)past_length, out);
+}
+
+static void set_page_formats(ol_session_options *options, const ol_page_format_rule *rules, size_t rule_count,
+                             olw_page_format_js fn) {
+  options->page_format_rules = rules;
+  options->page_format_rule_count = rule_count;
+  if (fn) {
+    options->page_format_fn = call_js_page_format;
+    options->page_format_user = (void *)fn;
+  }
+}
+
 /* ------------------------------------------------------------ sessions */
 
-/* ol_session_options: intra_op_num_threads (0: the module's default) and
+/* ol_session_options: intra_op_num_threads (0: the module's default),
  * grow_outputs (olw_value_describe then reports grown caches with no data
- * pointer, and olw_value_densify copies them). */
-OLW int olw_session_create(ol_model *model, int intra_op_num_threads, int grow_outputs, ol_session **out) {
+ * pointer, and olw_value_densify copies them) and the page formats. */
+OLW int olw_session_create(ol_model *model, int intra_op_num_threads, int grow_outputs,
+                           const ol_page_format_rule *rules, size_t rule_count, olw_page_format_js format_fn,
+                           ol_session **out) {
   ol_session_options options;
   ol_session_options_init(&options);
   options.intra_op_num_threads = intra_op_num_threads;
   options.grow_outputs = grow_outputs;
+  set_page_formats(&options, rules, rule_count, format_fn);
   return ol_session_create(model, &options, out);
 }
 OLW void olw_session_destroy(ol_session *session) { ol_session_destroy(session); }
@@ -260,10 +292,12 @@ OLW int olw_context_create(int events_enabled, ol_context **out) {
 OLW void olw_context_destroy(ol_context *c) { ol_context_destroy(c); }
 OLW size_t olw_context_event_count(const ol_context *c) { return ol_context_event_count(c); }
 OLW void olw_context_clear_events(ol_context *c) { ol_context_clear_events(c); }
-/* Event `index` into out[8] (doubles): action, storage_allocations,
+/* Event `index` into out[12] (doubles): action, storage_allocations,
  * storage_allocated_bytes, storage_prefix_copied_bytes,
  * storage_append_copied_bytes, storage_reuse_count, allocated_bytes,
- * peak_bytes; names[0..1] receive node_name and op_type (borrowed). */
+ * peak_bytes, paged_copied_bytes, paged_dequantized_bytes,
+ * paged_peak_workspace_bytes, paged_validated_pages; names[0..1] receive
+ * node_name and op_type (borrowed). */
 OLW int olw_context_event(const ol_context *c, size_t index, double *out, const char **names) {
   const ol_runtime_event *e = ol_context_event(c, index);
   if (!e) return OL_NOT_FOUND;
@@ -275,6 +309,10 @@ OLW int olw_context_event(const ol_context *c, size_t index, double *out, const 
   out[5] = (double)e->storage_reuse_count;
   out[6] = (double)e->allocated_bytes;
   out[7] = (double)e->peak_bytes;
+  out[8] = (double)e->paged_copied_bytes;
+  out[9] = (double)e->paged_dequantized_bytes;
+  out[10] = (double)e->paged_peak_workspace_bytes;
+  out[11] = (double)e->paged_validated_pages;
   names[0] = e->node_name;
   names[1] = e->op_type;
   return OL_OK;
@@ -284,11 +322,13 @@ OLW int olw_context_event(const ol_context *c, size_t index, double *out, const 
 
 OLW int olw_state_create(ol_model *model, const char *const *names, ol_value *const *initial,
                          size_t count, double persistent_tensor_initial_capacity, int intra_op_num_threads,
+                         const ol_page_format_rule *rules, size_t rule_count, olw_page_format_js format_fn,
                          ol_state **out) {
   ol_session_options options;
   ol_session_options_init(&options);
   options.persistent_tensor_initial_capacity = (int64_t)persistent_tensor_initial_capacity;
   options.intra_op_num_threads = intra_op_num_threads;
+  set_page_formats(&options, rules, rule_count, format_fn);
   return ol_state_create(model, names, initial, count, &options, out);
 }
 /* A run from JS copies its feeds into wasm values just before the run and
@@ -326,6 +366,12 @@ OLW int olw_model_bind_persistent(const ol_model *model, const char *const *inpu
   return ol_model_bind_persistent(model, input_names, output_names, count, out);
 }
 
+OLW int olw_model_to_paged(const ol_model *model, double block_size, double max_tokens, double left_window_size,
+                           ol_model **out) {
+  ol_paged_model_options options = {(int64_t)block_size, (int64_t)max_tokens, (int64_t)left_window_size};
+  return ol_model_to_paged(model, &options, out);
+}
+
 /* ------------------------------------------------------------ generation */
 
 /* An int64 option passed as a double: NaN (not given) keeps the default. */
@@ -335,11 +381,12 @@ static int64_t option_or(double value, int64_t fallback) { return value == value
  * doubles (exact below 2^53; NaN: the default), the uint64 seed as two 32-bit halves, the
  * graph names (input ids, logits, attention mask, position ids; NULL entries
  * for the defaults) as a table, and the session options the JS package sets. */
-OLW int olw_generator_create(ol_model *model, ol_session *session, const char *const *names, ol_value *const *feeds,
-                             size_t n_feeds,
+OLW int olw_generator_create(ol_model *model, ol_session *session, ol_context *context, const char *const *names,
+                             ol_value *const *feeds, size_t n_feeds,
                              double max_new_tokens, double temperature, uint32_t seed_low, uint32_t seed_high,
                              double eos_token_id, double pad_token_id, const char *const *io_names,
                              double persistent_tensor_initial_capacity, int intra_op_num_threads,
+                             const ol_page_format_rule *rules, size_t rule_count, olw_page_format_js format_fn,
                              ol_completion *completion, ol_generator **out) {
   ol_generate_options options;
   ol_generate_options_init(&options);
@@ -357,7 +404,8 @@ OLW int olw_generator_create(ol_model *model, ol_session *session, const char *c
   session_options.persistent_tensor_initial_capacity =
       option_or(persistent_tensor_initial_capacity, session_options.persistent_tensor_initial_capacity);
   session_options.intra_op_num_threads = intra_op_num_threads;
-  return ol_generator_create(model, session, NULL, names, feeds, n_feeds, &options, &session_options, completion,
+  set_page_formats(&session_options, rules, rule_count, format_fn);
+  return ol_generator_create(model, session, context, names, feeds, n_feeds, &options, &session_options, completion,
                              out);
 }
 OLW int olw_generator_step(ol_generator *g, int *done) { return ol_generator_step(g, done); }
@@ -368,3 +416,48 @@ OLW double olw_generator_generated(const ol_generator *g) { return (double)ol_ge
 OLW const int64_t *olw_generator_last_tokens(const ol_generator *g) { return ol_generator_last_tokens(g); }
 OLW int olw_generator_tokens(const ol_generator *g, ol_value **out) { return ol_generator_tokens(g, out); }
 OLW void olw_generator_destroy(ol_generator *g) { ol_generator_destroy(g); }
+/* The generator's persistent state into *out (0 for models without bindings). */
+OLW void olw_generator_state(const ol_generator *g, const ol_state **out) { *out = ol_generator_state(g); }
+
+/* ------------------------------------------------------------ paged KV caches */
+
+/* Token and byte counts come back as doubles (see the top of this file). */
+OLW int olw_paged_cache_empty(ol_value **out) { return ol_paged_cache_empty(out); }
+OLW int olw_paged_cache_parse(const void *bytes, size_t size, ol_value **out) {
+  return ol_paged_cache_parse(bytes, size, out);
+}
+OLW int olw_paged_cache_serialize(const ol_value *cache, void **out_bytes, size_t *out_size) {
+  return ol_paged_cache_serialize(cache, out_bytes, out_size);
+}
+OLW int olw_paged_cache_length(const ol_value *cache, double *tokens) {
+  int64_t n = 0;
+  ol_status s = ol_paged_cache_length(cache, &n);
+  *tokens = (double)n;
+  return s;
+}
+OLW int olw_paged_cache_payload_bytes(const ol_value *cache, double *bytes) {
+  size_t n = 0;
+  ol_status s = ol_paged_cache_payload_bytes(cache, &n);
+  *bytes = (double)n;
+  return s;
+}
+OLW int olw_paged_cache_truncate(const ol_value *cache, double tokens, ol_value **out) {
+  return ol_paged_cache_truncate(cache, (int64_t)tokens, out);
+}
+OLW int olw_paged_cache_fork(ol_value *cache, ol_value **out) { return ol_paged_cache_fork(cache, out); }
+OLW int olw_paged_cache_is(const ol_value *value) { return ol_paged_cache_is(value); }
+OLW int olw_paged_cache_compact(const ol_value *cache, double max_block_tokens, ol_value **out) {
+  return ol_paged_cache_compact(cache, (int64_t)max_block_tokens, out);
+}
+/* ol_paged_cache_quantize with the two formats as scalars (dtype codes). */
+OLW int olw_paged_cache_quantize(const ol_value *cache, const int64_t *indices, size_t count, int key_type,
+                                 float key_scale, int key_zero_point, int value_type, float value_scale,
+                                 int value_zero_point, ol_value **out) {
+  ol_page_format key = {(ol_dtype)key_type, key_scale, key_zero_point};
+  ol_page_format value = {(ol_dtype)value_type, value_scale, value_zero_point};
+  return ol_paged_cache_quantize(cache, indices, count, &key, &value, out);
+}
+OLW int olw_model_with_paged_cache_initializers(const ol_model *model, const char *const *names,
+                                                ol_value *const *caches, size_t count, ol_model **out) {
+  return ol_model_with_paged_cache_initializers(model, names, caches, count, out);
+}

@@ -127,7 +127,8 @@ static ol_status loop_run(const ol_node *node, ol_kernel_ctx *ctx, const ol_grap
   int64_t limit = max_trips ? ol_tensor_get_int64(max_trips, 0) : INT64_MAX;
   bool go = cond_in ? truthy(cond_in) : true;
   size_t body_in = 2 + n_carried, body_out = 1 + n_carried + n_scans;
-  ol_value **in = ol_xcalloc(body_in, sizeof *in), **out = ol_xcalloc(body_out, sizeof *out);
+  ol_value **in = ol_calloc(ctx->allocator, body_in, sizeof *in);
+  ol_value **out = ol_calloc(ctx->allocator, body_out, sizeof *out);
   size_t cap = 0;
   ol_status s = (!in || !out) ? OL_OUT_OF_MEMORY : OL_OK;
   int64_t scalar_dims[1];
@@ -135,7 +136,10 @@ static ol_status loop_run(const ol_node *node, ol_kernel_ctx *ctx, const ol_grap
     if ((s = check_cancel(ctx)) != OL_OK) break;
     if ((s = ol_value_new_tensor(ctx->allocator, OL_DTYPE_INT64, 0, scalar_dims, &in[0])) != OL_OK) break;
     *(int64_t *)ol_tdata(&in[0]->tensor) = t;
-    if ((s = ol_value_new_tensor(ctx->allocator, OL_DTYPE_BOOL, 0, scalar_dims, &in[1])) != OL_OK) break;
+    if ((s = ol_value_new_tensor(ctx->allocator, OL_DTYPE_BOOL, 0, scalar_dims, &in[1])) != OL_OK) {
+      ol_value_release(in[0]);
+      break;
+    }
     *(uint8_t *)ol_tdata(&in[1]->tensor) = 1;
     for (size_t i = 0; i < n_carried; i++) in[2 + i] = carried[i];
     s = ctx->run_subgraph(ctx->runtime, body, in, body_in, out, body_out);
@@ -155,7 +159,7 @@ static ol_status loop_run(const ol_node *node, ol_kernel_ctx *ctx, const ol_grap
     if (n_scans && *iterations == cap) {
       cap = cap ? cap * 2 : 16;
       for (size_t k2 = 0; k2 < n_scans && s == OL_OK; k2++) {
-        ol_value **grown = realloc(scans[k2], cap * sizeof **scans);
+        ol_value **grown = ol_realloc(ctx->allocator, scans[k2], cap * sizeof **scans);
         if (!grown) s = ol_error(OL_OUT_OF_MEMORY, "out of memory collecting Loop scan outputs");
         else scans[k2] = grown;
       }
@@ -167,8 +171,8 @@ static ol_status loop_run(const ol_node *node, ol_kernel_ctx *ctx, const ol_grap
     if (s == OL_OK) (*iterations)++;
     memset(out, 0, body_out * sizeof *out);
   }
-  free(in);
-  free(out);
+  ol_dealloc(ctx->allocator, in);
+  ol_dealloc(ctx->allocator, out);
   return s;
 }
 
@@ -183,11 +187,11 @@ static ol_status loop_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
   if (ctx->num_outputs != n_carried + n_scans)
     return ol_kernel_error(node, OL_INVALID_MODEL, "node has %zu outputs, body implies %zu", ctx->num_outputs,
                            n_carried + n_scans);
-  ol_value **carried = ol_xcalloc(n_carried, sizeof *carried);
-  ol_value ***scans = ol_xcalloc(n_scans, sizeof *scans);
+  ol_value **carried = ol_calloc(ctx->allocator, n_carried, sizeof *carried);
+  ol_value ***scans = ol_calloc(ctx->allocator, n_scans, sizeof *scans);
   if (!carried || !scans) {
-    free(carried);
-    free(scans);
+    ol_dealloc(ctx->allocator, carried);
+    ol_dealloc(ctx->allocator, scans);
     return OL_OUT_OF_MEMORY;
   }
   ol_status s = OL_OK;
@@ -201,7 +205,7 @@ static ol_status loop_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
     if (s == OL_OK) s = ol_ctx_set_output(ctx, i, carried[i]);
     else ol_value_release(carried[i]);
   }
-  int64_t *positions = ol_xcalloc(iterations + 1, sizeof(int64_t));
+  int64_t *positions = ol_calloc(ctx->allocator, iterations + 1, sizeof(int64_t));
   for (size_t t = 0; positions && t < iterations; t++) positions[t] = (int64_t)t;
   for (size_t k2 = 0; k2 < n_scans; k2++) {
     if (s == OL_OK) {
@@ -212,11 +216,11 @@ static ol_status loop_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
       if (s == OL_OK) s = ol_ctx_set_output(ctx, n_carried + k2, stacked);
     }
     if (scans[k2]) release_all(scans[k2], iterations);
-    free(scans[k2]);
+    ol_dealloc(ctx->allocator, scans[k2]);
   }
-  free(positions);
-  free(carried);
-  free(scans);
+  ol_dealloc(ctx->allocator, positions);
+  ol_dealloc(ctx->allocator, carried);
+  ol_dealloc(ctx->allocator, scans);
   return s;
 }
 
@@ -251,9 +255,10 @@ static ol_status scan_run(const scan_job *job, int64_t len, ol_value **states, o
   ol_kernel_ctx *ctx = job->ctx;
   size_t n_body_in = job->body->num_inputs, n_body_out = job->body->num_outputs;
   size_t n_state = job->n_state;
-  ol_value **in = ol_xcalloc(n_body_in, sizeof *in), **out = ol_xcalloc(n_body_out, sizeof *out);
-  ol_value **scans = ol_xcalloc(job->n_scan_out * (size_t)len + 1, sizeof *scans);
-  int64_t *positions = ol_xcalloc((size_t)len + 1, sizeof *positions);
+  ol_value **in = ol_calloc(ctx->allocator, n_body_in, sizeof *in);
+  ol_value **out = ol_calloc(ctx->allocator, n_body_out, sizeof *out);
+  ol_value **scans = ol_calloc(ctx->allocator, job->n_scan_out * (size_t)len + 1, sizeof *scans);
+  int64_t *positions = ol_calloc(ctx->allocator, (size_t)len + 1, sizeof *positions);
   ol_status s = (!in || !out || !scans || !positions) ? OL_OUT_OF_MEMORY : OL_OK;
   for (int64_t t = 0; s == OL_OK && t < len; t++) {
     if ((s = check_cancel(ctx)) != OL_OK) break;
@@ -283,10 +288,10 @@ static ol_status scan_run(const scan_job *job, int64_t len, ol_value **states, o
     }
     if (scans) release_all(scans + j * (size_t)len, (size_t)len);
   }
-  free(in);
-  free(out);
-  free(scans);
-  free(positions);
+  ol_dealloc(ctx->allocator, in);
+  ol_dealloc(ctx->allocator, out);
+  ol_dealloc(ctx->allocator, scans);
+  ol_dealloc(ctx->allocator, positions);
   return s;
 }
 
@@ -314,7 +319,7 @@ static ol_status scan_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
     len = xs[j]->dims[axes[j]];
   }
   scan_job job = {node, ctx, body, n_state, n_scan_in, body->num_outputs - n_state, xs, axes, "scan_input_directions"};
-  ol_value **states = ol_xcalloc(n_state + job.n_scan_out + 1, sizeof *states);
+  ol_value **states = ol_calloc(ctx->allocator, n_state + job.n_scan_out + 1, sizeof *states);
   if (!states) return OL_OUT_OF_MEMORY;
   for (size_t i = 0; i < n_state; i++) states[i] = ol_value_retain(ctx->inputs[i]);
   ol_status s = scan_run(&job, len, states, states + n_state);
@@ -322,7 +327,7 @@ static ol_status scan_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
     if (s == OL_OK) s = ol_ctx_set_output(ctx, i, states[i]);
     else ol_value_release(states[i]);
   }
-  free(states);
+  ol_dealloc(ctx->allocator, states);
   return s;
 }
 
@@ -348,11 +353,11 @@ static ol_status scan8_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
     if ((int64_t)ol_tensor_get_double(lens, b) != len)
       return ol_kernel_error(node, OL_NOT_IMPLEMENTED, "sequence_lens shorter than the scan inputs are not supported");
   size_t n_out = n_state + n_scan_out;
-  ol_value **rows = ol_xcalloc((size_t)batch * n_out + 1, sizeof *rows);
-  ol_value **row_in = ol_xcalloc(n_state + n_scan_in + 1, sizeof *row_in);
-  const ol_tensor **xs = ol_xcalloc(n_scan_in + 1, sizeof *xs);
-  int *axes = ol_xcalloc(n_scan_in + 1, sizeof *axes);
-  int64_t *positions = ol_xcalloc((size_t)batch + 1, sizeof *positions);
+  ol_value **rows = ol_calloc(ctx->allocator, (size_t)batch * n_out + 1, sizeof *rows);
+  ol_value **row_in = ol_calloc(ctx->allocator, n_state + n_scan_in + 1, sizeof *row_in);
+  const ol_tensor **xs = ol_calloc(ctx->allocator, n_scan_in + 1, sizeof *xs);
+  int *axes = ol_calloc(ctx->allocator, n_scan_in + 1, sizeof *axes);
+  int64_t *positions = ol_calloc(ctx->allocator, (size_t)batch + 1, sizeof *positions);
   ol_status s = (!rows || !row_in || !xs || !axes || !positions) ? OL_OUT_OF_MEMORY : OL_OK;
   for (int64_t b = 0; s == OL_OK && b < batch; b++) {
     positions[b] = b;
@@ -376,7 +381,7 @@ static ol_status scan8_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
     release_all(row_in, n_state + n_scan_in);
   }
   /* gather rows into [batch, ...] outputs */
-  ol_value **column = ol_xcalloc((size_t)batch + 1, sizeof *column);
+  ol_value **column = ol_calloc(ctx->allocator, (size_t)batch + 1, sizeof *column);
   if (!column && s == OL_OK) s = OL_OUT_OF_MEMORY;
   for (size_t i = 0; s == OL_OK && i < n_out; i++) {
     for (int64_t b = 0; b < batch; b++) column[b] = rows[(size_t)b * n_out + i];
@@ -385,12 +390,12 @@ static ol_status scan8_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
     if (s == OL_OK) s = ol_ctx_set_output(ctx, i, stacked);
   }
   if (rows) release_all(rows, (size_t)batch * n_out);
-  free(column);
-  free(rows);
-  free(row_in);
-  free(xs);
-  free(axes);
-  free(positions);
+  ol_dealloc(ctx->allocator, column);
+  ol_dealloc(ctx->allocator, rows);
+  ol_dealloc(ctx->allocator, row_in);
+  ol_dealloc(ctx->allocator, xs);
+  ol_dealloc(ctx->allocator, axes);
+  ol_dealloc(ctx->allocator, positions);
   return s;
 }
 
@@ -408,7 +413,7 @@ static ol_status function_call_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
   if (ctx->num_inputs > body->num_inputs || ctx->num_outputs > body->num_outputs)
     return ol_kernel_error(k->node, OL_INVALID_MODEL, "the call has %zu inputs and %zu outputs, the function %zu and %zu",
                            ctx->num_inputs, ctx->num_outputs, body->num_inputs, body->num_outputs);
-  ol_value **outputs = ol_xcalloc(body->num_outputs, sizeof *outputs);
+  ol_value **outputs = ol_calloc(ctx->allocator, body->num_outputs, sizeof *outputs);
   if (!outputs) return OL_OUT_OF_MEMORY;
   ol_status s = ctx->run_subgraph(ctx->runtime, body, ctx->inputs, ctx->num_inputs, outputs, body->num_outputs);
   for (size_t i = 0; i < body->num_outputs; i++) {
@@ -416,7 +421,7 @@ static ol_status function_call_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
     else ol_value_release(outputs[i]);
     outputs[i] = NULL;
   }
-  free(outputs);
+  ol_dealloc(ctx->allocator, outputs);
   return s;
 }
 

@@ -106,24 +106,21 @@ static int ew_run(const ew_iter *it, char *out, size_t osize, const char *const 
 
 /* ------------------------------------------------------------ float16 / bfloat16 */
 
-static bool is_narrow(ol_dtype dt) { return dt == OL_DTYPE_FLOAT16 || dt == OL_DTYPE_BFLOAT16; }
+/* Narrow types are computed in float32 (ol_dtype_widens), converted by the
+ * dtype table's rows. */
+static bool is_narrow(ol_dtype dt) { return ol_dtype_widens(dt); }
 
-/* A float32 copy of a narrow tensor (NULL + OL_OUT_OF_MEMORY on failure). */
-static float *widen(const ol_tensor *t) {
+/* A float32 copy of a narrow tensor in scratch of the run's allocator (NULL +
+ * OL_OUT_OF_MEMORY on failure): broadcasting reads it in any order. */
+static float *widen(ol_allocator *a, const ol_tensor *t) {
   int64_t n = ol_tcount(t);
-  float *f = ol_xmalloc(sizeof(float) * (size_t)(n ? n : 1));
-  if (!f) return NULL;
-  const uint16_t *h = ol_tdata(t);
-  for (int64_t i = 0; i < n; i++)
-    f[i] = t->dtype == OL_DTYPE_FLOAT16 ? ol_f16_to_f32(h[i]) : ol_bf16_to_f32(h[i]);
+  float *f = ol_alloc(a, sizeof(float) * (size_t)(n ? n : 1));
+  if (f) ol_dtype_info(t->dtype)->load_row(ol_tdata(t), n, f);
   return f;
 }
 
 static void narrow_store(ol_tensor *t, const float *f) {
-  int64_t n = ol_tcount(t);
-  uint16_t *h = ol_tdata(t);
-  for (int64_t i = 0; i < n; i++)
-    h[i] = t->dtype == OL_DTYPE_FLOAT16 ? ol_f32_to_f16(f[i]) : ol_f32_to_bf16(f[i]);
+  ol_dtype_info(t->dtype)->store_row(f, ol_tcount(t), ol_tdata(t));
 }
 
 /* ------------------------------------------------------------ binary loop generators */
@@ -390,16 +387,8 @@ static ol_status div_zero(const ol_node *node) {
 
 /* ------------------------------------------------------------ Pow with mixed types */
 
-static double load_d(ol_dtype dt, const char *p) {
-  switch (dt) {
-    case OL_DTYPE_FLOAT: return *(const float *)p;
-    case OL_DTYPE_DOUBLE: return *(const double *)p;
-    case OL_DTYPE_FLOAT16: return ol_f16_to_f32(*(const uint16_t *)p);
-    case OL_DTYPE_BFLOAT16: return ol_bf16_to_f32(*(const uint16_t *)p);
-    case OL_DTYPE_UINT64: return (double)*(const uint64_t *)p;
-    default: return 0;
-  }
-}
+/* A floating or uint64 element as double (the dtype table's to_double). */
+static double load_d(ol_dtype dt, const char *p) { return ol_dtype_info(dt)->to_double(p, 0); }
 static int64_t load_i(ol_dtype dt, const char *p) {
   switch (dt) {
     case OL_DTYPE_INT8: return *(const int8_t *)p;
@@ -439,13 +428,7 @@ static int pow_row(void *state, char *out, const char *const *in, const int64_t 
       if (s->ta == OL_DTYPE_INT32) *(int32_t *)o = (int32_t)v;
       else *(int64_t *)o = v;
     } else {
-      double r = ol_pow(load_d(s->ta, a), e);
-      switch (s->ta) {
-        case OL_DTYPE_FLOAT: *(float *)o = (float)r; break;
-        case OL_DTYPE_DOUBLE: *(double *)o = r; break;
-        case OL_DTYPE_FLOAT16: *(uint16_t *)o = ol_f32_to_f16((float)r); break;
-        default: *(uint16_t *)o = ol_f32_to_bf16((float)r); break;
-      }
+      ol_dtype_info(s->ta)->from_double(o, 0, ol_pow(load_d(s->ta, a), e));
     }
   }
   return 0;
@@ -539,8 +522,8 @@ static ol_status binary_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       return div_zero(node);
     return OL_OK;
   }
-  float *fa = widen(a), *fb = widen(b);
-  float *fy = k->op->out_bool ? NULL : ol_xmalloc(sizeof(float) * (size_t)n);
+  float *fa = widen(ctx->allocator, a), *fb = widen(ctx->allocator, b);
+  float *fy = k->op->out_bool ? NULL : ol_alloc(ctx->allocator, sizeof(float) * (size_t)n);
   ol_status s = OL_OUT_OF_MEMORY;
   if (fa && fb && (fy || k->op->out_bool)) {
     bin_apply(fn, rank, dims, fy ? (void *)fy : ol_tdata(y), fy ? sizeof(float) : 1, fa, sa, fb, sb,
@@ -548,9 +531,9 @@ static ol_status binary_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     if (fy) narrow_store(y, fy);
     s = OL_OK;
   }
-  free(fa);
-  free(fb);
-  free(fy);
+  ol_dealloc(ctx->allocator, fa);
+  ol_dealloc(ctx->allocator, fb);
+  ol_dealloc(ctx->allocator, fy);
   return s;
 }
 
@@ -610,14 +593,14 @@ static ol_status variadic_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   int64_t n = ol_tcount(y);
   if (n == 0) return OL_OK;
   size_t esz = ol_dtype_size(cdt);
-  char *acc = narrow ? ol_xmalloc(sizeof(float) * (size_t)n) : ol_tdata(y);
+  char *acc = narrow ? ol_alloc(ctx->allocator, sizeof(float) * (size_t)n) : ol_tdata(y);
   if (!acc) return OL_OUT_OF_MEMORY;
   ew_shape sacc = {rank, dims};
   ol_status s = OL_OK;
   for (size_t i = 0; i < count && s == OL_OK; i++) {
     const ol_tensor *t = ol_ctx_input(ctx, i);
     ew_shape st = {t->rank, t->dims};
-    float *wide = narrow ? widen(t) : NULL;
+    float *wide = narrow ? widen(ctx->allocator, t) : NULL;
     const void *data = narrow ? (const void *)wide : ol_tdata(t);
     if (narrow && !wide) {
       s = OL_OUT_OF_MEMORY;
@@ -627,7 +610,7 @@ static ol_status variadic_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     bin_fn f = i == 0 ? binary_ops[OP_MAX].fns[cdt] : fn;
     if (bin_apply(f, rank, dims, acc, esz, i == 0 ? data : acc, i == 0 ? st : sacc, data, st, esz))
       s = div_zero(node);
-    free(wide);
+    ol_dealloc(ctx->allocator, wide);
   }
   if (s == OL_OK && op == &binary_ops[OP_MEAN]) {
     if (cdt == OL_DTYPE_FLOAT)
@@ -637,7 +620,7 @@ static ol_status variadic_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   }
   if (narrow) {
     if (s == OL_OK) narrow_store(y, (const float *)acc);
-    free(acc);
+    ol_dealloc(ctx->allocator, acc);
   }
   return s;
 }

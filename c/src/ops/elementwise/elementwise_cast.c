@@ -120,8 +120,8 @@ static bool is_packed_int(ol_dtype dt) {
          dt == OL_DTYPE_UINT2;
 }
 static bool castable(ol_dtype dt) {
-  return basic_index(dt) >= 0 || dt == OL_DTYPE_FLOAT16 || dt == OL_DTYPE_BFLOAT16 ||
-         is_minifloat(dt) || is_packed_int(dt) || dt == OL_DTYPE_STRING;
+  return basic_index(dt) >= 0 || ol_dtype_widens(dt) || is_minifloat(dt) || is_packed_int(dt) ||
+         dt == OL_DTYPE_STRING;
 }
 
 static num load_num(ol_dtype dt, const void *p, int64_t i) {
@@ -142,12 +142,11 @@ static num load_num(ol_dtype dt, const void *p, int64_t i) {
     case OL_DTYPE_UINT2: v.kind = NUM_UNSIGNED; v.u = (uint64_t)ol_packed_get(dt, p, i); return v;
     case OL_DTYPE_FLOAT: v.d = ((const float *)p)[i]; return v;
     case OL_DTYPE_DOUBLE: v.d = ((const double *)p)[i]; return v;
-    case OL_DTYPE_FLOAT16: v.d = ol_f16_to_f32(((const uint16_t *)p)[i]); return v;
-    case OL_DTYPE_BFLOAT16: v.d = ol_bf16_to_f32(((const uint16_t *)p)[i]); return v;
-    case OL_DTYPE_FLOAT4E2M1:
-      v.d = ol_minifloat_to_f32(dt, (uint8_t)ol_packed_get(OL_DTYPE_UINT4, p, i));
+    default: { /* float16, bfloat16, float8, float4: exact in double */
+      ol_to_double_fn get = ol_dtype_info(dt)->to_double;
+      v.d = get ? get(p, i) : NAN;
       return v;
-    default: v.d = ol_minifloat_to_f32(dt, ((const uint8_t *)p)[i]); return v;
+    }
   }
   v.kind = NUM_SIGNED;
   return v;
@@ -179,8 +178,6 @@ static void store_num(ol_dtype dt, void *p, int64_t i, num v, bool saturate) {
                                                : (float)v.u;
       return;
     case OL_DTYPE_DOUBLE: ((double *)p)[i] = d; return;
-    case OL_DTYPE_FLOAT16: ((uint16_t *)p)[i] = ol_f32_to_f16(f32_odd(d)); return;
-    case OL_DTYPE_BFLOAT16: ((uint16_t *)p)[i] = ol_f32_to_bf16(f32_odd(d)); return;
     case OL_DTYPE_BOOL: ((uint8_t *)p)[i] = v.kind == NUM_FLOAT ? d != 0 : (v.i | (int64_t)v.u) != 0; return;
     case OL_DTYPE_FLOAT4E2M1:
       ol_packed_set(OL_DTYPE_UINT4, p, i, ol_f32_to_minifloat(dt, f32_odd(d), saturate));
@@ -210,6 +207,10 @@ static void store_num(ol_dtype dt, void *p, int64_t i, num v, bool saturate) {
     ((uint8_t *)p)[i] = ol_f32_to_minifloat(dt, f32_odd(d), saturate);
     return;
   }
+  if (ol_dtype_widens(dt)) { /* float16, bfloat16 */
+    ol_dtype_info(dt)->from_float(p, i, f32_odd(d));
+    return;
+  }
   /* Integers: wrap from integers, saturate from floats. */
   int64_t s = v.kind == NUM_SIGNED ? v.i : (int64_t)v.u;
   switch (dt) {
@@ -237,10 +238,14 @@ static bool reads_back(const char *text, ol_dtype dt, const void *p, int64_t i) 
   switch (dt) {
     case OL_DTYPE_DOUBLE: return strtod(text, NULL) == ((const double *)p)[i];
     case OL_DTYPE_FLOAT: return strtof(text, NULL) == ((const float *)p)[i];
-    case OL_DTYPE_FLOAT16: return ol_f32_to_f16(f32_odd(strtod(text, NULL))) == ((const uint16_t *)p)[i];
-    case OL_DTYPE_BFLOAT16:
-      return ol_f32_to_bf16(f32_odd(strtod(text, NULL))) == ((const uint16_t *)p)[i];
-    default: return strtof(text, NULL) == (float)load_num(dt, p, i).d;
+    default:
+      if (ol_dtype_widens(dt)) { /* float16, bfloat16: the text rounds to the same bits */
+        size_t es = ol_dtype_size(dt);
+        float back = 0.0f; /* room for one element */
+        ol_dtype_info(dt)->from_float(&back, 0, f32_odd(strtod(text, NULL)));
+        return memcmp(&back, (const char *)p + (size_t)i * es, es) == 0;
+      }
+      return strtof(text, NULL) == (float)load_num(dt, p, i).d;
   }
 }
 
@@ -404,14 +409,10 @@ static ol_status cast_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   int bi = basic_index(from), bo = basic_index(to);
   if (bi >= 0 && bo >= 0) {
     cast_table[bi][bo](out, in, n);
-  } else if (from == OL_DTYPE_FLOAT && to == OL_DTYPE_FLOAT16) {
-    for (int64_t i = 0; i < n; i++) ((uint16_t *)out)[i] = ol_f32_to_f16(((const float *)in)[i]);
-  } else if (from == OL_DTYPE_FLOAT && to == OL_DTYPE_BFLOAT16) {
-    for (int64_t i = 0; i < n; i++) ((uint16_t *)out)[i] = ol_f32_to_bf16(((const float *)in)[i]);
-  } else if (from == OL_DTYPE_FLOAT16 && to == OL_DTYPE_FLOAT) {
-    for (int64_t i = 0; i < n; i++) ((float *)out)[i] = ol_f16_to_f32(((const uint16_t *)in)[i]);
-  } else if (from == OL_DTYPE_BFLOAT16 && to == OL_DTYPE_FLOAT) {
-    for (int64_t i = 0; i < n; i++) ((float *)out)[i] = ol_bf16_to_f32(((const uint16_t *)in)[i]);
+  } else if (from == OL_DTYPE_FLOAT && ol_dtype_widens(to)) {
+    ol_dtype_info(to)->store_row(in, n, out); /* float16/bfloat16 rows */
+  } else if (ol_dtype_widens(from) && to == OL_DTYPE_FLOAT) {
+    ol_dtype_info(from)->load_row(in, n, out);
   } else if (to == OL_DTYPE_STRING) {
     ol_string *dst = out;
     char text[96];

@@ -307,31 +307,24 @@ static bool is_minifloat(ol_dtype dt) {
          dt == OL_DTYPE_FLOAT8E5M2 || dt == OL_DTYPE_FLOAT8E5M2FNUZ;
 }
 
-/* Element i of a narrow float tensor (fp16, bf16, fp8) as float. */
-static inline float narrow_load(ol_dtype dt, const void *p, int64_t i) {
-  if (dt == OL_DTYPE_FLOAT16) return ol_f16_to_f32(((const uint16_t *)p)[i]);
-  if (dt == OL_DTYPE_BFLOAT16) return ol_bf16_to_f32(((const uint16_t *)p)[i]);
-  return ol_minifloat_to_f32(dt, ((const uint8_t *)p)[i]);
-}
-static inline void narrow_store(ol_dtype dt, void *p, int64_t i, float v) {
-  ((uint16_t *)p)[i] = dt == OL_DTYPE_FLOAT16 ? ol_f32_to_f16(v) : ol_f32_to_bf16(v);
-}
-
-/* Runs a float32 loop on a narrow float tensor in chunks (no allocation).
- * out_bool: the loop writes bytes straight into out. */
+/* Runs a float32 loop on a narrow float tensor (fp16, bf16, fp8) in chunks
+ * converted by the dtype table's rows (no allocation). out_bool: the loop
+ * writes bytes straight into out. */
 static void run_narrow(unary_fn fn, ol_dtype dt, void *out, const void *in, int64_t n,
                        bool out_bool, const unary_params *p) {
   enum { CHUNK = 256 };
   float x[CHUNK], y[CHUNK];
+  const ol_dtype_traits *t = ol_dtype_info(dt);
+  size_t es = ol_dtype_size(dt);
   for (int64_t i = 0; i < n; i += CHUNK) {
     int64_t m = n - i < CHUNK ? n - i : CHUNK;
-    for (int64_t j = 0; j < m; j++) x[j] = narrow_load(dt, in, i + j);
+    t->load_row((const char *)in + (size_t)i * es, m, x);
     if (out_bool) {
       fn((uint8_t *)out + i, x, m, p);
       continue;
     }
     fn(y, x, m, p);
-    for (int64_t j = 0; j < m; j++) narrow_store(dt, out, i + j, y[j]);
+    t->store_row(y, m, (char *)out + (size_t)i * es);
   }
 }
 
@@ -354,8 +347,7 @@ static ol_status unary_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   int slot = int_slot(dt);
   if (dt == OL_DTYPE_FLOAT) fn = k->f32;
   else if (dt == OL_DTYPE_DOUBLE) fn = k->f64;
-  else if (dt == OL_DTYPE_FLOAT16 || dt == OL_DTYPE_BFLOAT16 ||
-           (is_minifloat(dt) && k->op->minifloat_in))
+  else if (ol_dtype_widens(dt) || (is_minifloat(dt) && k->op->minifloat_in))
     fn = k->f32, narrow = true;
   else if (dt == OL_DTYPE_BOOL) fn = k->op->boolean;
   else if (slot >= 0) fn = k->op->ints[slot];
@@ -484,7 +476,7 @@ static ol_status clip_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   OL_TRY(ol_ctx_require(ctx, 0, &x));
   ol_dtype dt = x->dtype;
   int slot = int_slot(dt);
-  bool narrow = dt == OL_DTYPE_FLOAT16 || dt == OL_DTYPE_BFLOAT16;
+  bool narrow = ol_dtype_widens(dt);
   if (!(dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_DOUBLE || narrow || slot >= 0))
     return ol_kernel_bad_dtype(ctx->node, "input", dt);
   clip_bounds b = {-INFINITY, INFINITY, 0, 0, 0, 0};
@@ -510,12 +502,13 @@ static ol_status clip_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   } else if (dt == OL_DTYPE_DOUBLE) {
     clip_f64(ol_tdata(y), ol_tdata(x), n, &b);
   } else if (narrow) {
+    const ol_dtype_traits *t = ol_dtype_info(dt);
     const void *in = ol_tdata(x);
     void *out = ol_tdata(y);
     for (int64_t i = 0; i < n; i++) {
-      float v = narrow_load(dt, in, i);
+      float v = t->to_float(in, i);
       v = v < (float)b.dlo ? (float)b.dlo : v;
-      narrow_store(dt, out, i, v > (float)b.dhi ? (float)b.dhi : v);
+      t->from_float(out, i, v > (float)b.dhi ? (float)b.dhi : v);
     }
   } else {
     clip_ints[slot](ol_tdata(y), ol_tdata(x), n, &b);

@@ -25,8 +25,7 @@ typedef struct loss_kernel {
 } loss_kernel;
 
 static bool is_float_type(ol_dtype dt) {
-  return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_DOUBLE || dt == OL_DTYPE_FLOAT16 ||
-         dt == OL_DTYPE_BFLOAT16;
+  return ol_dtype_is_arith_float(dt);
 }
 
 static ol_status loss_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
@@ -55,7 +54,7 @@ static ol_status loss_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     if (!is_float_type(w->dtype)) return ol_kernel_bad_dtype(node, "weight", w->dtype);
   }
   int64_t total = ol_tcount(x);
-  double *lp = malloc(sizeof(double) * (size_t)(total > 0 ? total : 1));
+  double *lp = ol_alloc(ctx->allocator, sizeof(double) * (size_t)(total > 0 ? total : 1));
   if (!lp) return OL_OUT_OF_MEMORY;
   for (int64_t i = 0; i < total; i++) lp[i] = ol_tensor_get_double(x, i);
   if (k->softmax) {
@@ -73,16 +72,16 @@ static ol_status loss_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       ol_tensor *lpo;
       ol_status st = ol_ctx_output(ctx, 1, x->dtype, x->rank, x->dims, &lpo);
       if (st != OL_OK) {
-        free(lp);
+        ol_dealloc(ctx->allocator, lp);
         return st;
       }
       for (int64_t i = 0; i < total; i++) ol_tensor_set_double(lpo, i, lp[i]);
     }
   }
   int64_t nd = N * D;
-  double *loss = malloc(sizeof(double) * (size_t)(nd > 0 ? nd : 1));
+  double *loss = ol_alloc(ctx->allocator, sizeof(double) * (size_t)(nd > 0 ? nd : 1));
   if (!loss) {
-    free(lp);
+    ol_dealloc(ctx->allocator, lp);
     return OL_OUT_OF_MEMORY;
   }
   double sum = 0.0, wsum = 0.0;
@@ -117,8 +116,8 @@ static ol_status loss_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       if (st == OL_OK) ol_tensor_set_double(y, 0, k->reduction == RED_SUM ? sum : sum / wsum);
     }
   }
-  free(loss);
-  free(lp);
+  ol_dealloc(ctx->allocator, loss);
+  ol_dealloc(ctx->allocator, lp);
   return st;
 }
 

@@ -69,20 +69,6 @@ static bool mm_dtype_ok(ol_dtype dt) {
   }
 }
 
-static void half_to_f32(ol_dtype dt, const uint16_t *src, float *dst, int64_t n) {
-  if (dt == OL_DTYPE_FLOAT16)
-    for (int64_t i = 0; i < n; i++) dst[i] = ol_f16_to_f32(src[i]);
-  else
-    for (int64_t i = 0; i < n; i++) dst[i] = ol_bf16_to_f32(src[i]);
-}
-
-static void f32_to_half(ol_dtype dt, const float *src, uint16_t *dst, int64_t n) {
-  if (dt == OL_DTYPE_FLOAT16)
-    for (int64_t i = 0; i < n; i++) dst[i] = ol_f32_to_f16(src[i]);
-  else
-    for (int64_t i = 0; i < n; i++) dst[i] = ol_f32_to_bf16(src[i]);
-}
-
 /* One contiguous M x K by K x N product of any supported type. scratch for
  * half types: (M*K + K*N + M*N) floats. */
 /* (M*K + K*N + M*N + 1) floats; SIZE_MAX when that overflows (wasm32: past
@@ -104,12 +90,13 @@ ol_status ol_mm_gemm_any(ol_dtype dt, int64_t M, int64_t N, int64_t K, const voi
     case OL_DTYPE_INT64: igemm_i64(M, N, K, A, B, C); return OL_OK;
     case OL_DTYPE_UINT32: igemm_u32(M, N, K, A, B, C); return OL_OK;
     case OL_DTYPE_UINT64: igemm_u64(M, N, K, A, B, C); return OL_OK;
-    default: {
+    default: { /* float16, bfloat16: widened through the dtype table's rows */
+      const ol_dtype_traits *t = ol_dtype_info(dt);
       float *a = scratch, *b = a + M * K, *c = b + K * N;
-      half_to_f32(dt, A, a, M * K);
-      half_to_f32(dt, B, b, K * N);
+      t->load_row(A, M * K, a);
+      t->load_row(B, K * N, b);
       OL_TRY(ol_f32_gemm(M, N, K, a, K, b, N, c, N));
-      f32_to_half(dt, c, C, M * N);
+      t->store_row(c, M * N, C);
       return OL_OK;
     }
   }
@@ -275,8 +262,8 @@ static ol_status matmul_product(ol_kernel_ctx *ctx, const ol_tensor *a, const ol
     batches = 1;
   }
   float *scratch = NULL;
-  if (dt == OL_DTYPE_FLOAT16 || dt == OL_DTYPE_BFLOAT16) {
-    scratch = ol_xmalloc(ol_mm_scratch_bytes(M, p.K, p.N));
+  if (ol_dtype_widens(dt)) {
+    scratch = ol_alloc(ctx->allocator, ol_mm_scratch_bytes(M, p.K, p.N));
     if (!scratch) return OL_OUT_OF_MEMORY;
   }
   int threads = dt == OL_DTYPE_FLOAT && batches > 1 && batches * M * p.N * p.K >= MM_PAR_MIN_MACS ? ol_pool_threads() : 1;
@@ -300,7 +287,7 @@ static ol_status matmul_product(ol_kernel_ctx *ctx, const ol_tensor *a, const ol
                  (const char *)ol_tdata(b) + (size_t)bo * es,
                  (char *)ol_tdata(y) + (size_t)(t * M * p.N) * es, scratch);
   }
-  free(scratch);
+  ol_dealloc(ctx->allocator, scratch);
   return s;
 }
 
@@ -375,19 +362,19 @@ static ol_status gemm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_status s = OL_OK;
   const void *pa = ol_tdata(a), *pb = ol_tdata(b);
   if (k->trans_a && M * K > 0) {
-    ta = ol_xmalloc(es * (size_t)(M * K));
+    ta = ol_alloc(ctx->allocator, es * (size_t)(M * K));
     if (!ta) { s = OL_OUT_OF_MEMORY; goto done; }
     transpose_copy(es, pa, ta, K, M);
     pa = ta;
   }
   if (k->trans_b && K * N > 0) {
-    tb = ol_xmalloc(es * (size_t)(K * N));
+    tb = ol_alloc(ctx->allocator, es * (size_t)(K * N));
     if (!tb) { s = OL_OUT_OF_MEMORY; goto done; }
     transpose_copy(es, pb, tb, N, K);
     pb = tb;
   }
-  if (dt == OL_DTYPE_FLOAT16 || dt == OL_DTYPE_BFLOAT16) {
-    scratch = ol_xmalloc(ol_mm_scratch_bytes(M, K, N));
+  if (ol_dtype_widens(dt)) {
+    scratch = ol_alloc(ctx->allocator, ol_mm_scratch_bytes(M, K, N));
     if (!scratch) { s = OL_OUT_OF_MEMORY; goto done; }
   }
   s = ol_mm_gemm_any(dt, M, N, K, pa, pb, ol_tdata(y), scratch);
@@ -436,9 +423,9 @@ static ol_status gemm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       }
   }
 done:
-  free(ta);
-  free(tb);
-  free(scratch);
+  ol_dealloc(ctx->allocator, ta);
+  ol_dealloc(ctx->allocator, tb);
+  ol_dealloc(ctx->allocator, scratch);
   return s;
 }
 
@@ -491,7 +478,7 @@ static ol_status matmul_integer_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   OL_TRY(ol_ctx_output(ctx, 0, OL_DTYPE_INT32, p.out_rank, p.out_dims, &y));
   int32_t *out = ol_tdata(y);
   int64_t M = p.M, N = p.N, K = p.K;
-  int32_t *row = ol_xmalloc(sizeof(int32_t) * (size_t)(N + 1));
+  int32_t *row = ol_alloc(ctx->allocator, sizeof(int32_t) * (size_t)(N + 1));
   if (!row) return OL_OUT_OF_MEMORY;
   for (int64_t t = 0; t < p.batches; t++) {
     int64_t ao, bo;
@@ -509,7 +496,7 @@ static ol_status matmul_integer_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       memcpy(out + (t * M + i) * N, row, sizeof(int32_t) * (size_t)N);
     }
   }
-  free(row);
+  ol_dealloc(ctx->allocator, row);
   return OL_OK;
 }
 

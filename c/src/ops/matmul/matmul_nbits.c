@@ -19,7 +19,8 @@
  *       (MatMulNBits conventions: default zero point 2^(bits-1), zero points
  *       packed like the data); gather_axis, quantize_axis, block_size.
  *
- * float32 and float16 outputs (computed in float32, rounded on store). */
+ * float32 and float16 outputs (computed in float32: float16 read through
+ * the dtype table's converters, rounded on store). */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,17 +260,28 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     }
     sc = &dense_sc->tensor;
   }
-  bool oa, os, oz = false, ob = false;
-  float *af = ol_floats_load(a, &oa), *sf = ol_floats_load(sc, &os);
-  float *zf = zfloat ? ol_floats_load(zp, &oz) : NULL, *bf = bias ? ol_floats_load(bias, &ob) : NULL;
   int threads = ol_pool_threads();
   /* scratch from the run's allocator: a session's payload pool hands back
    * the previous token's blocks, so decoding does not malloc per call */
   ol_allocator *scratch = ctx->allocator;
+  /* float16: A widened a row at a time where rows are read one at a time
+   * (up to NB_FUSED_M rows, int8 activations), whole for the dequantizing
+   * path (every row against each block of B); scales, float zero points
+   * and bias once per call. float32 is read in place and written straight
+   * into Y. */
+  bool whole_a = M > NB_FUSED_M && !int8;
+  ol_dtype ft = a->dtype;
+  int64_t na = ol_floats_scratch(ft, whole_a ? M * K : K), nsc = ol_floats_scratch(ft, N * kb);
+  int64_t nz = zfloat ? nsc : 0, nb = bias ? ol_floats_scratch(ft, N) : 0;
+  float *wide = ol_alloc(scratch, sizeof(float) * (size_t)(na + nsc + nz + nb + 1));
+  const float *af = wide && whole_a ? ol_floats_row(ft, ol_tdata(a), 0, M * K, wide) : NULL;
+  const float *sf = wide ? ol_floats_row(ft, ol_tdata(sc), 0, N * kb, wide + na) : NULL;
+  const float *zf = wide && zfloat ? ol_floats_row(ft, ol_tdata(zp), 0, N * kb, wide + na + nsc) : NULL;
+  const float *bf = wide && bias ? ol_floats_row(ft, ol_tdata(bias), 0, N, wide + na + nsc + nz) : NULL;
   float *w = M > NB_FUSED_M && !int8 ? ol_alloc(scratch, sizeof(float) * (size_t)(NB_ROWS * K + 1) * (size_t)threads) : NULL;
-  float *out = ol_alloc(scratch, sizeof(float) * (size_t)(M * N));
+  float *out = ft == OL_DTYPE_FLOAT ? (float *)ol_tdata(y) : ol_alloc(scratch, sizeof(float) * (size_t)(M * N));
   ol_status s = OL_OK;
-  if (!af || !sf || !out || (M > NB_FUSED_M && !int8 && !w) || (zfloat && !zf) || (bias && !bf)) s = OL_OUT_OF_MEMORY;
+  if (!wide || !out || (M > NB_FUSED_M && !int8 && !w)) s = OL_OUT_OF_MEMORY;
   const uint8_t *bq = ol_tdata(b), *zq = zp && !zfloat ? ol_tdata(zp) : NULL;
   ol_qgemv_shape qs = {K, N, bs, (int)bits};
   nbits_job job = {.qs = &qs, .lane = lane, .af = af, .sf = sf, .zf = zf, .bf = bf, .bq = bq, .zq = zq, .out = out, .w = w,
@@ -286,8 +298,9 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       job.rows = M - m < 4 ? (int)(M - m) : 4;
       for (int r = 0; r < job.rows; r++) {
         job.works[r] = work + (size_t)r * wb;
-        if (lane) ol_qgemv_i8_lane_prepare(&qs, af + (m + r) * K, work + (size_t)r * wb);
-        else ol_qgemv_i8_prepare(&qs, af + (m + r) * K, work + (size_t)r * wb);
+        const float *ar = ol_floats_row(ft, ol_tdata(a), (m + r) * K, K, wide);
+        if (lane) ol_qgemv_i8_lane_prepare(&qs, ar, work + (size_t)r * wb);
+        else ol_qgemv_i8_prepare(&qs, ar, work + (size_t)r * wb);
       }
       job.m = m;
       ol_parallel_for((N + NB_FUSED_ROWS - 1) / NB_FUSED_ROWS, threads, int8_task, &job);
@@ -301,7 +314,7 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     if (!work) s = OL_OUT_OF_MEMORY;
     job.work = work;
     for (int64_t m = 0; m < M && s == OL_OK; m++) {
-      ol_qgemv_prepare(&qs, af + m * K, work);
+      ol_qgemv_prepare(&qs, ol_floats_row(ft, ol_tdata(a), m * K, K, wide), work);
       job.m = m;
       ol_parallel_for((N + NB_FUSED_ROWS - 1) / NB_FUSED_ROWS, threads, fused_task, &job);
       if (atomic_load(&job.stopped)) s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
@@ -313,12 +326,9 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   }
 #undef ZERO_POINT
   if (s == OL_OK) ol_floats_store(y, 0, out, M * N);
-  if (oa) free(af);
-  if (os) free(sf);
-  if (oz) free(zf);
-  if (ob) free(bf);
+  ol_dealloc(scratch, wide);
   ol_dealloc(scratch, w);
-  ol_dealloc(scratch, out);
+  if (out != ol_tdata(y)) ol_dealloc(scratch, out);
   ol_value_release(dense_b);
   ol_value_release(dense_sc);
   return s;
@@ -400,13 +410,13 @@ static ol_status gbq_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
                              (long long)want, (long long)ol_tcount(zp));
   }
   int64_t ni = ol_tcount(idx), G = D[ga];
-  int64_t *ix = ol_xmalloc(sizeof(int64_t) * (size_t)(ni + 1));
+  int64_t *ix = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(ni + 1));
   if (!ix) return OL_OUT_OF_MEMORY;
   for (int64_t i = 0; i < ni; i++) {
     int64_t v = idx->dtype == OL_DTYPE_INT32 ? ((const int32_t *)ol_tdata(idx))[i]
                                              : ((const int64_t *)ol_tdata(idx))[i];
     if (v < -G || v >= G) {
-      free(ix);
+      ol_dealloc(ctx->allocator, ix);
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "index %lld is out of range [-%lld, %lld)",
                              (long long)v, (long long)G, (long long)G);
     }
@@ -416,7 +426,7 @@ static ol_status gbq_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   int orank = 0;
   for (int i = 0; i < ga; i++) od[orank++] = D[i];
   if (r - 1 + idx->rank > OL_MAX_RANK) {
-    free(ix);
+    ol_dealloc(ctx->allocator, ix);
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "output rank is too large");
   }
   for (int i = 0; i < idx->rank; i++) od[orank++] = idx->dims[i];
@@ -425,13 +435,14 @@ static ol_status gbq_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_status s = ol_ctx_output(ctx, 0, sc->dtype, orank, od, &y);
   int64_t outer = ol_shape_count(ga, D), inner = ol_shape_count(r - ga - 1, D + ga + 1);
   int64_t total = outer * ni * inner;
-  bool osf = false;
-  float *sf = NULL, *row = NULL;
+  float *row = NULL;
   if (s == OL_OK && total > 0) {
-    sf = ol_floats_load(sc, &osf);
-    row = ol_xmalloc(sizeof(float) * (size_t)inner);
-    if (!sf || !row) s = OL_OUT_OF_MEMORY;
+    row = ol_alloc(ctx->allocator, sizeof(float) * (size_t)inner);
+    if (!row) s = OL_OUT_OF_MEMORY;
   }
+  /* the scales an element at a time: a gather reads a few of them */
+  ol_to_float_fn scale_of = ol_dtype_info(sc->dtype)->to_float;
+  const void *sd = ol_tdata(sc);
   int64_t qstride = ol_shape_count(r - qa - 1, D + qa + 1);
   const uint8_t *dq = ol_tdata(data), *zq = zp ? ol_tdata(zp) : NULL;
   int32_t dflt = dt == OL_DTYPE_UINT8 ? 1 << (k->bits - 1) : 0;
@@ -458,13 +469,12 @@ static ol_status gbq_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
           q = ol_packed_get(dt, dq, f);
           if (zq) z = ol_packed_get(dt, zq, si);
         }
-        row[e] = (float)(q - z) * sf[si];
+        row[e] = (float)(q - z) * scale_of(sd, si);
       }
       ol_floats_store(y, (o * ni + i) * inner, row, inner);
     }
-  if (osf) free(sf);
-  free(row);
-  free(ix);
+  ol_dealloc(ctx->allocator, row);
+  ol_dealloc(ctx->allocator, ix);
   return s;
 }
 

@@ -27,14 +27,13 @@ static ol_status tb_generic(ol_kernel_ctx *ctx, const ol_tensor *a, const ol_ten
   size_t es = ol_dtype_size(a->dtype);
   int64_t R = bt->dims[bt->rank - 2], Ccols = bt->dims[bt->rank - 1];
   int64_t mats = R > 0 && Ccols > 0 ? ol_tcount(bt) / (R * Ccols) : 0;
-  char *b = ol_xmalloc(es * (size_t)ol_tcount(bt) + 1);
+  char *b = ol_alloc(ctx->allocator, es * (size_t)ol_tcount(bt) + 1);
   float *scratch = NULL;
-  if (a->dtype == OL_DTYPE_FLOAT16 || a->dtype == OL_DTYPE_BFLOAT16)
-    scratch = ol_xmalloc(ol_mm_scratch_bytes(p->M, p->K, p->N));
-  bool half = a->dtype == OL_DTYPE_FLOAT16 || a->dtype == OL_DTYPE_BFLOAT16;
+  bool half = ol_dtype_widens(a->dtype); /* widened into float32 scratch per product */
+  if (half) scratch = ol_alloc(ctx->allocator, ol_mm_scratch_bytes(p->M, p->K, p->N));
   if (!b || (half && !scratch)) {
-    free(b);
-    free(scratch);
+    ol_dealloc(ctx->allocator, b);
+    ol_dealloc(ctx->allocator, scratch);
     return OL_OUT_OF_MEMORY;
   }
   const char *src = ol_tdata(bt);
@@ -49,9 +48,8 @@ static ol_status tb_generic(ol_kernel_ctx *ctx, const ol_tensor *a, const ol_ten
     s = ol_mm_gemm_any(a->dtype, p->M, p->N, p->K, (const char *)ol_tdata(a) + (size_t)ao * es,
                        b + (size_t)bo * es, (char *)ol_tdata(y) + (size_t)(t * p->M * p->N) * es, scratch);
   }
-  (void)ctx;
-  free(b);
-  free(scratch);
+  ol_dealloc(ctx->allocator, b);
+  ol_dealloc(ctx->allocator, scratch);
   return s;
 }
 

@@ -16,8 +16,7 @@
 #include "ops/misc/misc.h"
 
 static bool is_float_type(ol_dtype dt) {
-  return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_DOUBLE || dt == OL_DTYPE_FLOAT16 ||
-         dt == OL_DTYPE_BFLOAT16;
+  return ol_dtype_is_arith_float(dt);
 }
 
 static bool is_numeric(ol_dtype dt) {
@@ -99,11 +98,11 @@ static ol_status nms_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   if (iou_th < 0 || iou_th > 1)
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "iou_threshold %g must be in [0, 1]", iou_th);
   int64_t B = bt->dims[0], C = st->dims[1], S = bt->dims[1];
-  double *boxes = malloc(sizeof(double) * (size_t)(B * S * 4 + 1));
-  nms_cand *cand = malloc(sizeof(nms_cand) * (size_t)(S + 1));
-  int64_t *sel = malloc(sizeof(int64_t) * (size_t)(S + 1));
+  double *boxes = ol_alloc(ctx->allocator, sizeof(double) * (size_t)(B * S * 4 + 1));
+  nms_cand *cand = ol_alloc(ctx->allocator, sizeof(nms_cand) * (size_t)(S + 1));
+  int64_t *sel = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(S + 1));
   int64_t cap = 64, count = 0;
-  int64_t *res = malloc(sizeof(int64_t) * 3 * (size_t)cap);
+  int64_t *res = ol_alloc(ctx->allocator, sizeof(int64_t) * 3 * (size_t)cap);
   ol_status status = OL_OK;
   if (!boxes || !cand || !sel || !res) {
     status = OL_OUT_OF_MEMORY;
@@ -132,7 +131,7 @@ static ol_status nms_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
           sel[ns++] = cand[i].index;
           if (count == cap) {
             cap *= 2;
-            int64_t *r2 = realloc(res, sizeof(int64_t) * 3 * (size_t)cap);
+            int64_t *r2 = ol_realloc(ctx->allocator, res, sizeof(int64_t) * 3 * (size_t)cap);
             if (!r2) {
               status = OL_OUT_OF_MEMORY;
               goto done;
@@ -152,10 +151,10 @@ static ol_status nms_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     if (status == OL_OK && count) memcpy(ol_tdata(y), res, sizeof(int64_t) * 3 * (size_t)count);
   }
 done:
-  free(boxes);
-  free(cand);
-  free(sel);
-  free(res);
+  ol_dealloc(ctx->allocator, boxes);
+  ol_dealloc(ctx->allocator, cand);
+  ol_dealloc(ctx->allocator, sel);
+  ol_dealloc(ctx->allocator, res);
   return status;
 }
 
@@ -587,7 +586,7 @@ static ol_status det_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, x->dtype, x->rank - 2, x->dims, &y));
   int64_t batches = ol_tcount(y);
-  double *a = malloc(sizeof(double) * (size_t)(M * M > 0 ? M * M : 1));
+  double *a = ol_alloc(ctx->allocator, sizeof(double) * (size_t)(M * M > 0 ? M * M : 1));
   if (!a) return OL_OUT_OF_MEMORY;
   for (int64_t b = 0; b < batches; b++) {
     for (int64_t i = 0; i < M * M; i++) a[i] = ol_tensor_get_double(x, b * M * M + i);
@@ -616,7 +615,7 @@ static ol_status det_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     }
     ol_tensor_set_double(y, b, det);
   }
-  free(a);
+  ol_dealloc(ctx->allocator, a);
   return OL_OK;
 }
 
@@ -706,7 +705,7 @@ static ol_status strnorm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "input must be [C] or [1, C]");
   int64_t n = ol_tcount(x);
   const ol_string *s = ol_tdata(x);
-  bool *keep = malloc(sizeof(bool) * (size_t)(n + 1));
+  bool *keep = ol_alloc(ctx->allocator, sizeof(bool) * (size_t)(n + 1));
   if (!keep) return OL_OUT_OF_MEMORY;
   int64_t kept = 0;
   for (int64_t i = 0; i < n; i++) {
@@ -723,7 +722,7 @@ static ol_status strnorm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_tensor *y;
   ol_status st = ol_ctx_output(ctx, 0, OL_DTYPE_STRING, r, od, &y);
   if (st != OL_OK) {
-    free(keep);
+    ol_dealloc(ctx->allocator, keep);
     return st;
   }
   ol_string *o = ol_tdata(y);
@@ -757,7 +756,7 @@ static ol_status strnorm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     o[j].length = len;
     j++;
   }
-  free(keep);
+  ol_dealloc(ctx->allocator, keep);
   return st;
 }
 

@@ -25,8 +25,7 @@
 /* ------------------------------------------------------------ helpers */
 
 static bool is_float_type(ol_dtype dt) {
-  return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_DOUBLE || dt == OL_DTYPE_FLOAT16 ||
-         dt == OL_DTYPE_BFLOAT16;
+  return ol_dtype_is_arith_float(dt);
 }
 
 static inline double getd(const ol_tensor *t, int64_t i) {
@@ -41,8 +40,6 @@ static inline void setd(ol_tensor *t, int64_t i, double v) {
   switch (t->dtype) {
     case OL_DTYPE_FLOAT: ((float *)ol_tdata(t))[i] = (float)v; break;
     case OL_DTYPE_DOUBLE: ((double *)ol_tdata(t))[i] = v; break;
-    case OL_DTYPE_FLOAT16: ((uint16_t *)ol_tdata(t))[i] = ol_f32_to_f16((float)v); break;
-    case OL_DTYPE_BFLOAT16: ((uint16_t *)ol_tdata(t))[i] = ol_f32_to_bf16((float)v); break;
     default: ol_tensor_set_double(t, i, v); break;
   }
 }
@@ -122,7 +119,7 @@ static ol_status softmax_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   bool dbl = x->dtype == OL_DTYPE_DOUBLE;
   /* float rows along the last axis (attention scores) work in place: no scratch */
   bool in_place = x->dtype == OL_DTYPE_FLOAT && inner == 1;
-  void *row = in_place ? NULL : ol_xmalloc((dbl ? sizeof(double) : sizeof(float)) * (size_t)n);
+  void *row = in_place ? NULL : ol_alloc(ctx->allocator, (dbl ? sizeof(double) : sizeof(float)) * (size_t)n);
   if (!in_place && !row) return OL_OUT_OF_MEMORY;
   for (int64_t o = 0; o < outer; o++)
     for (int64_t i = 0; i < inner; i++) {
@@ -153,7 +150,7 @@ static ol_status softmax_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
         for (int64_t j = 0; j < n; j++) setd(y, base + j * inner, r[j]);
       }
     }
-  free(row);
+  ol_dealloc(ctx->allocator, row);
   return OL_OK;
 }
 
@@ -175,9 +172,10 @@ static ol_status logsoftmax_create(const ol_node *node, ol_kernel **out) {
 /* ------------------------------------------------------------ broadcast index maps */
 
 /* map[j] for j in [0, n): index into param (shape pdims) when param is
- * unidirectionally broadcast to dims[0..r). NULL map: param has n elements. */
-static ol_status param_map(const ol_node *node, const char *what, const ol_tensor *p, int r,
-                           const int64_t *dims, int64_t **map) {
+ * unidirectionally broadcast to dims[0..r), allocated from a. NULL map:
+ * param has n elements. */
+static ol_status param_map(ol_allocator *a, const ol_node *node, const char *what, const ol_tensor *p,
+                           int r, const int64_t *dims, int64_t **map) {
   *map = NULL;
   int64_t n = ol_shape_count(r, dims);
   if (ol_tcount(p) == n && (p->rank <= r)) {
@@ -202,7 +200,7 @@ static ol_status param_map(const ol_node *node, const char *what, const ol_tenso
     pstr[i] = p->dims[pi] == 1 ? 0 : s;
     s *= p->dims[pi];
   }
-  int64_t *m = ol_xmalloc(sizeof(int64_t) * (size_t)(n + 1));
+  int64_t *m = ol_alloc(a, sizeof(int64_t) * (size_t)(n + 1));
   if (!m) return OL_OUT_OF_MEMORY;
   int64_t idx[OL_MAX_RANK] = {0}, off = 0;
   for (int64_t j = 0; j < n; j++) {
@@ -241,9 +239,9 @@ static ol_status layernorm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   int64_t outer = ol_shape_count(axis, x->dims);
   int64_t n = ol_shape_count(x->rank - axis, x->dims + axis);
   int64_t *smap = NULL, *bmap = NULL;
-  OL_TRY(param_map(node, "Scale", scale, x->rank - axis, x->dims + axis, &smap));
+  OL_TRY(param_map(ctx->allocator, node, "Scale", scale, x->rank - axis, x->dims + axis, &smap));
   ol_status s = OL_OK;
-  if (bias) s = param_map(node, "B", bias, x->rank - axis, x->dims + axis, &bmap);
+  if (bias) s = param_map(ctx->allocator, node, "B", bias, x->rank - axis, x->dims + axis, &bmap);
   ol_tensor *y, *mean_t = NULL, *inv_t = NULL;
   int64_t sdims[OL_MAX_RANK];
   for (int i = 0; i < x->rank; i++) sdims[i] = i < axis ? x->dims[i] : 1;
@@ -252,7 +250,7 @@ static ol_status layernorm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     s = ol_ctx_output(ctx, 1, OL_DTYPE_FLOAT, x->rank, sdims, &mean_t);
   if (s == OL_OK && ol_ctx_wants_output(ctx, 2))
     s = ol_ctx_output(ctx, 2, OL_DTYPE_FLOAT, x->rank, sdims, &inv_t);
-  double *row = s == OL_OK ? ol_xmalloc(sizeof(double) * (size_t)(n + 1)) : NULL;
+  double *row = s == OL_OK ? ol_alloc(ctx->allocator, sizeof(double) * (size_t)(n + 1)) : NULL;
   if (s == OL_OK && !row) s = OL_OUT_OF_MEMORY;
   for (int64_t o = 0; o < outer && s == OL_OK; o++) {
     int64_t base = o * n;
@@ -276,9 +274,9 @@ static ol_status layernorm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     if (mean_t) ((float *)ol_tdata(mean_t))[o] = (float)mean;
     if (inv_t) ((float *)ol_tdata(inv_t))[o] = (float)inv;
   }
-  free(row);
-  free(smap);
-  free(bmap);
+  ol_dealloc(ctx->allocator, row);
+  ol_dealloc(ctx->allocator, smap);
+  ol_dealloc(ctx->allocator, bmap);
   return s;
 }
 
@@ -318,7 +316,7 @@ static ol_status batchnorm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   }
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, x->dtype, x->rank, x->dims, &y));
-  double *mean = ol_xmalloc(sizeof(double) * (size_t)(2 * C + 1)), *var = mean + C;
+  double *mean = ol_alloc(ctx->allocator, sizeof(double) * (size_t)(2 * C + 1)), *var = mean + C;
   if (!mean) return OL_OUT_OF_MEMORY;
   for (int64_t c = 0; c < C; c++) {
     mean[c] = getd(p[2], c);
@@ -360,7 +358,7 @@ static ol_status batchnorm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       int64_t base = (nn * C + c) * S;
       for (int64_t j = 0; j < S; j++) setd(y, base + j, (getd(x, base + j) - mean[c]) * inv * sc + b);
     }
-  free(mean);
+  ol_dealloc(ctx->allocator, mean);
   return s;
 }
 
@@ -577,7 +575,7 @@ static ol_status mvn_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   OL_TRY(ol_ctx_output(ctx, 0, x->dtype, x->rank, x->dims, &y));
   int64_t total = ol_tcount(x);
   if (total == 0) return OL_OK;
-  double *sum = ol_xcalloc((size_t)groups * 3, sizeof(double));
+  double *sum = ol_calloc(ctx->allocator, (size_t)groups * 3, sizeof(double));
   if (!sum) return OL_OUT_OF_MEMORY;
   double *sq = sum + groups, *cnt = sq + groups;
   for (int pass = 0; pass < 3; pass++) {
@@ -605,7 +603,7 @@ static ol_status mvn_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     if (pass == 1)
       for (int64_t i = 0; i < groups; i++) sq[i] = sqrt(cnt[i] > 0 ? sq[i] / cnt[i] : 0.0);
   }
-  free(sum);
+  ol_dealloc(ctx->allocator, sum);
   return OL_OK;
 }
 

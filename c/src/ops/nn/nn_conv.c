@@ -172,14 +172,13 @@ static inline bool next_index(int n, const int64_t *dims, int64_t *idx) {
 }
 
 static bool conv_float_type(ol_dtype dt) {
-  return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_DOUBLE || dt == OL_DTYPE_FLOAT16 ||
-         dt == OL_DTYPE_BFLOAT16;
+  return ol_dtype_is_arith_float(dt);
 }
 
-/* Converts a tensor of any float type to a new float or double array. */
-static void *to_array(const ol_tensor *t, bool dbl) {
+/* Converts a tensor of any float type to a new float or double array of alloc. */
+static void *to_array(ol_allocator *alloc, const ol_tensor *t, bool dbl) {
   int64_t n = ol_tcount(t);
-  void *a = ol_xmalloc((dbl ? sizeof(double) : sizeof(float)) * (size_t)(n + 1));
+  void *a = ol_alloc(alloc, (dbl ? sizeof(double) : sizeof(float)) * (size_t)(n + 1));
   if (!a) return NULL;
   if (dbl) {
     for (int64_t i = 0; i < n; i++) ((double *)a)[i] = ol_tensor_get_double(t, i);
@@ -207,19 +206,19 @@ static void from_array(ol_tensor *t, const void *a, bool dbl) {
 #define CONV_CHUNK 2048
 
 #define DEF_CONV(T, NAME)                                                                      \
-  static ol_status NAME(const geom *g, int64_t N, int64_t C, int64_t M, int64_t G, const T *x, \
-                        const T *w, const T *b, T *y) {                                        \
+  static ol_status NAME(ol_allocator *alloc, const geom *g, int64_t N, int64_t C, int64_t M,   \
+                        int64_t G, const T *x, const T *w, const T *b, T *y) {                 \
     int64_t Cg = C / G, Mg = M / G, K = g->k_size, OS = g->out_size, IS = g->in_size;          \
     int nsp = g->nsp;                                                                          \
     int64_t chunk = OS < CONV_CHUNK ? OS : CONV_CHUNK;                                         \
     int64_t rows = Cg * K;                                                                     \
-    T *col = ol_xmalloc(sizeof(T) * (size_t)(rows * chunk + 1));                               \
-    int64_t *ib = ol_xmalloc(sizeof(int64_t) * (size_t)(chunk * nsp + 1));                     \
-    int64_t *kd = ol_xmalloc(sizeof(int64_t) * (size_t)(K * nsp + 1));                         \
+    T *col = ol_alloc(alloc, sizeof(T) * (size_t)(rows * chunk + 1));                          \
+    int64_t *ib = ol_alloc(alloc, sizeof(int64_t) * (size_t)(chunk * nsp + 1));                \
+    int64_t *kd = ol_alloc(alloc, sizeof(int64_t) * (size_t)(K * nsp + 1));                    \
     if (!col || !ib || !kd) {                                                                  \
-      free(col);                                                                               \
-      free(ib);                                                                                \
-      free(kd);                                                                                \
+      ol_dealloc(alloc, col);                                                                  \
+      ol_dealloc(alloc, ib);                                                                   \
+      ol_dealloc(alloc, kd);                                                                   \
       return OL_OUT_OF_MEMORY;                                                                 \
     }                                                                                          \
     int64_t istr[OL_MAX_RANK], s = 1;                                                          \
@@ -280,9 +279,9 @@ static void from_array(ol_tensor *t, const void *a, bool dbl) {
           }                                                                                    \
         }                                                                                      \
     }                                                                                          \
-    free(col);                                                                                 \
-    free(ib);                                                                                  \
-    free(kd);                                                                                  \
+    ol_dealloc(alloc, col);                                                                    \
+    ol_dealloc(alloc, ib);                                                                     \
+    ol_dealloc(alloc, kd);                                                                     \
     return OL_OK;                                                                              \
   }
 DEF_CONV(float, conv_f32)
@@ -325,21 +324,22 @@ static ol_status conv_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   OL_TRY(ol_ctx_output(ctx, 0, x->dtype, x->rank, dims, &y));
   if (ol_tcount(y) == 0) return OL_OK;
   bool dbl = x->dtype == OL_DTYPE_DOUBLE;
+  ol_allocator *alloc = ctx->allocator;
   if (x->dtype == OL_DTYPE_FLOAT)
-    return conv_f32(&g, N, C, M, G, ol_tdata(x), ol_tdata(w), b ? ol_tdata(b) : NULL, ol_tdata(y));
+    return conv_f32(alloc, &g, N, C, M, G, ol_tdata(x), ol_tdata(w), b ? ol_tdata(b) : NULL, ol_tdata(y));
   if (dbl)
-    return conv_f64(&g, N, C, M, G, ol_tdata(x), ol_tdata(w), b ? ol_tdata(b) : NULL, ol_tdata(y));
-  float *xa = to_array(x, false), *wa = to_array(w, false), *ba = b ? to_array(b, false) : NULL;
-  float *ya = ol_xmalloc(sizeof(float) * (size_t)ol_tcount(y));
+    return conv_f64(alloc, &g, N, C, M, G, ol_tdata(x), ol_tdata(w), b ? ol_tdata(b) : NULL, ol_tdata(y));
+  float *xa = to_array(alloc, x, false), *wa = to_array(alloc, w, false), *ba = b ? to_array(alloc, b, false) : NULL;
+  float *ya = ol_alloc(alloc, sizeof(float) * (size_t)ol_tcount(y));
   ol_status s = OL_OUT_OF_MEMORY;
   if (xa && wa && ya && (!b || ba)) {
-    s = conv_f32(&g, N, C, M, G, xa, wa, ba, ya);
+    s = conv_f32(alloc, &g, N, C, M, G, xa, wa, ba, ya);
     if (s == OL_OK) from_array(y, ya, false);
   }
-  free(xa);
-  free(wa);
-  free(ba);
-  free(ya);
+  ol_dealloc(alloc, xa);
+  ol_dealloc(alloc, wa);
+  ol_dealloc(alloc, ba);
+  ol_dealloc(alloc, ya);
   return s;
 }
 
@@ -440,11 +440,11 @@ static ol_status conv_transpose_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   OL_TRY(ol_ctx_output(ctx, 0, x->dtype, x->rank, dims, &y));
   if (ol_tcount(y) == 0) return OL_OK;
   bool dbl = x->dtype == OL_DTYPE_DOUBLE;
-  double *xa = to_array(x, true), *wa = to_array(w, true);
-  double *ya = ol_xcalloc((size_t)ol_tcount(y), sizeof(double));
-  size_t kd_count; /* SIZE_MAX on overflow: the calloc below fails */
-  if (!ol_mul_size((size_t)g.k_size, (size_t)nsp, &kd_count)) kd_count = SIZE_MAX;
-  int64_t *kd = ol_xcalloc(kd_count, sizeof(int64_t));
+  double *xa = to_array(ctx->allocator, x, true), *wa = to_array(ctx->allocator, w, true);
+  double *ya = ol_calloc(ctx->allocator, (size_t)ol_tcount(y), sizeof(double));
+  size_t kd_count; /* SIZE_MAX on overflow: the allocation below fails */
+  if (!ol_mul_size((size_t)g.k_size, (size_t)nsp, &kd_count) || !ol_add_size(kd_count, 1, &kd_count)) kd_count = SIZE_MAX;
+  int64_t *kd = ol_calloc(ctx->allocator, kd_count, sizeof(int64_t));
   ol_status s = OL_OUT_OF_MEMORY;
   (void)dbl;
   if (xa && wa && ya && kd) {
@@ -500,10 +500,10 @@ static ol_status conv_transpose_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       else ol_tensor_set_double(y, i, (float)ya[i]);
     }
   }
-  free(xa);
-  free(wa);
-  free(ya);
-  free(kd);
+  ol_dealloc(ctx->allocator, xa);
+  ol_dealloc(ctx->allocator, wa);
+  ol_dealloc(ctx->allocator, ya);
+  ol_dealloc(ctx->allocator, kd);
   return s;
 }
 
@@ -633,7 +633,6 @@ static ol_status pool_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       }
       if (y->dtype == OL_DTYPE_FLOAT) ((float *)ol_tdata(y))[e] = (float)r;
       else if (y->dtype == OL_DTYPE_DOUBLE) ((double *)ol_tdata(y))[e] = r;
-      else if (y->dtype == OL_DTYPE_FLOAT16 || y->dtype == OL_DTYPE_BFLOAT16) ol_tensor_set_double(y, e, (float)r);
       else ol_tensor_set_double(y, e, r);
       if (ind) ((int64_t *)ol_tdata(ind))[e] = best < 0 ? 0 : best;
       next_index(nsp, g.out, oidx);

@@ -29,8 +29,6 @@ static inline void setd(ol_tensor *t, int64_t i, double v) {
   switch (t->dtype) {
     case OL_DTYPE_FLOAT: ((float *)ol_tdata(t))[i] = (float)v; break;
     case OL_DTYPE_DOUBLE: ((double *)ol_tdata(t))[i] = v; break;
-    case OL_DTYPE_FLOAT16: ((uint16_t *)ol_tdata(t))[i] = ol_f32_to_f16((float)v); break;
-    case OL_DTYPE_BFLOAT16: ((uint16_t *)ol_tdata(t))[i] = ol_f32_to_bf16((float)v); break;
     default: ol_tensor_set_double(t, i, v); break;
   }
 }

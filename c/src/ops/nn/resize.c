@@ -41,12 +41,13 @@ typedef struct axis_plan {
   int64_t *index;   /* out_len * taps, clamped input indices */
   double *weight;   /* out_len * taps */
   bool *outside;    /* tf_crop_and_resize extrapolation */
+  ol_allocator *alloc; /* of the three arrays (the run's) */
 } axis_plan;
 
 static void plan_free(axis_plan *p) {
-  free(p->index);
-  free(p->weight);
-  free(p->outside);
+  ol_dealloc(p->alloc, p->index);
+  ol_dealloc(p->alloc, p->weight);
+  ol_dealloc(p->alloc, p->outside);
 }
 
 static double cubic_w(double x, double a) {
@@ -58,9 +59,10 @@ static double cubic_w(double x, double a) {
 
 static int64_t clampi(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-static ol_status build_plan(const resize_kernel *k, axis_plan *p, int64_t in_len, int64_t out_len,
-                            double scale, double roi_start, double roi_end) {
+static ol_status build_plan(const resize_kernel *k, ol_allocator *alloc, axis_plan *p, int64_t in_len,
+                            int64_t out_len, double scale, double roi_start, double roi_end) {
   memset(p, 0, sizeof *p);
+  p->alloc = alloc;
   p->in_len = in_len;
   p->out_len = out_len;
   double out_w = scale * (double)in_len; /* the float output width of the reference */
@@ -89,9 +91,9 @@ static ol_status build_plan(const resize_kernel *k, axis_plan *p, int64_t in_len
   if (taps > 4096) return ol_kernel_error(k->base.node, OL_INVALID_ARGUMENT, "scale %g is too small", scale);
   p->taps = taps;
   size_t n = (size_t)(out_len > 0 ? out_len : 1) * (size_t)taps;
-  p->index = malloc(sizeof(int64_t) * n);
-  p->weight = malloc(sizeof(double) * n);
-  p->outside = calloc((size_t)(out_len > 0 ? out_len : 1), sizeof(bool));
+  p->index = ol_alloc(alloc, sizeof(int64_t) * n);
+  p->weight = ol_alloc(alloc, sizeof(double) * n);
+  p->outside = ol_calloc(alloc, (size_t)(out_len > 0 ? out_len : 1), sizeof(bool));
   if (!p->index || !p->weight || !p->outside) {
     plan_free(p);
     return OL_OUT_OF_MEMORY;
@@ -167,8 +169,7 @@ static ol_status build_plan(const resize_kernel *k, axis_plan *p, int64_t in_len
 }
 
 static bool is_floatish(ol_dtype dt) {
-  return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_DOUBLE || dt == OL_DTYPE_FLOAT16 ||
-         dt == OL_DTYPE_BFLOAT16;
+  return ol_dtype_is_arith_float(dt);
 }
 
 static double round_half_even(double v) {
@@ -196,7 +197,7 @@ static ol_status resize_run(resize_kernel *k, ol_kernel_ctx *ctx, const ol_tenso
   for (int a = 0; a < rank; a++) {
     active[a] = !(out_dims[a] == x->dims[a] && scales[a] == 1.0 && k->ct != CT_TF_CROP);
     if (!active[a]) continue;
-    st = build_plan(k, &plans[a], x->dims[a], out_dims[a], scales[a], roi[a], roi[rank + a]);
+    st = build_plan(k, ctx->allocator, &plans[a], x->dims[a], out_dims[a], scales[a], roi[a], roi[rank + a]);
     if (st != OL_OK) break;
     built = a + 1;
   }
@@ -243,7 +244,7 @@ static ol_status resize_run(resize_kernel *k, ol_kernel_ctx *ctx, const ol_tenso
     int64_t cur_dims[OL_MAX_RANK];
     memcpy(cur_dims, x->dims, sizeof(int64_t) * (size_t)rank);
     int64_t n = ol_tcount(x);
-    double *cur = malloc(sizeof(double) * (size_t)n);
+    double *cur = ol_alloc(ctx->allocator, sizeof(double) * (size_t)n);
     if (!cur) st = OL_OUT_OF_MEMORY;
     for (int64_t i = 0; st == OL_OK && i < n; i++) cur[i] = ol_tensor_get_double(x, i);
     for (int a = 0; st == OL_OK && a < rank; a++) {
@@ -252,7 +253,7 @@ static ol_status resize_run(resize_kernel *k, ol_kernel_ctx *ctx, const ol_tenso
       int64_t outer = ol_shape_count(a, cur_dims);
       int64_t inner = ol_shape_count(rank - a - 1, cur_dims + a + 1);
       int64_t nn = outer * p->out_len * inner;
-      double *next = malloc(sizeof(double) * (size_t)(nn > 0 ? nn : 1));
+      double *next = ol_alloc(ctx->allocator, sizeof(double) * (size_t)(nn > 0 ? nn : 1));
       if (!next) {
         st = OL_OUT_OF_MEMORY;
         break;
@@ -275,7 +276,7 @@ static ol_status resize_run(resize_kernel *k, ol_kernel_ctx *ctx, const ol_tenso
           }
         }
       }
-      free(cur);
+      ol_dealloc(ctx->allocator, cur);
       cur = next;
       cur_dims[a] = p->out_len;
       if (ctx->cancelled && *ctx->cancelled) st = OL_CANCELLED;
@@ -292,7 +293,7 @@ static ol_status resize_run(resize_kernel *k, ol_kernel_ctx *ctx, const ol_tenso
         ol_tensor_set_double(y, i, v);
       }
     }
-    free(cur);
+    ol_dealloc(ctx->allocator, cur);
   }
   for (int a = 0; a < rank; a++)
     if (active[a]) plan_free(&plans[a]);

@@ -13,9 +13,6 @@ extern const ol_op_schema ol_schema_paged[];
 ol_status ol_paged_attention_create(const ol_node *node, ol_kernel **out);
 ol_status ol_quantize_paged_cache_create(const ol_node *node, ol_kernel **out);
 
-/* Checks a requested page format (type, scale >= 0, zero point in range). */
-ol_status ol_page_format_check(const ol_node *node, const char *what, const ol_page_format *f);
-
 /* infer.c */
 ol_status ol_infer_paged_attention(ol_infer_ctx *ctx);
 ol_status ol_infer_quantize_paged_cache(ol_infer_ctx *ctx);

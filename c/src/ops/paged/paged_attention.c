@@ -122,13 +122,9 @@ static ol_status memo_sync(const ol_node *node, page_memo *m, const ol_value *pa
 
 static bool finite_tensor(const ol_tensor *t) {
   int64_t n = ol_tcount(t);
-  const void *d = ol_tdata(t);
-  for (int64_t i = 0; i < n; i++) {
-    float x = t->dtype == OL_DTYPE_FLOAT ? ((const float *)d)[i]
-              : t->dtype == OL_DTYPE_FLOAT16 ? ol_f16_to_f32(((const uint16_t *)d)[i])
-                                             : ol_bf16_to_f32(((const uint16_t *)d)[i]);
-    if (!isfinite(x)) return false;
-  }
+  ol_to_float_fn get = ol_dtype_info(t->dtype)->to_float;
+  for (int64_t i = 0; i < n; i++)
+    if (!isfinite(get(ol_tdata(t), i))) return false;
   return true;
 }
 
@@ -137,7 +133,7 @@ static ol_status check_inputs(const ol_node *node, const ol_tensor *q, const ol_
   const ol_tensor *t[3] = {q, k, v};
   static const char *const names[3] = {"Q", "K", "V"};
   for (int i = 0; i < 3; i++) {
-    if (!ol_is_float_type(t[i]->dtype)) return ol_kernel_bad_dtype(node, names[i], t[i]->dtype);
+    if (!ol_dtype_computes_f32(t[i]->dtype)) return ol_kernel_bad_dtype(node, names[i], t[i]->dtype);
     if (t[i]->dtype != q->dtype)
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "%s is %s but Q is %s", names[i], ol_dtype_name(t[i]->dtype),
                              ol_dtype_name(q->dtype));
@@ -162,23 +158,6 @@ static ol_status check_inputs(const ol_node *node, const ol_tensor *q, const ol_
 
 /* ------------------------------------------------------------ formats */
 
-ol_status ol_page_format_check(const ol_node *node, const char *what, const ol_page_format *f) {
-  if (f->type == OL_DTYPE_FLOAT || f->type == OL_DTYPE_UNDEFINED) return OL_OK;
-  if (!ol_page_code_bits(f->type))
-    return ol_kernel_error(node, OL_INVALID_ARGUMENT,
-                           "%s pages cannot be %s (FLOAT, INT8, UINT8, INT4, UINT4, INT2 or UINT2)", what,
-                           ol_dtype_name(f->type));
-  if (!(f->scale >= 0.0f) || !isfinite(f->scale))
-    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "%s page scale %g must be finite and positive (0: calibrated)",
-                           what, (double)f->scale);
-  int32_t lo, hi;
-  ol_page_code_range(f->type, &lo, &hi);
-  if (f->scale > 0.0f && (f->zero_point < lo || f->zero_point > hi))
-    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "%s zero point %d is outside the %s range [%d, %d]", what,
-                           f->zero_point, ol_dtype_name(f->type), lo, hi);
-  return OL_OK;
-}
-
 static ol_status select_formats(ol_kernel_ctx *ctx, int64_t past, ol_page_formats *f) {
   memset(f, 0, sizeof *f);
   const ol_paged_policy *p = ctx->paged;
@@ -189,8 +168,9 @@ static ol_status select_formats(ol_kernel_ctx *ctx, int64_t past, ol_page_format
     for (size_t i = 0; i < p->rule_count; i++)
       if (p->rules[i].from_tokens <= past) *f = p->rules[i].formats;
   }
-  OL_TRY(ol_page_format_check(ctx->node, "key", &f->key));
-  return ol_page_format_check(ctx->node, "value", &f->value);
+  ol_status s = ol_page_format_validate("key", &f->key, true);
+  if (s == OL_OK) s = ol_page_format_validate("value", &f->value, true);
+  return s == OL_OK ? OL_OK : ol_kernel_error(ctx->node, s, "%s", ol_last_error());
 }
 
 /* ------------------------------------------------------------ new pages */
@@ -200,12 +180,7 @@ static void gather_row(const ol_tensor *x, int64_t l, float *row) {
   int64_t B = x->dims[0], H = x->dims[1], L = x->dims[2], D = x->dims[3];
   for (int64_t b = 0; b < B; b++)
     for (int64_t h = 0; h < H; h++) {
-      int64_t at = ((b * H + h) * L + l) * D;
-      if (x->dtype == OL_DTYPE_FLOAT) memcpy(row, (const float *)ol_tdata(x) + at, sizeof(float) * (size_t)D);
-      else if (x->dtype == OL_DTYPE_FLOAT16)
-        for (int64_t d = 0; d < D; d++) row[d] = ol_f16_to_f32(((const uint16_t *)ol_tdata(x))[at + d]);
-      else
-        for (int64_t d = 0; d < D; d++) row[d] = ol_bf16_to_f32(((const uint16_t *)ol_tdata(x))[at + d]);
+      ol_floats_get(x->dtype, ol_tdata(x), ((b * H + h) * L + l) * D, D, row);
       row += D;
     }
 }
@@ -320,14 +295,7 @@ static void attend(const paged_kernel *k, const paged_shape *sh, const ol_tensor
   const float *q[MAX_GROUP];
   for (int64_t i = 0; i < g; i++) {
     int64_t at = ((b * sh->Hq + h0 + i) * sh->L + l) * sh->Dk;
-    if (Q->dtype == OL_DTYPE_FLOAT) q[i] = (const float *)ol_tdata(Q) + at;
-    else {
-      float *dst = w->qrow + i * sh->Dk;
-      for (int64_t d = 0; d < sh->Dk; d++)
-        dst[d] = Q->dtype == OL_DTYPE_FLOAT16 ? ol_f16_to_f32(((const uint16_t *)ol_tdata(Q))[at + d])
-                                              : ol_bf16_to_f32(((const uint16_t *)ol_tdata(Q))[at + d]);
-      q[i] = dst;
-    }
+    q[i] = ol_floats_row(Q->dtype, ol_tdata(Q), at, sh->Dk, w->qrow + i * sh->Dk);
   }
   float m[MAX_GROUP], sum[MAX_GROUP];
   for (int64_t i = 0; i < g; i++) m[i] = -INFINITY, sum[i] = 0.0f;
@@ -402,7 +370,7 @@ static ol_status make_present(ol_kernel_ctx *ctx, const page_memo *m, ol_value *
   size_t n = m->count + n_new;
   ol_value **all = ol_alloc(ctx->allocator, sizeof *all * (n + 1));
   if (!all) return OL_OUT_OF_MEMORY;
-  if (m->count) memcpy(all, m->blocks, sizeof *all * m->count); /* (blocks NULL when there are none) */
+  if (m->count) memcpy(all, m->blocks, sizeof *all * m->count); /* an empty memo has no array yet */
   if (n_new) memcpy(all + m->count, new_blocks, sizeof *all * n_new);
   ol_value *present = NULL;
   ol_status s = ol_paged_cache_new(all, n, &present);

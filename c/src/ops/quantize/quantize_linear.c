@@ -21,8 +21,7 @@
 /* ------------------------------------------------------------ helpers */
 
 static bool is_float_type(ol_dtype dt) {
-  return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_DOUBLE || dt == OL_DTYPE_FLOAT16 ||
-         dt == OL_DTYPE_BFLOAT16;
+  return ol_dtype_is_arith_float(dt);
 }
 
 static bool is_float8(ol_dtype dt) {
@@ -135,19 +134,20 @@ typedef struct q_kernel {
   ol_dtype precision;    /* UNDEFINED: the scale's type */
 } q_kernel;
 
+/* v rounded to type dt and widened back (through the dtype table). */
+static float in_type(ol_dtype dt, float v) {
+  const ol_dtype_traits *t = ol_dtype_info(dt);
+  float e = 0.0f; /* room for one element of any floating type up to 32 bits */
+  t->from_float(&e, 0, v);
+  return t->to_float(&e, 0);
+}
+
 /* x / s computed in the precision type (float16/bfloat16: operands rounded
  * to the type, divided in float32, quotient rounded to the type). */
 static double divide_in(ol_dtype prec, double x, double s) {
-  switch (prec) {
-    case OL_DTYPE_DOUBLE: return x / s;
-    case OL_DTYPE_FLOAT16:
-      return ol_f16_to_f32(ol_f32_to_f16(ol_f16_to_f32(ol_f32_to_f16((float)x)) /
-                                         ol_f16_to_f32(ol_f32_to_f16((float)s))));
-    case OL_DTYPE_BFLOAT16:
-      return ol_bf16_to_f32(ol_f32_to_bf16(ol_bf16_to_f32(ol_f32_to_bf16((float)x)) /
-                                           ol_bf16_to_f32(ol_f32_to_bf16((float)s))));
-    default: return (double)((float)x / (float)s);
-  }
+  if (prec == OL_DTYPE_DOUBLE) return x / s;
+  if (ol_dtype_widens(prec)) return in_type(prec, in_type(prec, (float)x) / in_type(prec, (float)s));
+  return (double)((float)x / (float)s);
 }
 
 /* ------------------------------------------------------------ QuantizeLinear */
@@ -373,11 +373,13 @@ static ol_status qlinear_matmul_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   double yzv = param_at(yz, 0);
   /* zero-point-shifted operands as int32 (a: per row, b: per column) */
   int64_t na = ol_tcount(a), nb = ol_tcount(b);
-  int32_t *av = malloc(sizeof(int32_t) * (size_t)(na > 0 ? na : 1));
-  int32_t *bv = malloc(sizeof(int32_t) * (size_t)(nb > 0 ? nb : 1));
-  int64_t *acc = malloc(sizeof(int64_t) * (size_t)(N > 0 ? N : 1));
+  int32_t *av = ol_alloc(ctx->allocator, sizeof(int32_t) * (size_t)(na > 0 ? na : 1));
+  int32_t *bv = ol_alloc(ctx->allocator, sizeof(int32_t) * (size_t)(nb > 0 ? nb : 1));
+  int64_t *acc = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(N > 0 ? N : 1));
   if (!av || !bv || !acc) {
-    free(av); free(bv); free(acc);
+    ol_dealloc(ctx->allocator, av);
+    ol_dealloc(ctx->allocator, bv);
+    ol_dealloc(ctx->allocator, acc);
     return OL_OUT_OF_MEMORY;
   }
   for (int64_t i = 0; i < na; i++)
@@ -421,9 +423,9 @@ static ol_status qlinear_matmul_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       }
     }
   }
-  free(av);
-  free(bv);
-  free(acc);
+  ol_dealloc(ctx->allocator, av);
+  ol_dealloc(ctx->allocator, bv);
+  ol_dealloc(ctx->allocator, acc);
   return OL_OK;
 }
 static ol_status qlinear_matmul_create(const ol_node *node, ol_kernel **out) {
@@ -520,11 +522,13 @@ static ol_status iconv_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   double lo = odt == OL_DTYPE_UINT8 ? 0 : -128, hi = odt == OL_DTYPE_UINT8 ? 255 : 127;
   /* zero-point-shifted operands as int32, kernel offsets precomputed */
   int64_t nx = ol_tcount(x), nw = ol_tcount(w);
-  int32_t *xv = malloc(sizeof(int32_t) * (size_t)(nx > 0 ? nx : 1));
-  int32_t *wv = malloc(sizeof(int32_t) * (size_t)(nw > 0 ? nw : 1));
-  int64_t *kidx = malloc(sizeof(int64_t) * (size_t)(ksp * sp > 0 ? ksp * sp : 1));
+  int32_t *xv = ol_alloc(ctx->allocator, sizeof(int32_t) * (size_t)(nx > 0 ? nx : 1));
+  int32_t *wv = ol_alloc(ctx->allocator, sizeof(int32_t) * (size_t)(nw > 0 ? nw : 1));
+  int64_t *kidx = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(ksp * sp > 0 ? ksp * sp : 1));
   if (!xv || !wv || !kidx) {
-    free(xv); free(wv); free(kidx);
+    ol_dealloc(ctx->allocator, xv);
+    ol_dealloc(ctx->allocator, wv);
+    ol_dealloc(ctx->allocator, kidx);
     return OL_OUT_OF_MEMORY;
   }
   int32_t xzv = (int32_t)param_at(xz, 0);
@@ -588,9 +592,9 @@ static ol_status iconv_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
         break;
       }
     }
-  free(xv);
-  free(wv);
-  free(kidx);
+  ol_dealloc(ctx->allocator, xv);
+  ol_dealloc(ctx->allocator, wv);
+  ol_dealloc(ctx->allocator, kidx);
   return status;
 }
 

@@ -105,13 +105,15 @@ static ol_status apply_inputs(const ol_node *node, ol_kernel_ctx *ctx, ol_quant_
 }
 
 /* Per-block calibration from X (ol_quant_calibrate_values: the portable
- * rule, or per column and K group for ORT layouts). */
-static ol_status calibrate(ol_quant_plan *plan, const ol_tensor *x) {
+ * rule, or per column and K group for ORT layouts), X's values read into
+ * scratch from alloc. */
+static ol_status calibrate(ol_allocator *alloc, ol_quant_plan *plan, const ol_tensor *x) {
   uint64_t count = (uint64_t)ol_tcount(x);
-  double *values = count <= SIZE_MAX / sizeof(double) ? ol_xmalloc(count ? (size_t)count * sizeof(double) : 1) : NULL;
+  double *values = count <= SIZE_MAX / sizeof(double) ? ol_alloc(alloc, count ? (size_t)count * sizeof(double) : 1)
+                                                       : NULL;
   ol_status s = values ? ol_quant_read_floats(x->dtype, ol_tdata(x), count, values) : OL_OUT_OF_MEMORY;
   if (s == OL_OK) s = ol_quant_calibrate_values(plan, values, count);
-  free(values);
+  ol_dealloc(alloc, values);
   return s == OL_OK || s == OL_OUT_OF_MEMORY ? s : ol_error_wrap(s, "calibration");
 }
 
@@ -142,7 +144,7 @@ static ol_status quantize_ort(quantize_kernel *k, ol_kernel_ctx *ctx, const ol_t
   if ((t = ol_ctx_input(ctx, IN_ZERO_POINTS))) s = apply_per_block(node, plan, t, IN_ZERO_POINTS, run->block_count);
   if (s == OL_OK && (t = ol_ctx_input(ctx, IN_SCALES)))
     s = apply_per_block(node, plan, t, IN_SCALES, run->block_count);
-  else if (s == OL_OK && (s = calibrate(plan, x)) != OL_OK && s != OL_OUT_OF_MEMORY)
+  else if (s == OL_OK && (s = calibrate(ctx->allocator, plan, x)) != OL_OK && s != OL_OUT_OF_MEMORY)
     s = node_wrap(node, s);
   Onnx__EncodedValueProto *ev = NULL;
   if (s == OL_OK) {
@@ -205,7 +207,7 @@ static ol_status quantize_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   if (s != OL_OK) return ol_error_wrap(s, "%s node '%s': attribute 'type'", node->op_type, node->name);
   OL_TRY(ol_quant_plan_clone(k->declared, &plan));
   s = apply_inputs(node, ctx, plan);
-  if (s == OL_OK && !ol_ctx_input(ctx, IN_SCALES)) s = calibrate(plan, x);
+  if (s == OL_OK && !ol_ctx_input(ctx, IN_SCALES)) s = calibrate(ctx->allocator, plan, x);
   Onnx__EncodedValueProto *ev = NULL;
   if (s == OL_OK)
     s = ol_quant_encode_proto(plan, x->dtype, ol_tdata(x), x->rank, x->dims,

@@ -58,11 +58,11 @@ static double apply_act(const act *a, double x) {
 }
 
 static bool is_float_type(ol_dtype dt) {
-  return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_DOUBLE || dt == OL_DTYPE_FLOAT16 ||
-         dt == OL_DTYPE_BFLOAT16;
+  return ol_dtype_is_arith_float(dt);
 }
 
-static ol_status load(const ol_node *node, const ol_tensor *t, const char *what, int rank,
+/* *out: t's values as doubles, allocated from alloc (NULL when t is absent). */
+static ol_status load(ol_allocator *alloc, const ol_node *node, const ol_tensor *t, const char *what, int rank,
                       const int64_t *dims, double **out) {
   *out = NULL;
   if (!t) return OL_OK;
@@ -76,7 +76,7 @@ static ol_status load(const ol_node *node, const ol_tensor *t, const char *what,
                            (long long)(rank > 1 ? dims[1] : 0), rank > 2 ? ",..." : "");
   }
   int64_t n = ol_tcount(t);
-  double *d = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+  double *d = ol_alloc(alloc, sizeof(double) * (size_t)(n > 0 ? n : 1));
   if (!d) return OL_OUT_OF_MEMORY;
   for (int64_t i = 0; i < n; i++) d[i] = ol_tensor_get_double(t, i);
   *out = d;
@@ -88,6 +88,175 @@ static inline double clipv(double v, double c) {
   return v;
 }
 
+/* One execution: inputs as doubles, shapes, state rows and outputs. */
+typedef struct rnn_run {
+  const rnn_kernel *k;
+  int64_t T, B, I, H, G, nd;
+  double *X, *W, *R, *Bv, *H0, *C0, *P; /* inputs (NULL: absent) */
+  double *h, *c, *gates, *tmp;          /* one row of state and gates */
+  int64_t *lens;
+  ol_tensor *Y, *Yh, *Yc;
+} rnn_run;
+
+/* gates = x W^T (+ Wb), the recurrent part added per cell. */
+static void project_input(const rnn_run *r, const double *x, const double *Wd, const double *Wb) {
+  for (int64_t g = 0; g < r->G * r->H; g++) {
+    double v = 0.0;
+    const double *wr = Wd + g * r->I;
+    for (int64_t i = 0; i < r->I; i++) v += x[i] * wr[i];
+    if (Wb) v += Wb[g];
+    r->gates[g] = v;
+  }
+}
+
+/* One GRU step: z and r gates, the candidate (linear_before_reset or not), h. */
+static void gru_step(const rnn_run *r, const act *af, const double *Rd, const double *Rb) {
+  const rnn_kernel *k = r->k;
+  int64_t H = r->H;
+  double *h = r->h, *gates = r->gates, *tmp = r->tmp;
+  for (int64_t g = 0; g < 2 * H; g++) {
+    double v = 0.0;
+    const double *rr = Rd + g * H;
+    for (int64_t i = 0; i < H; i++) v += h[i] * rr[i];
+    v += gates[g];
+    if (Rb) v += Rb[g];
+    gates[g] = apply_act(&af[0], clipv(v, k->clip));
+  }
+  const double *z = gates, *rg = gates + H;
+  for (int64_t j = 0; j < H; j++) {
+    const double *rr = Rd + (2 * H + j) * H;
+    double v = 0.0;
+    if (k->linear_before_reset) {
+      for (int64_t i = 0; i < H; i++) v += h[i] * rr[i];
+      if (Rb) v += Rb[2 * H + j];
+      v = rg[j] * v;
+    } else {
+      for (int64_t i = 0; i < H; i++) v += (rg[i] * h[i]) * rr[i];
+      if (Rb) v += Rb[2 * H + j];
+    }
+    tmp[j] = apply_act(&af[1], clipv(gates[2 * H + j] + v, k->clip));
+  }
+  for (int64_t j = 0; j < H; j++) h[j] = (1.0 - z[j]) * tmp[j] + z[j] * h[j];
+}
+
+/* One RNN or LSTM step (LSTM: gates i, o, f, c with peepholes Pd). */
+static void rnn_lstm_step(const rnn_run *r, const act *af, const double *Rd, const double *Rb, const double *Pd) {
+  const rnn_kernel *k = r->k;
+  int64_t H = r->H;
+  double *h = r->h, *c = r->c, *gates = r->gates;
+  for (int64_t g = 0; g < r->G * H; g++) {
+    double v = 0.0;
+    const double *rr = Rd + g * H;
+    for (int64_t i = 0; i < H; i++) v += h[i] * rr[i];
+    gates[g] += v;
+    if (Rb) gates[g] += Rb[g];
+  }
+  if (k->cell == CELL_RNN) {
+    for (int64_t j = 0; j < H; j++) h[j] = apply_act(&af[0], clipv(gates[j], k->clip));
+    return;
+  }
+  double *gi = gates, *go = gates + H, *gf = gates + 2 * H, *gc = gates + 3 * H;
+  for (int64_t j = 0; j < H; j++) {
+    double iv = gi[j] + (Pd ? Pd[j] * c[j] : 0.0);
+    double fv = gf[j] + (Pd ? Pd[2 * H + j] * c[j] : 0.0);
+    iv = apply_act(&af[0], clipv(iv, k->clip));
+    fv = k->input_forget ? 1.0 - iv : apply_act(&af[0], clipv(fv, k->clip));
+    double cv = apply_act(&af[1], clipv(gc[j], k->clip));
+    double cn = fv * c[j] + iv * cv;
+    double ov = go[j] + (Pd ? Pd[H + j] * cn : 0.0);
+    ov = apply_act(&af[0], clipv(ov, k->clip));
+    c[j] = cn;
+    h[j] = ov * apply_act(&af[2], cn);
+  }
+}
+
+/* Direction d over batch row b: the state from initial_h/c, every step of
+ * its sequence, Y rows as they come, Y_h/Y_c at the end. */
+static void run_row(const rnn_run *r, int64_t d, int64_t b) {
+  const rnn_kernel *k = r->k;
+  int64_t G = r->G, H = r->H, I = r->I, T = r->T, nd = r->nd;
+  int nact = k->cell == CELL_LSTM ? 3 : k->cell == CELL_GRU ? 2 : 1;
+  bool rev = nd == 2 ? d == 1 : k->reverse;
+  const act *af = &k->acts[d * nact];
+  const double *Wd = r->W + d * G * H * I, *Rd = r->R + d * G * H * H;
+  const double *Wb = r->Bv ? r->Bv + d * 2 * G * H : NULL, *Rb = r->Bv ? r->Bv + d * 2 * G * H + G * H : NULL;
+  const double *Pd = r->P ? r->P + d * 3 * H : NULL;
+  int64_t so = k->layout ? (b * nd + d) * H : (d * r->B + b) * H;
+  for (int64_t j = 0; j < H; j++) {
+    r->h[j] = r->H0 ? r->H0[so + j] : 0.0;
+    r->c[j] = r->C0 ? r->C0[so + j] : 0.0;
+  }
+  int64_t len = r->lens[b];
+  for (int64_t s = 0; s < len; s++) {
+    int64_t t = rev ? len - 1 - s : s;
+    project_input(r, r->X + (k->layout ? (b * T + t) * I : (t * r->B + b) * I), Wd, Wb);
+    if (k->cell == CELL_GRU) gru_step(r, af, Rd, Rb);
+    else rnn_lstm_step(r, af, Rd, Rb, Pd);
+    if (r->Y) {
+      int64_t yo = k->layout ? ((b * T + t) * nd + d) * H : ((t * nd + d) * r->B + b) * H;
+      for (int64_t j = 0; j < H; j++) ol_tensor_set_double(r->Y, yo + j, r->h[j]);
+    }
+  }
+  if (r->Yh)
+    for (int64_t j = 0; j < H; j++) ol_tensor_set_double(r->Yh, so + j, r->h[j]);
+  if (r->Yc)
+    for (int64_t j = 0; j < H; j++) ol_tensor_set_double(r->Yc, so + j, r->c[j]);
+}
+
+/* Sequence lengths (all T without sequence_lens), each in [0, T]. */
+static ol_status read_lens(const ol_node *node, const ol_tensor *lt, rnn_run *r) {
+  for (int64_t b = 0; b < r->B; b++) r->lens[b] = r->T;
+  if (!lt) return OL_OK;
+  if ((lt->dtype != OL_DTYPE_INT32 && lt->dtype != OL_DTYPE_INT64) || lt->rank != 1 || lt->dims[0] != r->B)
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "sequence_lens must be an int32/int64 tensor of shape [%lld]",
+                           (long long)r->B);
+  for (int64_t b = 0; b < r->B; b++) {
+    r->lens[b] = (int64_t)ol_tensor_get_double(lt, b);
+    if (r->lens[b] < 0 || r->lens[b] > r->T)
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "sequence_lens[%lld] = %lld is outside [0, %lld]", (long long)b,
+                             (long long)r->lens[b], (long long)r->T);
+  }
+  return OL_OK;
+}
+
+/* Inputs as doubles (checked against their shapes) and the state rows. */
+static ol_status load_inputs(ol_kernel_ctx *ctx, const ol_tensor *xt, const ol_tensor *wt, const ol_tensor *rt, rnn_run *r) {
+  const ol_node *node = ctx->node;
+  const rnn_kernel *k = r->k;
+  int64_t nd = r->nd, G = r->G, H = r->H, I = r->I;
+  const ol_tensor *bt = ol_ctx_input(ctx, 3), *ht = ol_ctx_input(ctx, 5);
+  const ol_tensor *ct = k->cell == CELL_LSTM ? ol_ctx_input(ctx, 6) : NULL;
+  const ol_tensor *pt = k->cell == CELL_LSTM ? ol_ctx_input(ctx, 7) : NULL;
+  int64_t wd[3] = {nd, G * H, I}, rd[3] = {nd, G * H, H}, bd[2] = {nd, 2 * G * H};
+  int64_t sd[3] = {nd, r->B, H}, sd1[3] = {r->B, nd, H}, pd[2] = {nd, 3 * H};
+  ol_allocator *al = ctx->allocator;
+  OL_TRY(load(al, node, xt, "X", 3, xt->dims, &r->X));
+  OL_TRY(load(al, node, wt, "W", 3, wd, &r->W));
+  OL_TRY(load(al, node, rt, "R", 3, rd, &r->R));
+  OL_TRY(load(al, node, bt, "B", 2, bd, &r->Bv));
+  OL_TRY(load(al, node, ht, "initial_h", 3, k->layout ? sd1 : sd, &r->H0));
+  OL_TRY(load(al, node, ct, "initial_c", 3, k->layout ? sd1 : sd, &r->C0));
+  OL_TRY(load(al, node, pt, "P", 2, pd, &r->P));
+  r->lens = ol_alloc(al, sizeof(int64_t) * (size_t)(r->B > 0 ? r->B : 1));
+  r->h = ol_alloc(al, sizeof(double) * (size_t)(H > 0 ? H : 1));
+  r->c = ol_alloc(al, sizeof(double) * (size_t)(H > 0 ? H : 1));
+  r->gates = ol_alloc(al, sizeof(double) * (size_t)(G * H > 0 ? G * H : 1));
+  r->tmp = ol_alloc(al, sizeof(double) * (size_t)(H > 0 ? H : 1));
+  return r->lens && r->h && r->c && r->gates && r->tmp ? OL_OK : OL_OUT_OF_MEMORY;
+}
+
+/* Y, Y_h and (LSTM) Y_c, those wanted. */
+static ol_status make_outputs(ol_kernel_ctx *ctx, const ol_tensor *xt, rnn_run *r) {
+  const rnn_kernel *k = r->k;
+  int64_t ydims[4] = {r->T, r->nd, r->B, r->H}, sd[3] = {r->nd, r->B, r->H}, sd1[3] = {r->B, r->nd, r->H};
+  if (k->layout) ydims[0] = r->B, ydims[1] = r->T, ydims[2] = r->nd;
+  if (ol_ctx_wants_output(ctx, 0)) OL_TRY(ol_ctx_output(ctx, 0, xt->dtype, 4, ydims, &r->Y));
+  if (ol_ctx_wants_output(ctx, 1)) OL_TRY(ol_ctx_output(ctx, 1, xt->dtype, 3, k->layout ? sd1 : sd, &r->Yh));
+  if (k->cell == CELL_LSTM && ol_ctx_wants_output(ctx, 2))
+    OL_TRY(ol_ctx_output(ctx, 2, xt->dtype, 3, k->layout ? sd1 : sd, &r->Yc));
+  return OL_OK;
+}
+
 static ol_status rnn_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   rnn_kernel *k = (rnn_kernel *)kernel;
   const ol_node *node = ctx->node;
@@ -97,166 +266,22 @@ static ol_status rnn_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   OL_TRY(ol_ctx_require(ctx, 2, &rt));
   if (!is_float_type(xt->dtype)) return ol_kernel_bad_dtype(node, "input X", xt->dtype);
   if (xt->rank != 3) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "input X must have rank 3, got %d", xt->rank);
-  int64_t T = k->layout ? xt->dims[1] : xt->dims[0];
-  int64_t B = k->layout ? xt->dims[0] : xt->dims[1];
-  int64_t I = xt->dims[2];
-  int64_t H = k->hidden;
-  int G = k->cell == CELL_LSTM ? 4 : k->cell == CELL_GRU ? 3 : 1;
-  int64_t nd = k->num_dir;
-  if (H <= 0) {
-    if (wt->rank != 3 || wt->dims[1] % G)
-      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "cannot infer hidden_size from W");
-    H = wt->dims[1] / G;
+  rnn_run r = {k, k->layout ? xt->dims[1] : xt->dims[0], k->layout ? xt->dims[0] : xt->dims[1], xt->dims[2], k->hidden,
+               k->cell == CELL_LSTM ? 4 : k->cell == CELL_GRU ? 3 : 1, k->num_dir};
+  if (r.H <= 0) {
+    if (wt->rank != 3 || wt->dims[1] % r.G) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "cannot infer hidden_size from W");
+    r.H = wt->dims[1] / r.G;
   }
-  const ol_tensor *bt = ol_ctx_input(ctx, 3), *lt = ol_ctx_input(ctx, 4), *ht = ol_ctx_input(ctx, 5);
-  const ol_tensor *ct = k->cell == CELL_LSTM ? ol_ctx_input(ctx, 6) : NULL;
-  const ol_tensor *pt = k->cell == CELL_LSTM ? ol_ctx_input(ctx, 7) : NULL;
-  double *X = NULL, *W = NULL, *R = NULL, *Bv = NULL, *H0 = NULL, *C0 = NULL, *P = NULL;
-  double *h = NULL, *c = NULL, *gates = NULL, *tmp = NULL;
-  int64_t *lens = NULL;
-  ol_status st;
-  int64_t wd[3] = {nd, G * H, I}, rd[3] = {nd, G * H, H}, bd[2] = {nd, 2 * G * H};
-  int64_t sd[3] = {nd, B, H}, sd1[3] = {B, nd, H}, pd[2] = {nd, 3 * H};
-  st = load(node, xt, "X", 3, xt->dims, &X);
-  if (st == OL_OK) st = load(node, wt, "W", 3, wd, &W);
-  if (st == OL_OK) st = load(node, rt, "R", 3, rd, &R);
-  if (st == OL_OK) st = load(node, bt, "B", 2, bd, &Bv);
-  if (st == OL_OK) st = load(node, ht, "initial_h", 3, k->layout ? sd1 : sd, &H0);
-  if (st == OL_OK) st = load(node, ct, "initial_c", 3, k->layout ? sd1 : sd, &C0);
-  if (st == OL_OK) st = load(node, pt, "P", 2, pd, &P);
-  if (st != OL_OK) goto done;
-  lens = malloc(sizeof(int64_t) * (size_t)(B > 0 ? B : 1));
-  h = malloc(sizeof(double) * (size_t)(H > 0 ? H : 1));
-  c = malloc(sizeof(double) * (size_t)(H > 0 ? H : 1));
-  gates = malloc(sizeof(double) * (size_t)(G * H > 0 ? G * H : 1));
-  tmp = malloc(sizeof(double) * (size_t)(H > 0 ? H : 1));
-  if (!lens || !h || !c || !gates || !tmp) {
-    st = OL_OUT_OF_MEMORY;
-    goto done;
-  }
-  for (int64_t b = 0; b < B; b++) lens[b] = T;
-  if (lt) {
-    if ((lt->dtype != OL_DTYPE_INT32 && lt->dtype != OL_DTYPE_INT64) || lt->rank != 1 || lt->dims[0] != B) {
-      st = ol_kernel_error(node, OL_INVALID_ARGUMENT, "sequence_lens must be an int32/int64 tensor of shape [%lld]",
-                           (long long)B);
-      goto done;
+  ol_status st = load_inputs(ctx, xt, wt, rt, &r);
+  if (st == OL_OK) st = read_lens(node, ol_ctx_input(ctx, 4), &r);
+  if (st == OL_OK) st = make_outputs(ctx, xt, &r);
+  for (int64_t d = 0; st == OL_OK && d < r.nd; d++)
+    for (int64_t b = 0; st == OL_OK && b < r.B; b++) {
+      run_row(&r, d, b);
+      if (ctx->cancelled && *ctx->cancelled) st = OL_CANCELLED;
     }
-    for (int64_t b = 0; b < B; b++) {
-      lens[b] = (int64_t)ol_tensor_get_double(lt, b);
-      if (lens[b] < 0 || lens[b] > T) {
-        st = ol_kernel_error(node, OL_INVALID_ARGUMENT, "sequence_lens[%lld] = %lld is outside [0, %lld]",
-                             (long long)b, (long long)lens[b], (long long)T);
-        goto done;
-      }
-    }
-  }
-  ol_tensor *Y = NULL, *Yh = NULL, *Yc = NULL;
-  int64_t ydims[4];
-  if (k->layout) {
-    ydims[0] = B; ydims[1] = T; ydims[2] = nd; ydims[3] = H;
-  } else {
-    ydims[0] = T; ydims[1] = nd; ydims[2] = B; ydims[3] = H;
-  }
-  if (ol_ctx_wants_output(ctx, 0) && (st = ol_ctx_output(ctx, 0, xt->dtype, 4, ydims, &Y)) != OL_OK) goto done;
-  if (ol_ctx_wants_output(ctx, 1) && (st = ol_ctx_output(ctx, 1, xt->dtype, 3, k->layout ? sd1 : sd, &Yh)) != OL_OK)
-    goto done;
-  if (k->cell == CELL_LSTM && ol_ctx_wants_output(ctx, 2) &&
-      (st = ol_ctx_output(ctx, 2, xt->dtype, 3, k->layout ? sd1 : sd, &Yc)) != OL_OK)
-    goto done;
-  int nact = k->cell == CELL_LSTM ? 3 : k->cell == CELL_GRU ? 2 : 1;
-  for (int64_t d = 0; d < nd; d++) {
-    bool rev = nd == 2 ? d == 1 : k->reverse;
-    const act *af = &k->acts[d * nact];
-    const double *Wd = W + d * G * H * I, *Rd = R + d * G * H * H;
-    const double *Wb = Bv ? Bv + d * 2 * G * H : NULL, *Rb = Bv ? Bv + d * 2 * G * H + G * H : NULL;
-    const double *Pd = P ? P + d * 3 * H : NULL;
-    for (int64_t b = 0; b < B; b++) {
-      int64_t so = k->layout ? (b * nd + d) * H : (d * B + b) * H;
-      for (int64_t j = 0; j < H; j++) {
-        h[j] = H0 ? H0[so + j] : 0.0;
-        c[j] = C0 ? C0[so + j] : 0.0;
-      }
-      int64_t len = lens[b];
-      for (int64_t s = 0; s < len; s++) {
-        int64_t t = rev ? len - 1 - s : s;
-        const double *x = X + (k->layout ? (b * T + t) * I : (t * B + b) * I);
-        /* gates = x W^T + (bias) ; recurrent part added per cell */
-        for (int64_t g = 0; g < G * H; g++) {
-          double v = 0.0;
-          const double *wr = Wd + g * I;
-          for (int64_t i = 0; i < I; i++) v += x[i] * wr[i];
-          if (Wb) v += Wb[g];
-          gates[g] = v;
-        }
-        if (k->cell == CELL_GRU) {
-          /* z, r gates */
-          for (int64_t g = 0; g < 2 * H; g++) {
-            double v = 0.0;
-            const double *rr = Rd + g * H;
-            for (int64_t i = 0; i < H; i++) v += h[i] * rr[i];
-            v += gates[g];
-            if (Rb) v += Rb[g];
-            gates[g] = apply_act(&af[0], clipv(v, k->clip));
-          }
-          const double *z = gates, *r = gates + H;
-          for (int64_t j = 0; j < H; j++) {
-            const double *rr = Rd + (2 * H + j) * H;
-            double v = 0.0;
-            if (k->linear_before_reset) {
-              for (int64_t i = 0; i < H; i++) v += h[i] * rr[i];
-              if (Rb) v += Rb[2 * H + j];
-              v = r[j] * v;
-            } else {
-              for (int64_t i = 0; i < H; i++) v += (r[i] * h[i]) * rr[i];
-              if (Rb) v += Rb[2 * H + j];
-            }
-            tmp[j] = apply_act(&af[1], clipv(gates[2 * H + j] + v, k->clip));
-          }
-          for (int64_t j = 0; j < H; j++) h[j] = (1.0 - z[j]) * tmp[j] + z[j] * h[j];
-        } else {
-          for (int64_t g = 0; g < G * H; g++) {
-            double v = 0.0;
-            const double *rr = Rd + g * H;
-            for (int64_t i = 0; i < H; i++) v += h[i] * rr[i];
-            gates[g] += v;
-            if (Rb) gates[g] += Rb[g];
-          }
-          if (k->cell == CELL_RNN) {
-            for (int64_t j = 0; j < H; j++) h[j] = apply_act(&af[0], clipv(gates[j], k->clip));
-          } else {
-            double *gi = gates, *go = gates + H, *gf = gates + 2 * H, *gc = gates + 3 * H;
-            for (int64_t j = 0; j < H; j++) {
-              double iv = gi[j] + (Pd ? Pd[j] * c[j] : 0.0);
-              double fv = gf[j] + (Pd ? Pd[2 * H + j] * c[j] : 0.0);
-              iv = apply_act(&af[0], clipv(iv, k->clip));
-              fv = k->input_forget ? 1.0 - iv : apply_act(&af[0], clipv(fv, k->clip));
-              double cv = apply_act(&af[1], clipv(gc[j], k->clip));
-              double cn = fv * c[j] + iv * cv;
-              double ov = go[j] + (Pd ? Pd[H + j] * cn : 0.0);
-              ov = apply_act(&af[0], clipv(ov, k->clip));
-              c[j] = cn;
-              h[j] = ov * apply_act(&af[2], cn);
-            }
-          }
-        }
-        if (Y) {
-          int64_t yo = k->layout ? ((b * T + t) * nd + d) * H : ((t * nd + d) * B + b) * H;
-          for (int64_t j = 0; j < H; j++) ol_tensor_set_double(Y, yo + j, h[j]);
-        }
-      }
-      if (Yh)
-        for (int64_t j = 0; j < H; j++) ol_tensor_set_double(Yh, so + j, h[j]);
-      if (Yc)
-        for (int64_t j = 0; j < H; j++) ol_tensor_set_double(Yc, so + j, c[j]);
-      if (ctx->cancelled && *ctx->cancelled) {
-        st = OL_CANCELLED;
-        goto done;
-      }
-    }
-  }
-done:
-  free(X); free(W); free(R); free(Bv); free(H0); free(C0); free(P);
-  free(h); free(c); free(gates); free(tmp); free(lens);
+  void *scratch[] = {r.X, r.W, r.R, r.Bv, r.H0, r.C0, r.P, r.h, r.c, r.gates, r.tmp, r.lens};
+  for (size_t i = 0; i < sizeof scratch / sizeof scratch[0]; i++) ol_dealloc(ctx->allocator, scratch[i]);
   return st;
 }
 

@@ -58,21 +58,9 @@ static void load_double(ol_dtype dt, const void *p, int64_t off, int64_t n, doub
       break;
     }
     case OL_DTYPE_DOUBLE: memcpy(out, (const double *)p + off, sizeof(double) * (size_t)n); break;
-    case OL_DTYPE_FLOAT16: {
-      const uint16_t *s = (const uint16_t *)p + off;
-      for (int64_t i = 0; i < n; i++) out[i] = ol_f16_to_f32(s[i]);
-      break;
-    }
-    case OL_DTYPE_BFLOAT16: {
-      const uint16_t *s = (const uint16_t *)p + off;
-      for (int64_t i = 0; i < n; i++) out[i] = ol_bf16_to_f32(s[i]);
-      break;
-    }
     default: {
-      ol_tensor t = {.dtype = dt, .rank = 1, .dims = {off + n}};
-      ol_buffer b = {.data = (void *)p};
-      t.buffer = &b;
-      for (int64_t i = 0; i < n; i++) out[i] = ol_tensor_get_double(&t, off + i);
+      ol_to_double_fn get = ol_dtype_info(dt)->to_double;
+      for (int64_t i = 0; i < n; i++) out[i] = get(p, off + i);
     }
   }
 }
@@ -98,15 +86,11 @@ static void store_double(ol_dtype dt, void *p, int64_t i, double v) {
   switch (dt) {
     case OL_DTYPE_FLOAT: ((float *)p)[i] = (float)v; break;
     case OL_DTYPE_DOUBLE: ((double *)p)[i] = v; break;
-    case OL_DTYPE_FLOAT16: ((uint16_t *)p)[i] = ol_f32_to_f16((float)v); break;
-    case OL_DTYPE_BFLOAT16: ((uint16_t *)p)[i] = ol_f32_to_bf16((float)v); break;
     default: {
-      ol_tensor t = {.dtype = dt, .rank = 1, .dims = {i + 1}};
-      ol_buffer b = {.data = p};
-      t.buffer = &b;
+      const ol_dtype_traits *t = ol_dtype_info(dt);
       /* integer results of double-path ops (L2, LogSum, LogSumExp): truncate */
-      if (v != v) v = 0;
-      ol_tensor_set_double(&t, i, v);
+      if (!t->is_float && v != v) v = 0;
+      if (t->from_double) t->from_double(p, i, v);
     }
   }
 }

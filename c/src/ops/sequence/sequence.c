@@ -151,12 +151,12 @@ static ol_status insert_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
     OL_TRY(read_position(ctx, 2, &pos));
     OL_TRY(check_position(node, pos, seq->count, 1, &at));
   }
-  ol_value **items = ol_xcalloc(seq->count + 1, sizeof *items);
+  ol_value **items = ol_calloc(ctx->allocator, seq->count + 1, sizeof *items);
   if (!items) return OL_OUT_OF_MEMORY;
   for (size_t i = 0, j = 0; i <= seq->count; i++)
     items[i] = i == at ? ctx->inputs[1] : seq->items[j++];
   ol_status s = make_sequence(ctx, 0, t->dtype, items, seq->count + 1);
-  free(items);
+  ol_dealloc(ctx->allocator, items);
   return s;
 }
 
@@ -172,12 +172,12 @@ static ol_status erase_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
   if (ctx_value(ctx, 1)) OL_TRY(read_position(ctx, 1, &pos));
   size_t at = 0;
   OL_TRY(check_position(node, pos, seq->count, 0, &at));
-  ol_value **items = ol_xcalloc(seq->count, sizeof *items);
+  ol_value **items = ol_calloc(ctx->allocator, seq->count, sizeof *items);
   if (!items) return OL_OUT_OF_MEMORY;
   for (size_t i = 0, j = 0; i < seq->count; i++)
     if (i != at) items[j++] = seq->items[i];
   ol_status s = make_sequence(ctx, 0, seq->element_dtype, items, seq->count - 1);
-  free(items);
+  ol_dealloc(ctx->allocator, items);
   return s;
 }
 
@@ -254,7 +254,7 @@ static ol_status split_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
     /* pieces of length 1; keepdims=0 removes the split axis */
     drop = !sk->keepdims;
     n = (size_t)dim;
-    lengths = ol_xcalloc(n, sizeof *lengths);
+    lengths = ol_calloc(ctx->allocator, n, sizeof *lengths);
     if (!lengths) return OL_OUT_OF_MEMORY;
     for (size_t i = 0; i < n; i++) lengths[i] = 1;
   } else {
@@ -263,21 +263,21 @@ static ol_status split_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
                              ol_dtype_name(split->dtype));
     if (split->rank > 1) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "split must be a scalar or 1-D");
     int64_t count = ol_tcount(split);
-    int64_t *values = ol_xcalloc((size_t)count, sizeof *values);
+    int64_t *values = ol_calloc(ctx->allocator, (size_t)count, sizeof *values);
     if (!values) return OL_OUT_OF_MEMORY;
     size_t got;
     ol_status s = ol_tensor_to_int64s(split, values, (size_t)count, &got);
     if (s != OL_OK) {
-      free(values);
+      ol_dealloc(ctx->allocator, values);
       return ol_error_wrap(s, "%s node '%s': split", node->op_type, node->name);
     }
     if (split->rank == 0) {
       int64_t chunk = values[0];
-      free(values);
+      ol_dealloc(ctx->allocator, values);
       if (chunk <= 0)
         return ol_kernel_error(node, OL_INVALID_ARGUMENT, "split %lld must be positive", (long long)chunk);
       n = (size_t)(dim / chunk + (dim % chunk != 0));
-      lengths = ol_xcalloc(n, sizeof *lengths);
+      lengths = ol_calloc(ctx->allocator, n, sizeof *lengths);
       if (!lengths) return OL_OUT_OF_MEMORY;
       for (size_t i = 0; i < n; i++) {
         int64_t left = dim - (int64_t)i * chunk;
@@ -287,14 +287,14 @@ static ol_status split_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
       int64_t sum = 0;
       for (int64_t i = 0; i < count; i++) {
         if (values[i] < 0 || values[i] > dim - sum) {
-          free(values);
+          ol_dealloc(ctx->allocator, values);
           return ol_kernel_error(node, OL_INVALID_ARGUMENT,
                                  "split lengths must be >= 0 and sum to the axis dimension %lld", (long long)dim);
         }
         sum += values[i];
       }
       if (sum != dim) {
-        free(values);
+        ol_dealloc(ctx->allocator, values);
         return ol_kernel_error(node, OL_INVALID_ARGUMENT, "split lengths sum to %lld, the axis dimension is %lld",
                                (long long)sum, (long long)dim);
       }
@@ -302,7 +302,7 @@ static ol_status split_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
       n = (size_t)count;
     }
   }
-  ol_value **items = ol_xcalloc(n, sizeof *items);
+  ol_value **items = ol_calloc(ctx->allocator, n, sizeof *items);
   ol_status s = items ? OL_OK : OL_OUT_OF_MEMORY;
   int64_t start = 0;
   for (size_t i = 0; s == OL_OK && i < n; i++) {
@@ -311,8 +311,8 @@ static ol_status split_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
   }
   if (s == OL_OK) s = make_sequence(ctx, 0, x->dtype, items, n);
   for (size_t i = 0; items && i < n; i++) ol_value_release(items[i]);
-  free(items);
-  free(lengths);
+  ol_dealloc(ctx->allocator, items);
+  ol_dealloc(ctx->allocator, lengths);
   return s;
 }
 
@@ -417,8 +417,8 @@ static ol_status map_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "sequence input %zu has %zu items, input 0 has %zu", j,
                              v->count, len);
   }
-  ol_value **in = ol_xcalloc(n_in, sizeof *in);
-  ol_value **results = ol_xcalloc(n_out * len + 1, sizeof *results);
+  ol_value **in = ol_calloc(ctx->allocator, n_in, sizeof *in);
+  ol_value **results = ol_calloc(ctx->allocator, n_out * len + 1, sizeof *results);
   ol_status s = in && results ? OL_OK : OL_OUT_OF_MEMORY;
   for (size_t i = 0; s == OL_OK && i < len; i++) {
     if (ctx->cancelled && *ctx->cancelled) {
@@ -435,7 +435,7 @@ static ol_status map_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
       if (!row[m] || row[m]->kind != OL_VALUE_TENSOR)
         s = ol_kernel_error(node, OL_INVALID_MODEL, "body output %zu is not a tensor", m);
   }
-  ol_value **column = s == OL_OK ? ol_xcalloc(len + 1, sizeof *column) : NULL;
+  ol_value **column = s == OL_OK ? ol_calloc(ctx->allocator, len + 1, sizeof *column) : NULL;
   if (s == OL_OK && !column) s = OL_OUT_OF_MEMORY;
   for (size_t m = 0; s == OL_OK && m < n_out; m++) {
     for (size_t i = 0; i < len; i++) column[i] = results[i * n_out + m];
@@ -443,9 +443,9 @@ static ol_status map_compute(ol_kernel *k, ol_kernel_ctx *ctx) {
     s = make_sequence(ctx, m, dtype, column, len);
   }
   for (size_t i = 0; results && i < n_out * len; i++) ol_value_release(results[i]);
-  free(column);
-  free(results);
-  free(in);
+  ol_dealloc(ctx->allocator, column);
+  ol_dealloc(ctx->allocator, results);
+  ol_dealloc(ctx->allocator, in);
   return s;
 }
 

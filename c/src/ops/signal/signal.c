@@ -18,8 +18,7 @@
 static const double PI = 3.14159265358979323846;
 
 static bool is_float_type(ol_dtype dt) {
-  return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_DOUBLE || dt == OL_DTYPE_FLOAT16 ||
-         dt == OL_DTYPE_BFLOAT16;
+  return ol_dtype_is_arith_float(dt);
 }
 
 static ol_status scalar_int(const ol_node *node, const ol_tensor *t, const char *what, int64_t *out) {
@@ -30,13 +29,13 @@ static ol_status scalar_int(const ol_node *node, const ol_tensor *t, const char 
   return OL_OK;
 }
 
-/* Twiddle table: cos/sin of 2*pi*j/n for j in [0, n). */
-static ol_status twiddles(int64_t n, double **c, double **s) {
-  *c = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
-  *s = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+/* Twiddle table: cos/sin of 2*pi*j/n for j in [0, n), allocated from a. */
+static ol_status twiddles(ol_allocator *a, int64_t n, double **c, double **s) {
+  *c = ol_alloc(a, sizeof(double) * (size_t)(n > 0 ? n : 1));
+  *s = ol_alloc(a, sizeof(double) * (size_t)(n > 0 ? n : 1));
   if (!*c || !*s) {
-    free(*c);
-    free(*s);
+    ol_dealloc(a, *c);
+    ol_dealloc(a, *s);
     *c = *s = NULL;
     return OL_OUT_OF_MEMORY;
   }
@@ -117,11 +116,14 @@ static ol_status dft_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   int64_t inner = ol_shape_count(r - 1 - (int)axis - 1, x->dims + axis + 1);
   int64_t comp = x->dims[r - 1];
   double *tc, *ts;
-  OL_TRY(twiddles(n, &tc, &ts));
-  double *in = malloc(sizeof(double) * 2 * (size_t)(len > 0 ? len : 1));
-  double *out = malloc(sizeof(double) * 2 * (size_t)nout);
+  OL_TRY(twiddles(ctx->allocator, n, &tc, &ts));
+  double *in = ol_alloc(ctx->allocator, sizeof(double) * 2 * (size_t)(len > 0 ? len : 1));
+  double *out = ol_alloc(ctx->allocator, sizeof(double) * 2 * (size_t)nout);
   if (!in || !out) {
-    free(tc); free(ts); free(in); free(out);
+    ol_dealloc(ctx->allocator, tc);
+    ol_dealloc(ctx->allocator, ts);
+    ol_dealloc(ctx->allocator, in);
+    ol_dealloc(ctx->allocator, out);
     return OL_OUT_OF_MEMORY;
   }
   for (int64_t o = 0; o < outer; o++)
@@ -138,7 +140,10 @@ static ol_status dft_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
         ol_tensor_set_double(y, e + 1, out[2 * j + 1]);
       }
     }
-  free(tc); free(ts); free(in); free(out);
+  ol_dealloc(ctx->allocator, tc);
+  ol_dealloc(ctx->allocator, ts);
+  ol_dealloc(ctx->allocator, in);
+  ol_dealloc(ctx->allocator, out);
   return OL_OK;
 }
 
@@ -199,10 +204,14 @@ static ol_status stft_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, x->dtype, 4, od, &y));
   double *tc, *ts;
-  OL_TRY(twiddles(fl, &tc, &ts));
-  double *in = malloc(sizeof(double) * 2 * (size_t)fl), *out = malloc(sizeof(double) * 2 * (size_t)bins);
+  OL_TRY(twiddles(ctx->allocator, fl, &tc, &ts));
+  double *in = ol_alloc(ctx->allocator, sizeof(double) * 2 * (size_t)fl);
+  double *out = ol_alloc(ctx->allocator, sizeof(double) * 2 * (size_t)bins);
   if (!in || !out) {
-    free(tc); free(ts); free(in); free(out);
+    ol_dealloc(ctx->allocator, tc);
+    ol_dealloc(ctx->allocator, ts);
+    ol_dealloc(ctx->allocator, in);
+    ol_dealloc(ctx->allocator, out);
     return OL_OUT_OF_MEMORY;
   }
   int64_t comp = x->dims[2];
@@ -221,7 +230,10 @@ static ol_status stft_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
         ol_tensor_set_double(y, e + 1, out[2 * j + 1]);
       }
     }
-  free(tc); free(ts); free(in); free(out);
+  ol_dealloc(ctx->allocator, tc);
+  ol_dealloc(ctx->allocator, ts);
+  ol_dealloc(ctx->allocator, in);
+  ol_dealloc(ctx->allocator, out);
   return OL_OK;
 }
 
@@ -327,11 +339,11 @@ static ol_status mel_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   int64_t od[2] = {nspec, nmel};
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, k->dtype, 2, od, &y));
-  int64_t *bins = malloc(sizeof(int64_t) * (size_t)(nmel + 2));
-  double *w = calloc((size_t)(nspec * nmel), sizeof(double));
+  int64_t *bins = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(nmel + 2));
+  double *w = ol_calloc(ctx->allocator, (size_t)(nspec * nmel), sizeof(double));
   if (!bins || !w) {
-    free(bins);
-    free(w);
+    ol_dealloc(ctx->allocator, bins);
+    ol_dealloc(ctx->allocator, w);
     return OL_OUT_OF_MEMORY;
   }
   /* float32 steps as in the reference (inputs are float32 scalars) */
@@ -360,8 +372,8 @@ static ol_status mel_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   }
   if (st == OL_OK)
     for (int64_t i = 0; i < nspec * nmel; i++) ol_tensor_set_double(y, i, w[i]);
-  free(bins);
-  free(w);
+  ol_dealloc(ctx->allocator, bins);
+  ol_dealloc(ctx->allocator, w);
   return st;
 }
 

@@ -308,7 +308,7 @@ static ol_status split_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   OL_TRY(ol_normalize_axis(node, k->axis, x->rank, &axis));
   size_t nout = ctx->num_outputs;
   if (nout == 0) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "has no outputs");
-  int64_t *sizes = ol_xcalloc(nout, sizeof *sizes);
+  int64_t *sizes = ol_calloc(ctx->allocator, nout, sizeof *sizes);
   if (!sizes) return OL_OUT_OF_MEMORY;
   ol_status s = OL_OK;
   int64_t dim = x->dims[axis];
@@ -390,7 +390,7 @@ static ol_status split_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     }
   }
 done:
-  free(sizes);
+  ol_dealloc(ctx->allocator, sizes);
   return s;
 }
 
@@ -771,7 +771,7 @@ static ol_status pad_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   if (cv && ol_tcount(cv) < 1) cv = NULL;
   ol_value *tmp = NULL;
   if (!cv && x->dtype != OL_DTYPE_STRING) {
-    OL_TRY(ol_value_new_tensor(NULL, x->dtype, 0, NULL, &tmp));
+    OL_TRY(ol_value_new_tensor(ctx->allocator, x->dtype, 0, NULL, &tmp));
     if (k->value != 0.0f) ol_tensor_set_double(&tmp->tensor, 0, k->value);
     cv = &tmp->tensor;
   }

@@ -243,23 +243,18 @@ static ol_status elem_reduce(ol_dtype dt, void *dst, int64_t di, const void *src
       else *d = *d && s;
       return OL_OK;
     }
-    case OL_DTYPE_FLOAT: case OL_DTYPE_DOUBLE: case OL_DTYPE_FLOAT16: case OL_DTYPE_BFLOAT16: {
-      double a, b;
-      if (dt == OL_DTYPE_FLOAT) { a = ((float *)dst)[di]; b = ((const float *)src)[si]; }
-      else if (dt == OL_DTYPE_DOUBLE) { a = ((double *)dst)[di]; b = ((const double *)src)[si]; }
-      else if (dt == OL_DTYPE_FLOAT16) { a = ol_f16_to_f32(((uint16_t *)dst)[di]); b = ol_f16_to_f32(((const uint16_t *)src)[si]); }
-      else { a = ol_bf16_to_f32(((uint16_t *)dst)[di]); b = ol_bf16_to_f32(((const uint16_t *)src)[si]); }
+    default: {
+      if (!ol_dtype_is_arith_float(dt))
+        return ol_error(OL_NOT_IMPLEMENTED, "reduction on %s elements is not supported",
+                        ol_dtype_name(dt));
+      /* through the dtype table: widened to double, rounded once on store */
+      const ol_dtype_traits *t = ol_dtype_info(dt);
+      double a = t->to_double(dst, di), b = t->to_double(src, si);
       double r = red == RED_ADD ? a + b : red == RED_MUL ? a * b
                : red == RED_MAX ? (b > a || b != b ? b : a) : (b < a || b != b ? b : a);
-      if (dt == OL_DTYPE_FLOAT) ((float *)dst)[di] = (float)r;
-      else if (dt == OL_DTYPE_DOUBLE) ((double *)dst)[di] = r;
-      else if (dt == OL_DTYPE_FLOAT16) ((uint16_t *)dst)[di] = ol_f32_to_f16((float)r);
-      else ((uint16_t *)dst)[di] = ol_f32_to_bf16((float)r);
+      t->from_double(dst, di, r);
       return OL_OK;
     }
-    default:
-      return ol_error(OL_NOT_IMPLEMENTED, "reduction on %s elements is not supported",
-                      ol_dtype_name(dt));
   }
 }
 

@@ -286,11 +286,11 @@ static ol_status topk_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   if (k == 0 || ol_tcount(vals) == 0) return OL_OK;
   int64_t outer = ol_shape_count(axis, x->dims);
   int64_t inner = ol_shape_count(x->rank - axis - 1, x->dims + axis + 1);
-  key *keys = ol_xmalloc(sizeof(key) * (size_t)n);
-  int64_t *idx = ol_xmalloc(sizeof(int64_t) * (size_t)n * 2);
+  key *keys = ol_alloc(ctx->allocator, sizeof(key) * (size_t)n);
+  int64_t *idx = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)n * 2);
   if (!keys || !idx) {
-    free(keys);
-    free(idx);
+    ol_dealloc(ctx->allocator, keys);
+    ol_dealloc(ctx->allocator, idx);
     return OL_OUT_OF_MEMORY;
   }
   topk_sort_ctx sc = {keys, key_kind(x->dtype), tk->largest};
@@ -310,8 +310,8 @@ static ol_status topk_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
         if (inds) ((int64_t *)ol_tdata(inds))[obase + j * inner] = idx[j];
       }
     }
-  free(keys);
-  free(idx);
+  ol_dealloc(ctx->allocator, keys);
+  ol_dealloc(ctx->allocator, idx);
   return s;
 }
 
@@ -387,8 +387,28 @@ static ol_status cumsum_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     case OL_DTYPE_INT64: CUMSUM_LOOP(int64_t, uint64_t, (uint64_t), (int64_t)); break;
     case OL_DTYPE_UINT32: CUMSUM_LOOP(uint32_t, uint32_t, ID, ID); break;
     case OL_DTYPE_UINT64: CUMSUM_LOOP(uint64_t, uint64_t, ID, ID); break;
-    case OL_DTYPE_FLOAT16: CUMSUM_LOOP(uint16_t, float, ol_f16_to_f32, ol_f32_to_f16); break;
-    default: CUMSUM_LOOP(uint16_t, float, ol_bf16_to_f32, ol_f32_to_bf16); break;
+    default: { /* float16, bfloat16: summed in float32 through the dtype table */
+      const ol_dtype_traits *t = ol_dtype_info(x->dtype);
+      const void *in = ol_tdata(x);
+      void *out = ol_tdata(y);
+      for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+          float acc = 0;
+          for (int64_t jj = 0; jj < n; jj++) {
+            int64_t j = k->reverse ? n - 1 - jj : jj;
+            int64_t e = (o * n + j) * inner + i;
+            float v = t->to_float(in, e);
+            if (k->exclusive) {
+              t->from_float(out, e, acc);
+              acc = acc + v;
+            } else {
+              acc = acc + v;
+              t->from_float(out, e, acc);
+            }
+          }
+        }
+      break;
+    }
   }
   return OL_OK;
 }
@@ -453,12 +473,12 @@ static ol_status unique_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   }
   int64_t n = c.n;
   /* order: sorted slice indices; group[i]: unique id of slice i */
-  int64_t *order = ol_xmalloc(sizeof(int64_t) * (size_t)(n * 2 + 1));
-  int64_t *group = ol_xmalloc(sizeof(int64_t) * (size_t)(n + 1));
-  int64_t *first = ol_xmalloc(sizeof(int64_t) * (size_t)(n + 1)); /* per group */
-  int64_t *count = ol_xcalloc((size_t)n + 1, sizeof(int64_t));
-  int64_t *rank_of = ol_xmalloc(sizeof(int64_t) * (size_t)(n + 1)); /* group -> output pos */
-  int64_t *gorder = ol_xmalloc(sizeof(int64_t) * (size_t)(n * 2 + 1));
+  int64_t *order = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(n * 2 + 1));
+  int64_t *group = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(n + 1));
+  int64_t *first = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(n + 1)); /* per group */
+  int64_t *count = ol_calloc(ctx->allocator, (size_t)n + 1, sizeof(int64_t));
+  int64_t *rank_of = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(n + 1)); /* group -> output pos */
+  int64_t *gorder = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(n * 2 + 1));
   ol_status s = OL_OK;
   if (!order || !group || !first || !count || !rank_of || !gorder) {
     s = OL_OUT_OF_MEMORY;
@@ -518,12 +538,12 @@ static ol_status unique_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     }
   }
 done:
-  free(order);
-  free(group);
-  free(first);
-  free(count);
-  free(rank_of);
-  free(gorder);
+  ol_dealloc(ctx->allocator, order);
+  ol_dealloc(ctx->allocator, group);
+  ol_dealloc(ctx->allocator, first);
+  ol_dealloc(ctx->allocator, count);
+  ol_dealloc(ctx->allocator, rank_of);
+  ol_dealloc(ctx->allocator, gorder);
   return s;
 }
 

@@ -21,7 +21,8 @@
  * masked yields zero probabilities (Y = 0) instead of NaN.
  *
  * Arithmetic is float32 for float32/float16/bfloat16 (half types are widened
- * on load and rounded on store): dot products and the P.V sum accumulate in
+ * through the dtype table a query row and a (batch, KV head) block of K/V at
+ * a time, and rounded on store): dot products and the P.V sum accumulate in
  * float in ascending index order, the softmax sum in double, exp/tanh come
  * from simd/math.h. No fma (the build uses -ffp-contract=off).
  *
@@ -60,23 +61,6 @@ typedef struct kv_src {
   const void *data;
   int64_t sb, sh, st;
 } kv_src;
-
-static bool half_type(ol_dtype dt) { return dt == OL_DTYPE_FLOAT16 || dt == OL_DTYPE_BFLOAT16; }
-
-static float load_elem(const void *p, ol_dtype dt, int64_t i) {
-  switch (dt) {
-    case OL_DTYPE_FLOAT16: return ol_f16_to_f32(((const uint16_t *)p)[i]);
-    case OL_DTYPE_BFLOAT16: return ol_bf16_to_f32(((const uint16_t *)p)[i]);
-    default: return ((const float *)p)[i];
-  }
-}
-static void store_elem(void *p, ol_dtype dt, int64_t i, float v) {
-  switch (dt) {
-    case OL_DTYPE_FLOAT16: ((uint16_t *)p)[i] = ol_f32_to_f16(v); break;
-    case OL_DTYPE_BFLOAT16: ((uint16_t *)p)[i] = ol_f32_to_bf16(v); break;
-    default: ((float *)p)[i] = v; break;
-  }
-}
 
 /* Copies n rows of D elements per (b, h) from src (strides in elements)
  * to a contiguous [B, H, *, D] destination starting at row t0 of dst_rows. */
@@ -159,8 +143,7 @@ static ol_status derive_shape(const attention_kernel *k, const ol_kernel_ctx *ct
   const ol_node *node = ctx->node;
   memset(sh, 0, sizeof *sh);
   sh->dtype = q->dtype;
-  if (q->dtype != OL_DTYPE_FLOAT && !half_type(q->dtype))
-    return ol_kernel_bad_dtype(node, "Q", q->dtype);
+  if (!ol_dtype_computes_f32(q->dtype)) return ol_kernel_bad_dtype(node, "Q", q->dtype);
   if (kt->dtype != q->dtype || vt->dtype != q->dtype)
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "Q, K and V must share one type, got %s, %s, %s",
                            ol_dtype_name(q->dtype), ol_dtype_name(kt->dtype),
@@ -321,7 +304,7 @@ static ol_status scratch_kv(ol_kernel_ctx *ctx, const attn_shape *sh, size_t in,
     return OL_OK;
   }
   size_t bytes = (size_t)(sh->B * sh->Hkv * sh->T * D) * sh->es;
-  char *d = ol_xmalloc(bytes ? bytes : 1);
+  char *d = ol_alloc(ctx->allocator, bytes ? bytes : 1);
   if (!d) return OL_OUT_OF_MEMORY;
   int64_t pp = past_pitch(past);
   copy_rows(d, sh->T, 0, ol_tdata(past), sh->Hkv * pp * D, pp * D, D, sh->B, sh->Hkv, sh->P, D, sh->es);
@@ -334,20 +317,18 @@ static ol_status scratch_kv(ol_kernel_ctx *ctx, const attn_shape *sh, size_t in,
   return OL_OK;
 }
 
-/* Element count spanned by a strided [B, H, n, D] source. */
-static int64_t span_of(int64_t B, int64_t H, int64_t n, int64_t D, int64_t sb, int64_t sh,
-                       int64_t st) {
-  if (B == 0 || H == 0 || n == 0 || D == 0) return 0;
-  return (B - 1) * sb + (H - 1) * sh + (n - 1) * st + D;
-}
-
-/* float32 copy of count elements of a half-type array (caller frees). */
-static ol_status widen(const void *src, ol_dtype dt, int64_t count, float **out) {
-  float *f = ol_xmalloc(sizeof(float) * (size_t)(count ? count : 1));
-  if (!f) return OL_OUT_OF_MEMORY;
-  for (int64_t i = 0; i < count; i++) f[i] = load_elem(src, dt, i);
-  *out = f;
-  return OL_OK;
+/* The T rows (stride st) of one (batch, head) block of a K or V source
+ * as float32: in place for float32, else widened into scratch (T x D). */
+static const float *kv_block(const attn_shape *sh, const kv_src *src, int64_t b, int64_t h, int64_t D,
+                             float *scratch, int64_t *stride) {
+  int64_t at = b * src->sb + h * src->sh;
+  if (sh->dtype == OL_DTYPE_FLOAT) {
+    *stride = src->st;
+    return (const float *)src->data + at;
+  }
+  for (int64_t t = 0; t < sh->T; t++) ol_floats_get(sh->dtype, src->data, at + t * src->st, D, scratch + t * D);
+  *stride = D;
+  return scratch;
 }
 
 /* ------------------------------------------------------------ mask */
@@ -355,7 +336,7 @@ static ol_status widen(const void *src, ol_dtype dt, int64_t count, float **out)
 typedef struct mask_map {
   const void *data; /* NULL: no mask */
   bool is_bool;
-  ol_dtype dtype;
+  ol_to_float_fn to_float; /* an additive mask's elements */
   int64_t sb, sh, ss, st; /* element strides over [B, Hq, S, T] (0: broadcast) */
 } mask_map;
 
@@ -384,7 +365,7 @@ static ol_status map_mask(const ol_node *node, const ol_tensor *m, const attn_sh
   }
   map->data = ol_tdata(m);
   map->is_bool = m->dtype == OL_DTYPE_BOOL;
-  map->dtype = m->dtype;
+  map->to_float = ol_dtype_info(m->dtype)->to_float;
   map->sb = strides[0];
   map->sh = strides[1];
   map->ss = strides[2];
@@ -468,7 +449,7 @@ static ol_status attention_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   /* Present K/V (reserved or dense), or the rows to read otherwise. */
   kv_src ks, vs;
   void *kscratch = NULL, *vscratch = NULL;
-  float *qf = NULL, *kf = NULL, *vf = NULL, *row = NULL, *raw = NULL, *acc = NULL;
+  float *wide = NULL, *row = NULL, *raw = NULL, *acc = NULL;
   ol_storage_counts counts;
   memset(&counts, 0, sizeof counts);
   bool want_pk = ol_ctx_wants_output(ctx, 1), want_pv = ol_ctx_wants_output(ctx, 2);
@@ -487,28 +468,21 @@ static ol_status attention_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     s = ctx->record_storage(ctx->runtime, &counts);
   if (s != OL_OK) goto done;
 
-  /* float32 views of Q, K, V. */
-  const float *qp, *kp, *vp;
-  if (sh.dtype == OL_DTYPE_FLOAT) {
-    qp = ol_tdata(q);
-    kp = ks.data;
-    vp = vs.data;
-  } else {
-    s = widen(ol_tdata(q), sh.dtype, ol_tcount(q), &qf);
-    if (s == OL_OK)
-      s = widen(ks.data, sh.dtype, span_of(sh.B, sh.Hkv, sh.T, sh.Dk, ks.sb, ks.sh, ks.st), &kf);
-    if (s == OL_OK)
-      s = widen(vs.data, sh.dtype, span_of(sh.B, sh.Hkv, sh.T, sh.Dv, vs.sb, vs.sh, vs.st), &vf);
-    if (s != OL_OK) goto done;
-    qp = qf;
-    kp = kf;
-    vp = vf;
+  /* float32 read in place; float16/bfloat16 widened into scratch from the
+   * run's allocator: a query row at a time, K and V one (batch, KV head)
+   * block at a time (never the whole cache). */
+  int64_t nq = ol_floats_scratch(sh.dtype, sh.Dk), nk = ol_floats_scratch(sh.dtype, sh.T * sh.Dk);
+  wide = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(nq + nk + ol_floats_scratch(sh.dtype, sh.T * sh.Dv) + 1));
+  if (!wide) {
+    s = OL_OUT_OF_MEMORY;
+    goto done;
   }
+  ol_from_float_fn put = ol_dtype_info(sh.dtype)->from_float;
   float scale = k->has_scale ? k->scale : (float)(1.0 / sqrt((double)(sh.Dk ? sh.Dk : 1)));
   size_t tn = (size_t)(sh.T ? sh.T : 1);
-  row = ol_xmalloc(sizeof(float) * tn);
-  raw = ol_xmalloc(sizeof(float) * tn);
-  acc = ol_xmalloc(sizeof(float) * (size_t)(sh.Dv ? sh.Dv : 1));
+  row = ol_alloc(ctx->allocator, sizeof(float) * tn);
+  raw = ol_alloc(ctx->allocator, sizeof(float) * tn);
+  acc = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(sh.Dv ? sh.Dv : 1));
   if (!row || !raw || !acc) {
     s = OL_OUT_OF_MEMORY;
     goto done;
@@ -516,19 +490,22 @@ static ol_status attention_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   int64_t group = sh.Hkv ? sh.Hq / sh.Hkv : 1;
   void *yd = ol_tdata(y);
   void *qkd = qk ? ol_tdata(qk) : NULL;
+  const float *kbase = NULL, *vbase = NULL;
+  int64_t kst = 0, vst = 0;
   for (int64_t b = 0; b < sh.B; b++)
     for (int64_t h = 0; h < sh.Hq; h++) {
       if (ctx->cancelled && *ctx->cancelled) {
         s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
         goto done;
       }
-      int64_t kvh = h / group;
-      const float *kbase = kp + b * ks.sb + kvh * ks.sh;
-      const float *vbase = vp + b * vs.sb + kvh * vs.sh;
+      if (h % group == 0) { /* the group's KV head: its block once */
+        kbase = kv_block(&sh, &ks, b, h / group, sh.Dk, wide + nq, &kst);
+        vbase = kv_block(&sh, &vs, b, h / group, sh.Dv, wide + nq + nk, &vst);
+      }
       for (int64_t i = 0; i < sh.S; i++) {
-        const float *qr = qp + b * sh.q_sb + h * sh.q_sh + i * sh.q_ss;
+        const float *qr = ol_floats_row(sh.dtype, ol_tdata(q), b * sh.q_sb + h * sh.q_sh + i * sh.q_ss, sh.Dk, wide);
         for (int64_t j = 0; j < sh.T; j++) {
-          const float *kr = kbase + j * ks.st;
+          const float *kr = kbase + j * kst;
           float dot = 0.0f;
           for (int64_t d = 0; d < sh.Dk; d++) dot += qr[d] * kr[d];
           raw[j] = dot * scale;
@@ -536,7 +513,7 @@ static ol_status attention_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
         /* Bias: mask + causal. */
         const int64_t qk_off = ((b * sh.Hq + h) * sh.S + i) * sh.T;
         if (qkd && k->qk_mode == 0)
-          for (int64_t j = 0; j < sh.T; j++) store_elem(qkd, sh.dtype, qk_off + j, raw[j]);
+          for (int64_t j = 0; j < sh.T; j++) put(qkd, qk_off + j, raw[j]);
         for (int64_t j = 0; j < sh.T; j++) {
           float bias = 0.0f;
           if (mask.data) {
@@ -544,36 +521,34 @@ static ol_status attention_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
             if (mask.is_bool)
               bias = ((const uint8_t *)mask.data)[mi] ? 0.0f : -INFINITY;
             else
-              bias = load_elem(mask.data, mask.dtype, mi);
+              bias = mask.to_float(mask.data, mi);
           }
           if (k->is_causal && j > sh.P + i) bias = -INFINITY;
-          if (qkd && k->qk_mode == 1) store_elem(qkd, sh.dtype, qk_off + j, raw[j] + bias);
+          if (qkd && k->qk_mode == 1) put(qkd, qk_off + j, raw[j] + bias);
           float x = raw[j];
           if (k->softcap > 0.0f) x = k->softcap * ol_tanhf(x / k->softcap);
           row[j] = x + bias;
         }
         if (qkd && k->qk_mode == 2)
-          for (int64_t j = 0; j < sh.T; j++) store_elem(qkd, sh.dtype, qk_off + j, row[j]);
+          for (int64_t j = 0; j < sh.T; j++) put(qkd, qk_off + j, row[j]);
         softmax_row(row, sh.T);
         if (qkd && k->qk_mode == 3)
-          for (int64_t j = 0; j < sh.T; j++) store_elem(qkd, sh.dtype, qk_off + j, row[j]);
+          for (int64_t j = 0; j < sh.T; j++) put(qkd, qk_off + j, row[j]);
         /* acc[d] = sum over j in order of row[j] * v_j[d]: one GEMV row */
-        if (sh.T > 0) ol_f32_gemv_simd128(1, sh.Dv, sh.T, row, sh.T, vbase, vs.st, acc, sh.Dv);
+        if (sh.T > 0) ol_f32_gemv_simd128(1, sh.Dv, sh.T, row, sh.T, vbase, vst, acc, sh.Dv);
         else memset(acc, 0, sizeof(float) * (size_t)sh.Dv);
         int64_t yo = sh.rank3 ? (b * sh.S + i) * sh.Hq * sh.Dv + h * sh.Dv
                               : ((b * sh.Hq + h) * sh.S + i) * sh.Dv;
-        for (int64_t d = 0; d < sh.Dv; d++) store_elem(yd, sh.dtype, yo + d, acc[d]);
+        ol_floats_put(sh.dtype, yd, yo, acc, sh.Dv);
       }
     }
 done:
-  free(kscratch);
-  free(vscratch);
-  free(qf);
-  free(kf);
-  free(vf);
-  free(row);
-  free(raw);
-  free(acc);
+  ol_dealloc(ctx->allocator, kscratch);
+  ol_dealloc(ctx->allocator, vscratch);
+  ol_dealloc(ctx->allocator, wide);
+  ol_dealloc(ctx->allocator, row);
+  ol_dealloc(ctx->allocator, raw);
+  ol_dealloc(ctx->allocator, acc);
   return s;
 }
 

@@ -17,7 +17,8 @@
  * matmul/matmul_nbits.c: MatMulNBits 1, GatherBlockQuantized 1.
  * contrib_ms_attn.c: MultiHeadAttention 1, GroupQueryAttention 1.
  *
- * float32 and float16 (computed in float32, rounded on store). Statistics of
+ * float32 and float16 (computed in float32: float16 widened a row or a
+ * block at a time through the dtype table, rounded on store). Statistics of
  * normalizations are summed in double; dot products in float with a fixed
  * lane order (ol_dot_f32), identical natively and in wasm. */
 #include <math.h>
@@ -42,26 +43,27 @@ static ol_status require_ft(const ol_node *node, const ol_tensor *t, const char 
   return OL_OK;
 }
 
-/* A set of float views released together. */
-typedef struct fviews {
-  float *p[8];
-  bool own[8];
-  int n;
-} fviews;
+/* Scratch for float32 views of float16 data (ol_floats_row), carved from
+ * one block of the run's allocator. */
+typedef struct fscratch {
+  float *base;
+  int64_t used;
+} fscratch;
 
-static float *fv_load(fviews *v, const ol_tensor *t) {
-  if (!t) return NULL;
-  bool own;
-  float *f = ol_floats_load(t, &own);
-  v->p[v->n] = f;
-  v->own[v->n] = own;
-  v->n++;
-  return f;
+/* Reserves the floats a view of n elements of dt needs: NULL for float32
+ * (read in place; no scratch). */
+static float *fs_take(fscratch *f, ol_dtype dt, int64_t n) {
+  if (!f->base || !ol_dtype_widens(dt)) return NULL;
+  float *p = f->base + f->used;
+  f->used += n;
+  return p;
 }
-static void fv_free(fviews *v) {
-  for (int i = 0; i < v->n; i++)
-    if (v->own[i]) free(v->p[i]);
-  v->n = 0;
+
+/* Whole parameter t (NULL: absent) as float32, widened into f's scratch. */
+static const float *fs_param(fscratch *f, const ol_tensor *t) {
+  if (!t) return NULL;
+  int64_t n = ol_tcount(t);
+  return ol_floats_row(t->dtype, ol_tdata(t), 0, n, fs_take(f, t->dtype, n));
 }
 
 /* ------------------------------------------------------------ layer norms */
@@ -154,21 +156,30 @@ static ol_status ln_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   if (k->kind != LN_SIMPLIFIED && ol_ctx_wants_output(ctx, 3))
     OL_TRY(ol_ctx_output(ctx, 3, x->dtype, x->rank, x->dims, &sum_t));
   if (outer * n == 0) return OL_OK;
-  fviews v = {0};
-  const float *xf = fv_load(&v, x), *sk = fv_load(&v, skip), *g = fv_load(&v, gamma),
-              *be = fv_load(&v, beta), *bi = fv_load(&v, bias);
-  float *row = ol_xmalloc(sizeof(float) * (size_t)n), *out = ol_xmalloc(sizeof(float) * (size_t)n);
+  /* float16: input and skip rows widened a row at a time, the parameters once */
+  fscratch fs = {NULL, 0};
+  int64_t need = 2 * ol_floats_scratch(x->dtype, n);
+  const ol_tensor *params[3] = {gamma, beta, bias};
+  for (int i = 0; i < 3; i++) need += params[i] ? ol_floats_scratch(params[i]->dtype, ol_tcount(params[i])) : 0;
+  fs.base = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(need + 1));
+  float *xw = fs_take(&fs, x->dtype, n), *skw = fs_take(&fs, x->dtype, n);
+  const float *g = fs_param(&fs, gamma), *be = fs_param(&fs, beta), *bi = fs_param(&fs, bias);
+  float *row = ol_alloc(ctx->allocator, sizeof(float) * (size_t)n);
+  float *out = ol_alloc(ctx->allocator, sizeof(float) * (size_t)n);
   ol_status s = OL_OK;
-  bool oom = !row || !out || !xf || !g || (skip && !sk) || (beta && !be) || (bias && !bi);
+  bool oom = !row || !out || !fs.base;
   if (oom) s = OL_OUT_OF_MEMORY;
   int64_t skn = skip ? ol_tcount(skip) : 1;
   bool simplified = k->kind != LN_SKIP;
   for (int64_t o = 0; o < outer && s == OL_OK; o++) {
     int64_t base = o * n;
     double sum = 0.0, sq = 0.0;
+    /* skip has the input's trailing dimensions: row base % skn is the one */
+    const float *xf = ol_floats_row(x->dtype, ol_tdata(x), base, n, xw);
+    const float *sk = skip ? ol_floats_row(x->dtype, ol_tdata(skip), base % skn, n, skw) : NULL;
     for (int64_t j = 0; j < n; j++) {
-      float val = xf[base + j];
-      if (sk) val = val + sk[(base + j) % skn];
+      float val = xf[j];
+      if (sk) val = val + sk[j];
       if (bi) val = val + bi[j];
       row[j] = val;
       sum += val;
@@ -196,9 +207,9 @@ static ol_status ln_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     if (mean_t) ((float *)ol_tdata(mean_t))[o] = simplified ? 0.0f : (float)mean;
     if (inv_t) ((float *)ol_tdata(inv_t))[o] = (float)(1.0 / denom);
   }
-  fv_free(&v);
-  free(row);
-  free(out);
+  ol_dealloc(ctx->allocator, fs.base);
+  ol_dealloc(ctx->allocator, row);
+  ol_dealloc(ctx->allocator, out);
   return s;
 }
 
@@ -273,20 +284,22 @@ static ol_status gelu_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, x->dtype, x->rank, x->dims, &y));
   if (total == 0) return OL_OK;
-  fviews v = {0};
-  const float *xf = fv_load(&v, x), *bf = fv_load(&v, bias), *sf = fv_load(&v, skip);
-  float *tmp = NULL;
-  ol_status s = OL_OK;
-  if (!xf || (bias && !bf) || (skip && !sf)) s = OL_OUT_OF_MEMORY;
-  if (s == OL_OK && x->dtype != OL_DTYPE_FLOAT) {
-    tmp = ol_xmalloc(sizeof(float) * (size_t)total);
-    if (!tmp) s = OL_OUT_OF_MEMORY;
-  }
-  if (s == OL_OK) {
-    float *o = tmp ? tmp : (float *)ol_tdata(y);
-    for (int64_t i = 0; i < total; i++) {
+  /* rows of the last dimension (the bias's length): float16 input, skip and
+   * results a row at a time in scratch, the bias widened once */
+  int64_t n = x->rank ? x->dims[x->rank - 1] : 1, rows = total / n;
+  fscratch fs = {NULL, 0};
+  fs.base = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(3 * ol_floats_scratch(x->dtype, n) +
+                                                              (bias ? ol_floats_scratch(x->dtype, nb) : 0) + 1));
+  if (!fs.base) return OL_OUT_OF_MEMORY;
+  float *xw = fs_take(&fs, x->dtype, n), *sw = fs_take(&fs, x->dtype, n), *ow = fs_take(&fs, x->dtype, n);
+  const float *bf = fs_param(&fs, bias);
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xf = ol_floats_row(x->dtype, ol_tdata(x), r * n, n, xw);
+    const float *sf = skip ? ol_floats_row(x->dtype, ol_tdata(skip), r * n, n, sw) : NULL;
+    float *o = ow ? ow : (float *)ol_tdata(y) + r * n;
+    for (int64_t i = 0; i < n; i++) {
       float a = xf[i];
-      if (bf) a = a + bf[i % nb];
+      if (bf) a = a + bf[i];
       switch (k->kind) {
         case G_FAST: o[i] = gelu_tanh(a); break;
         case G_ERF:
@@ -295,11 +308,10 @@ static ol_status gelu_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
         case G_BIAS_ADD: o[i] = a + sf[i]; break;
       }
     }
-    if (tmp) ol_floats_store(y, 0, tmp, total);
+    if (ow) ol_floats_store(y, r * n, ow, n);
   }
-  free(tmp);
-  fv_free(&v);
-  return s;
+  ol_dealloc(ctx->allocator, fs.base);
+  return OL_OK;
 }
 
 static ol_status gelu_create_common(const ol_node *node, gelu_kind kind, ol_kernel **out) {
@@ -347,21 +359,24 @@ static ol_status bias_split_gelu_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) 
   OL_TRY(ol_ctx_output(ctx, 0, x->dtype, 3, od, &y));
   int64_t rows = x->dims[0] * x->dims[1];
   if (rows * half == 0) return OL_OK;
-  fviews v = {0};
-  const float *xf = fv_load(&v, x), *bf = fv_load(&v, bias);
-  float *row = ol_xmalloc(sizeof(float) * (size_t)half);
+  /* float16: a row of X at a time and the bias once, widened into scratch */
+  fscratch fs = {NULL, 0};
+  fs.base = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(2 * ol_floats_scratch(x->dtype, D) + 1));
+  float *xw = fs_take(&fs, x->dtype, D);
+  const float *bf = fs.base ? fs_param(&fs, bias) : NULL;
+  float *row = ol_alloc(ctx->allocator, sizeof(float) * (size_t)half);
   ol_status s = OL_OK;
-  if (!xf || !bf || !row) s = OL_OUT_OF_MEMORY;
+  if (!fs.base || !row) s = OL_OUT_OF_MEMORY;
   for (int64_t i = 0; i < rows && s == OL_OK; i++) {
-    const float *xr = xf + i * D;
+    const float *xr = ol_floats_row(x->dtype, ol_tdata(x), i * D, D, xw);
     for (int64_t j = 0; j < half; j++) {
       float l = xr[j] + bf[j], r = xr[half + j] + bf[half + j];
       row[j] = l * gelu_erf(r);
     }
     ol_floats_store(y, i * half, row, half);
   }
-  fv_free(&v);
-  free(row);
+  ol_dealloc(ctx->allocator, fs.base);
+  ol_dealloc(ctx->allocator, row);
   return s;
 }
 
@@ -422,13 +437,15 @@ static ol_status fmm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   OL_TRY(ol_ctx_output(ctx, 0, a->dtype, orank, od, &y));
   int64_t batches = ol_shape_count(brank, bd);
   if (ol_tcount(y) == 0) return OL_OK;
-  fviews v = {0};
-  const float *af = fv_load(&v, a), *bf = fv_load(&v, b);
-  float *arow = ol_xmalloc(sizeof(float) * (size_t)(K + 1));
-  float *bt = ol_xmalloc(sizeof(float) * (size_t)(K * N + 1)); /* op(B) transposed: N x K */
-  float *orow = ol_xmalloc(sizeof(float) * (size_t)(N + 1));
+  /* float16: one batch of A and of B at a time, widened into scratch */
+  fscratch fs = {NULL, 0};
+  fs.base = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(ol_floats_scratch(a->dtype, M * K + K * N) + 1));
+  float *aw = fs_take(&fs, a->dtype, M * K), *bw = fs_take(&fs, a->dtype, K * N);
+  float *arow = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(K + 1));
+  float *bt = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(K * N + 1)); /* op(B) transposed: N x K */
+  float *orow = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(N + 1));
   ol_status s = OL_OK;
-  if (!af || !bf || !arow || !bt || !orow) s = OL_OUT_OF_MEMORY;
+  if (!fs.base || !arow || !bt || !orow) s = OL_OUT_OF_MEMORY;
   for (int64_t t = 0; t < batches && s == OL_OK; t++) {
     int64_t ao = 0, bo = 0, r = t;
     for (int i = brank - 1; i >= 0; i--) {
@@ -437,20 +454,20 @@ static ol_status fmm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       ao += c * astr[i];
       bo += c * bstr[i];
     }
-    const float *B = bf + bo;
+    const float *B = ol_floats_row(a->dtype, ol_tdata(b), bo, K * N, bw);
     for (int64_t j = 0; j < N; j++)
       for (int64_t q = 0; q < K; q++) bt[j * K + q] = tb ? B[j * K + q] : B[q * N + j];
-    const float *A = af + ao;
+    const float *A = ol_floats_row(a->dtype, ol_tdata(a), ao, M * K, aw);
     for (int64_t i = 0; i < M; i++) {
       for (int64_t q = 0; q < K; q++) arow[q] = ta ? A[q * M + i] : A[i * K + q];
       for (int64_t j = 0; j < N; j++) orow[j] = k->alpha * ol_dot_f32(arow, bt + j * K, K);
       ol_floats_store(y, (t * M + i) * N, orow, N);
     }
   }
-  fv_free(&v);
-  free(arow);
-  free(bt);
-  free(orow);
+  ol_dealloc(ctx->allocator, fs.base);
+  ol_dealloc(ctx->allocator, arow);
+  ol_dealloc(ctx->allocator, bt);
+  ol_dealloc(ctx->allocator, orow);
   return s;
 }
 
@@ -536,22 +553,26 @@ static ol_status crope_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, x->dtype, x->rank, x->dims, &y));
   if (ol_tcount(x) == 0) return OL_OK;
-  fviews v = {0};
-  const float *xf = fv_load(&v, x), *cf = fv_load(&v, cosc), *sf = fv_load(&v, sinc);
-  float *row = ol_xmalloc(sizeof(float) * (size_t)H);
+  /* float16: a head vector and a cos/sin row at a time, widened into scratch */
+  fscratch fs = {NULL, 0};
+  fs.base = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(ol_floats_scratch(x->dtype, H + 2 * half) + 1));
+  float *xw = fs_take(&fs, x->dtype, H), *cw = fs_take(&fs, x->dtype, half), *sw = fs_take(&fs, x->dtype, half);
+  float *row = ol_alloc(ctx->allocator, sizeof(float) * (size_t)H);
   ol_status s = OL_OK;
-  if (!xf || !cf || !sf || !row) s = OL_OUT_OF_MEMORY;
+  if (!fs.base || !row) s = OL_OUT_OF_MEMORY;
   for (int64_t b = 0; b < B && s == OL_OK; b++)
     for (int64_t t = 0; t < S; t++) {
       int64_t ci = offset_form ? p[0] + t : p[b * S + t];
+      const float *cr = ol_floats_row(x->dtype, ol_tdata(cosc), ci * half, half, cw),
+                  *sr = ol_floats_row(x->dtype, ol_tdata(sinc), ci * half, half, sw);
       for (int64_t h = 0; h < N; h++) {
         int64_t off = bnsh ? ((b * N + h) * S + t) * H : ((b * S + t) * N + h) * H;
-        ol_nn23_rotate(xf + off, row, cf + ci * half, sf + ci * half, H, rot, k->interleaved);
+        ol_nn23_rotate(ol_floats_row(x->dtype, ol_tdata(x), off, H, xw), row, cr, sr, H, rot, k->interleaved);
         ol_floats_store(y, off, row, H);
       }
     }
-  fv_free(&v);
-  free(row);
+  ol_dealloc(ctx->allocator, fs.base);
+  ol_dealloc(ctx->allocator, row);
   return s;
 }
 

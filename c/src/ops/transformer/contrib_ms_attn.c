@@ -25,7 +25,9 @@
  *
  * Scores are scale * dot(q, k) in float (fixed lane order), softmax with
  * ol_expf and a double sum; float16 is computed in float32 and rounded on
- * store. */
+ * store: the past caches are widened one (batch, KV head) block at a time
+ * through the dtype table (core/dtype.h) into scratch from the run's
+ * allocator, never whole. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,29 +39,6 @@
 
 
 static bool is_ft(ol_dtype dt) { return dt == OL_DTYPE_FLOAT || dt == OL_DTYPE_FLOAT16; }
-
-typedef struct fviews {
-  float *p[12];
-  bool own[12];
-  int n;
-  bool oom;
-} fviews;
-
-static float *fv_load(fviews *v, const ol_tensor *t) {
-  if (!t) return NULL;
-  bool own;
-  float *f = ol_floats_load(t, &own);
-  if (!f) v->oom = true;
-  v->p[v->n] = f;
-  v->own[v->n] = own;
-  v->n++;
-  return f;
-}
-static void fv_free(fviews *v) {
-  for (int i = 0; i < v->n; i++)
-    if (v->own[i]) free(v->p[i]);
-  v->n = 0;
-}
 
 /* out[0..Hv) = softmax over keys j in [lo, hi) of
  * (softcap? softcap*tanh(s/softcap) : s) + add1[j] + add2[j], s = scale*q.k_j,
@@ -112,175 +91,205 @@ typedef struct mha_kernel {
   bool causal;
 } mha_kernel;
 
-static ol_status mha_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
-  mha_kernel *k = (mha_kernel *)kernel;
+/* One MultiHeadAttention execution's inputs and shapes: B batch, S query
+ * rows, N heads, D = N * H query width, L new K/V rows, Hv value head size,
+ * P past rows, T = P + L; split: 4-D key/value (B, N, L, H). */
+typedef struct mha_args {
+  const ol_tensor *q, *key, *val, *bias, *kpm, *abias, *pk, *pv;
+  int64_t B, S, N, D, H, L, Hv, Dv, P, T;
+  bool split;
+} mha_args;
+
+/* Types and the shapes of query, key and value. */
+static ol_status mha_check_qkv(const mha_kernel *k, ol_kernel_ctx *ctx, mha_args *a) {
   const ol_node *node = ctx->node;
-  const ol_tensor *q, *key = ol_ctx_input(ctx, 1), *val = ol_ctx_input(ctx, 2),
-                     *bias = ol_ctx_input(ctx, 3), *kpm = ol_ctx_input(ctx, 4),
-                     *abias = ol_ctx_input(ctx, 5), *pk = ol_ctx_input(ctx, 6),
-                     *pv = ol_ctx_input(ctx, 7);
-  OL_TRY(ol_ctx_require(ctx, 0, &q));
+  const ol_tensor *q = a->q, *key = a->key, *val = a->val;
   if (!is_ft(q->dtype)) return ol_kernel_bad_dtype(node, "query", q->dtype);
-  if (!key || !val)
-    return ol_kernel_error(node, OL_NOT_IMPLEMENTED, "packed QKV (key/value absent) is not supported");
+  if (!key || !val) return ol_kernel_error(node, OL_NOT_IMPLEMENTED, "packed QKV (key/value absent) is not supported");
   if (ctx->num_inputs > 8 && (ctx->inputs[8] || (ctx->num_inputs > 9 && ctx->inputs[9])))
-    return ol_kernel_error(node, OL_NOT_IMPLEMENTED,
-                           "past_sequence_length/cache_indirection are not supported");
-  const ol_tensor *fl[6] = {key, val, bias, abias, pk, pv};
+    return ol_kernel_error(node, OL_NOT_IMPLEMENTED, "past_sequence_length/cache_indirection are not supported");
+  const ol_tensor *fl[6] = {key, val, a->bias, a->abias, a->pk, a->pv};
   static const char *const fn[6] = {"key", "value", "bias", "attention_bias", "past_key", "past_value"};
   for (int i = 0; i < 6; i++)
     if (fl[i] && fl[i]->dtype != q->dtype)
-      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "%s must be %s, got %s", fn[i],
-                             ol_dtype_name(q->dtype), ol_dtype_name(fl[i]->dtype));
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "%s must be %s, got %s", fn[i], ol_dtype_name(q->dtype),
+                             ol_dtype_name(fl[i]->dtype));
   if (q->rank != 3) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "query must be 3-D, got rank %d", q->rank);
-  int64_t B = q->dims[0], S = q->dims[1], N = k->num_heads, D = q->dims[2];
-  if (D % N) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "query hidden size %lld is not divisible by num_heads %lld",
-                                    (long long)D, (long long)N);
-  int64_t H = D / N, L, Hv;
-  bool split = key->rank == 4;
-  if (split) {
-    if (val->rank != 4 || key->dims[0] != B || key->dims[1] != N || key->dims[3] != H ||
-        val->dims[0] != B || val->dims[1] != N || val->dims[2] != key->dims[2])
+  a->B = q->dims[0], a->S = q->dims[1], a->N = k->num_heads, a->D = q->dims[2];
+  if (a->D % a->N)
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "query hidden size %lld is not divisible by num_heads %lld",
+                           (long long)a->D, (long long)a->N);
+  a->H = a->D / a->N;
+  a->split = key->rank == 4;
+  if (a->split) {
+    if (val->rank != 4 || key->dims[0] != a->B || key->dims[1] != a->N || key->dims[3] != a->H || val->dims[0] != a->B ||
+        val->dims[1] != a->N || val->dims[2] != key->dims[2])
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "4-D key/value must be (B, N, L, H) and agree");
-    if (pk || pv || bias)
+    if (a->pk || a->pv || a->bias)
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "past and bias are not allowed with 4-D key/value");
-    L = key->dims[2];
-    Hv = val->dims[3];
+    a->L = key->dims[2], a->Hv = val->dims[3];
   } else {
-    if (key->rank != 3 || val->rank != 3 || key->dims[0] != B || val->dims[0] != B ||
-        key->dims[2] != D || val->dims[1] != key->dims[1] || val->dims[2] % N)
-      return ol_kernel_error(node, OL_INVALID_ARGUMENT,
-                             "key must be (B, L, %lld) and value (B, L, N*Hv)", (long long)D);
-    L = key->dims[1];
-    Hv = val->dims[2] / N;
+    if (key->rank != 3 || val->rank != 3 || key->dims[0] != a->B || val->dims[0] != a->B || key->dims[2] != a->D ||
+        val->dims[1] != key->dims[1] || val->dims[2] % a->N)
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "key must be (B, L, %lld) and value (B, L, N*Hv)", (long long)a->D);
+    a->L = key->dims[1], a->Hv = val->dims[2] / a->N;
   }
-  int64_t Dv = N * Hv;
-  if (bias && (bias->rank != 1 || bias->dims[0] != 2 * D + Dv))
-    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "bias must have %lld values", (long long)(2 * D + Dv));
-  if ((pk == NULL) != (pv == NULL))
+  a->Dv = a->N * a->Hv;
+  return OL_OK;
+}
+
+/* bias, past caches, key_padding_mask, attention_bias. */
+static ol_status mha_check_extras(const ol_node *node, mha_args *a) {
+  if (a->bias && (a->bias->rank != 1 || a->bias->dims[0] != 2 * a->D + a->Dv))
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "bias must have %lld values", (long long)(2 * a->D + a->Dv));
+  if ((a->pk == NULL) != (a->pv == NULL))
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "past_key and past_value must be given together");
-  int64_t P = 0;
-  if (pk) {
-    if (pk->rank != 4 || pv->rank != 4 || pk->dims[0] != B || pk->dims[1] != N || pk->dims[3] != H ||
-        pv->dims[0] != B || pv->dims[1] != N || pv->dims[2] != pk->dims[2] || pv->dims[3] != Hv)
+  a->P = 0;
+  if (a->pk) {
+    const ol_tensor *pk = a->pk, *pv = a->pv;
+    if (pk->rank != 4 || pv->rank != 4 || pk->dims[0] != a->B || pk->dims[1] != a->N || pk->dims[3] != a->H ||
+        pv->dims[0] != a->B || pv->dims[1] != a->N || pv->dims[2] != pk->dims[2] || pv->dims[3] != a->Hv)
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "past_key/past_value must be (B, N, P, H)");
-    P = pk->dims[2];
+    a->P = pk->dims[2];
   }
-  int64_t T = P + L;
+  a->T = a->P + a->L;
+  const ol_tensor *kpm = a->kpm, *ab = a->abias;
   if (kpm) {
     if (kpm->dtype != OL_DTYPE_INT32) return ol_kernel_bad_dtype(node, "key_padding_mask", kpm->dtype);
-    if (!(kpm->rank == 2 && kpm->dims[0] == B && kpm->dims[1] == T) && !(kpm->rank == 1 && kpm->dims[0] == B))
+    if (!(kpm->rank == 2 && kpm->dims[0] == a->B && kpm->dims[1] == a->T) && !(kpm->rank == 1 && kpm->dims[0] == a->B))
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "key_padding_mask must be (B, T) or (B)");
   }
-  if (abias) {
-    if (abias->rank != 4 || (abias->dims[0] != B && abias->dims[0] != 1) ||
-        (abias->dims[1] != N && abias->dims[1] != 1) || abias->dims[2] != S || abias->dims[3] != T)
-      return ol_kernel_error(node, OL_INVALID_ARGUMENT,
-                             "attention_bias must be (B or 1, N or 1, %lld, %lld)", (long long)S, (long long)T);
+  if (ab && (ab->rank != 4 || (ab->dims[0] != a->B && ab->dims[0] != 1) || (ab->dims[1] != a->N && ab->dims[1] != 1) ||
+             ab->dims[2] != a->S || ab->dims[3] != a->T))
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "attention_bias must be (B or 1, N or 1, %lld, %lld)",
+                           (long long)a->S, (long long)a->T);
+  return OL_OK;
+}
+
+/* The present of head (b, h): past rows then the new (biased) rows, into
+ * kd/vd (past rows already there when the present grew in place). */
+static void mha_kv_block(const mha_args *a, int64_t b, int64_t h, float *kd, float *vd, bool k_grown, bool v_grown,
+                         const float *bf) {
+  ol_dtype ft = a->q->dtype;
+  int64_t H = a->H, Hv = a->Hv, N = a->N, L = a->L, P = a->P;
+  int64_t pks = a->pk ? past_stride(a->pk) * H : 0, pvs = a->pv ? past_stride(a->pv) * Hv : 0;
+  if (P && !k_grown) ol_floats_get(ft, ol_tdata(a->pk), (b * N + h) * pks, P * H, kd);
+  if (P && !v_grown) ol_floats_get(ft, ol_tdata(a->pv), (b * N + h) * pvs, P * Hv, vd);
+  for (int64_t j = 0; j < L; j++) {
+    float *kr = kd + (P + j) * H, *vr = vd + (P + j) * Hv;
+    ol_floats_get(ft, ol_tdata(a->key), a->split ? ((b * N + h) * L + j) * H : (b * L + j) * a->D + h * H, H, kr);
+    ol_floats_get(ft, ol_tdata(a->val), a->split ? ((b * N + h) * L + j) * Hv : (b * L + j) * a->Dv + h * Hv, Hv, vr);
+    for (int64_t d = 0; bf && d < H; d++) kr[d] = kr[d] + bf[a->D + h * H + d];
+    for (int64_t d = 0; bf && d < Hv; d++) vr[d] = vr[d] + bf[2 * a->D + h * Hv + d];
   }
-  int64_t od[3] = {B, S, Dv}, pd[4] = {B, N, T, H}, pvd[4] = {B, N, T, Hv};
+}
+
+/* Scratch rows of the query loop. */
+typedef struct mha_scratch {
+  float *qrow, *p, *add, *abw;
+} mha_scratch;
+
+/* The S query rows of head (b, h) over its present kd/vd. */
+static void mha_attend_head(const mha_kernel *k, const mha_args *a, int64_t b, int64_t h, const float *kd,
+                            const float *vd, const float *bf, const mha_scratch *w, float *out) {
+  ol_dtype ft = a->q->dtype;
+  int64_t H = a->H, T = a->T, S = a->S;
+  const ol_tensor *kpm = a->kpm, *abias = a->abias;
+  const int32_t *mk = kpm ? ol_tdata(kpm) : NULL;
+  float scale = k->scale > 0 ? k->scale : 1.0f / sqrtf((float)H);
+  bool any = mk || k->causal;
+  for (int64_t t = 0; t < S; t++) {
+    ol_floats_get(ft, ol_tdata(a->q), (b * S + t) * a->D + h * H, H, w->qrow);
+    for (int64_t d = 0; bf && d < H; d++) w->qrow[d] = w->qrow[d] + bf[h * H + d];
+    for (int64_t j = 0; any && j < T; j++) {
+      bool masked = k->causal && j > a->P + t;
+      if (mk) masked = masked || (kpm->rank == 2 ? mk[b * T + j] == 0 : j >= mk[b]);
+      w->add[j] = masked ? k->mask_filter : 0.0f;
+    }
+    const float *ab = NULL;
+    if (abias)
+      ab = ol_floats_row(ft, ol_tdata(abias),
+                         (((abias->dims[0] == 1 ? 0 : b) * abias->dims[1] + (abias->dims[1] == 1 ? 0 : h)) * S + t) * T, T,
+                         w->abw);
+    attend_row(w->qrow, kd, H, vd, a->Hv, H, a->Hv, 0, T, scale, 0.0f, any ? w->add : NULL, ab, NULL, w->p,
+               out + (b * S + t) * a->Dv + h * a->Hv);
+  }
+}
+
+/* K/V rows: (b, h) blocks kst/vst elements apart in a grown present (past
+ * rows already in place) or a float32 present; otherwise (float16, or the
+ * present not wanted) one block at a time in scratch, stored to the present
+ * when done. */
+static ol_status mha_attend(const mha_kernel *k, ol_kernel_ctx *ctx, const mha_args *a, ol_value *const *grown,
+                            ol_tensor *yk, ol_tensor *yv, ol_tensor *y) {
+  ol_dtype ft = a->q->dtype;
+  int64_t B = a->B, N = a->N, H = a->H, Hv = a->Hv, T = a->T, D = a->D, Dv = a->Dv;
+  const bool kgrown = grown[0] != NULL, vgrown = grown[1] != NULL;
+  const bool kwhole = kgrown || (yk && ft == OL_DTYPE_FLOAT), vwhole = vgrown || (yv && ft == OL_DTYPE_FLOAT);
+  float *Kb = kgrown ? ol_tdata(&grown[0]->tensor) : kwhole ? ol_tdata(yk) : NULL;
+  float *Vb = vgrown ? ol_tdata(&grown[1]->tensor) : vwhole ? ol_tdata(yv) : NULL;
+  int64_t kst = (kgrown ? grown[0]->tensor.pitch : T) * H, vst = (vgrown ? grown[1]->tensor.pitch : T) * Hv;
+  /* one block of scratch: K/V blocks, the query row, scores, mask, float16
+   * attention_bias rows, bias and output */
+  int64_t nbias = a->bias ? ol_floats_scratch(ft, 2 * D + Dv) : 0, nout = ol_floats_scratch(ft, B * a->S * Dv);
+  int64_t nk = kwhole ? 0 : T * H, nv = vwhole ? 0 : T * Hv, nab = a->abias ? ol_floats_scratch(ft, T) : 0;
+  float *scratch = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(nk + nv + H + 3 * (T + 1) + nbias + nout));
+  if (!scratch) return OL_OUT_OF_MEMORY;
+  float *kblk = scratch, *vblk = kblk + nk;
+  mha_scratch w = {vblk + nv, NULL, NULL, NULL};
+  w.p = w.qrow + H, w.add = w.p + T + 1, w.abw = w.add + T + 1;
+  float *bw = w.abw + nab, *ow = bw + nbias;
+  const float *bf = a->bias ? ol_floats_row(ft, ol_tdata(a->bias), 0, 2 * D + Dv, bw) : NULL;
+  float *out = ft == OL_DTYPE_FLOAT ? (float *)ol_tdata(y) : ow;
+  ol_status s = OL_OK;
+  for (int64_t b = 0; b < B && s == OL_OK; b++)
+    for (int64_t h = 0; h < N && s == OL_OK; h++) {
+      if (ctx->cancelled && *ctx->cancelled) {
+        s = ol_kernel_error(ctx->node, OL_CANCELLED, "cancelled");
+        break;
+      }
+      float *kd = kwhole ? Kb + (b * N + h) * kst : kblk, *vd = vwhole ? Vb + (b * N + h) * vst : vblk;
+      mha_kv_block(a, b, h, kd, vd, kgrown, vgrown, bf);
+      if (!kwhole && yk) ol_floats_store(yk, (b * N + h) * T * H, kd, T * H);
+      if (!vwhole && yv) ol_floats_store(yv, (b * N + h) * T * Hv, vd, T * Hv);
+      mha_attend_head(k, a, b, h, kd, vd, bf, &w, out);
+    }
+  if (s == OL_OK) ol_floats_store(y, 0, out, B * a->S * Dv);
+  ol_dealloc(ctx->allocator, scratch);
+  return s;
+}
+
+static ol_status mha_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
+  mha_kernel *k = (mha_kernel *)kernel;
+  mha_args a = {.key = ol_ctx_input(ctx, 1), .val = ol_ctx_input(ctx, 2), .bias = ol_ctx_input(ctx, 3),
+                .kpm = ol_ctx_input(ctx, 4), .abias = ol_ctx_input(ctx, 5), .pk = ol_ctx_input(ctx, 6),
+                .pv = ol_ctx_input(ctx, 7)};
+  OL_TRY(ol_ctx_require(ctx, 0, &a.q));
+  OL_TRY(mha_check_qkv(k, ctx, &a));
+  OL_TRY(mha_check_extras(ctx->node, &a));
+  int64_t od[3] = {a.B, a.S, a.Dv}, pd[4] = {a.B, a.N, a.T, a.H}, pvd[4] = {a.B, a.N, a.T, a.Hv};
   ol_tensor *y, *yk = NULL, *yv = NULL;
-  OL_TRY(ol_ctx_output(ctx, 0, q->dtype, 3, od, &y));
+  OL_TRY(ol_ctx_output(ctx, 0, a.q->dtype, 3, od, &y));
   /* session caches (ctx->grow_outputs): float presents keep spare rows and
    * a past fed back from an earlier run's present is appended to in place */
   ol_value *grown[2] = {NULL, NULL};
-  for (int c = 0; c < 2 && !split && pk && q->dtype == OL_DTYPE_FLOAT; c++)
+  for (int c = 0; c < 2 && !a.split && a.pk && a.q->dtype == OL_DTYPE_FLOAT; c++)
     if ((ctx->grow_outputs >> (1 + c)) & 1u && ol_ctx_wants_output(ctx, 1 + (size_t)c) &&
-        ol_value_grow_from(ctx->allocator, c ? pv : pk, 4, c ? pvd : pd, 2, &grown[c]) != OL_OK) {
+        ol_value_grow_from(ctx->allocator, c ? a.pv : a.pk, 4, c ? pvd : pd, 2, &grown[c]) != OL_OK) {
       ol_value_release(grown[0]);
-      return ol_kernel_error(node, OL_OUT_OF_MEMORY, "out of memory growing present output %d", 1 + c);
+      return ol_kernel_error(ctx->node, OL_OUT_OF_MEMORY, "out of memory growing present output %d", 1 + c);
     }
-  if (!split && !grown[0] && ol_ctx_wants_output(ctx, 1)) OL_TRY(ol_ctx_output(ctx, 1, q->dtype, 4, pd, &yk));
-  if (!split && !grown[1] && ol_ctx_wants_output(ctx, 2)) OL_TRY(ol_ctx_output(ctx, 2, q->dtype, 4, pvd, &yv));
-  if (B * N == 0) {
-    ol_value_release(grown[0]);
-    ol_value_release(grown[1]);
-    return OL_OK;
-  }
-  fviews v = {0};
-  const float *qf = fv_load(&v, q), *kf = fv_load(&v, key), *vf = fv_load(&v, val),
-              *bf = fv_load(&v, bias), *af = fv_load(&v, abias), *pkf = fv_load(&v, pk),
-              *pvf = fv_load(&v, pv);
-  /* K/V rows: (b, h) blocks kst/vst elements apart — a grown present (past
-   * rows already in place) or whole scratch; past blocks pks/pvs apart */
-  float *Kb = grown[0] ? ol_tdata(&grown[0]->tensor) : ol_xmalloc(sizeof(float) * (size_t)(B * N * T * H + 1));
-  float *Vb = grown[1] ? ol_tdata(&grown[1]->tensor) : ol_xmalloc(sizeof(float) * (size_t)(B * N * T * Hv + 1));
-  const bool kgrown = grown[0] != NULL, vgrown = grown[1] != NULL; /* Kb/Vb belong to the presents */
-  int64_t kst = (kgrown ? grown[0]->tensor.pitch : T) * H, vst = (vgrown ? grown[1]->tensor.pitch : T) * Hv;
-  int64_t pks = pk ? past_stride(pk) * H : 0, pvs = pv ? past_stride(pv) * Hv : 0;
-  float *qrow = ol_xmalloc(sizeof(float) * (size_t)(H + 1));
-  float *p = ol_xmalloc(sizeof(float) * (size_t)(T + 1));
-  float *add = ol_xmalloc(sizeof(float) * (size_t)(T + 1));
-  float *out = ol_xmalloc(sizeof(float) * (size_t)(B * S * Dv + 1));
   ol_status s = OL_OK;
-  if (v.oom || !Kb || !Vb || !qrow || !p || !add || !out) {
-    s = OL_OUT_OF_MEMORY;
-    goto done;
-  }
-  /* present K/V: past rows then the new (biased) rows, per (b, h) */
-  for (int64_t b = 0; b < B; b++)
-    for (int64_t h = 0; h < N; h++) {
-      float *kd = Kb + (b * N + h) * kst, *vd = Vb + (b * N + h) * vst;
-      if (P && !kgrown) memcpy(kd, pkf + (b * N + h) * pks, sizeof(float) * (size_t)(P * H));
-      if (P && !vgrown) memcpy(vd, pvf + (b * N + h) * pvs, sizeof(float) * (size_t)(P * Hv));
-      for (int64_t j = 0; j < L; j++)
-        for (int64_t d = 0; d < H; d++) {
-          float kv = split ? kf[((b * N + h) * L + j) * H + d] : kf[(b * L + j) * D + h * H + d];
-          if (bf) kv = kv + bf[D + h * H + d];
-          kd[(P + j) * H + d] = kv;
-        }
-      for (int64_t j = 0; j < L; j++)
-        for (int64_t d = 0; d < Hv; d++) {
-          float vv = split ? vf[((b * N + h) * L + j) * Hv + d] : vf[(b * L + j) * Dv + h * Hv + d];
-          if (bf) vv = vv + bf[2 * D + h * Hv + d];
-          vd[(P + j) * Hv + d] = vv;
-        }
-    }
-  const int32_t *mk = kpm ? ol_tdata(kpm) : NULL;
-  for (int64_t b = 0; b < B; b++)
-    for (int64_t h = 0; h < N; h++) {
-      if (ctx->cancelled && *ctx->cancelled) {
-        s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
-        goto done;
-      }
-      const float *kd = Kb + (b * N + h) * kst, *vd = Vb + (b * N + h) * vst;
-      for (int64_t t = 0; t < S; t++) {
-        for (int64_t d = 0; d < H; d++) {
-          float qv = qf[(b * S + t) * D + h * H + d];
-          if (bf) qv = qv + bf[h * H + d];
-          qrow[d] = qv;
-        }
-        bool any = mk || k->causal;
-        for (int64_t j = 0; any && j < T; j++) {
-          bool masked = k->causal && j > P + t;
-          if (mk) masked = masked || (kpm->rank == 2 ? mk[b * T + j] == 0 : j >= mk[b]);
-          add[j] = masked ? k->mask_filter : 0.0f;
-        }
-        const float *ab = NULL;
-        if (af)
-          ab = af + (((abias->dims[0] == 1 ? 0 : b) * abias->dims[1] + (abias->dims[1] == 1 ? 0 : h)) * S + t) * T;
-        attend_row(qrow, kd, H, vd, Hv, H, Hv, 0, T, k->scale > 0 ? k->scale : 1.0f / sqrtf((float)H),
-                   0.0f, any ? add : NULL, ab, NULL, p, out + (b * S + t) * Dv + h * Hv);
-      }
-    }
-  ol_floats_store(y, 0, out, B * S * Dv);
-  if (yk) ol_floats_store(yk, 0, Kb, B * N * T * H);
-  if (yv) ol_floats_store(yv, 0, Vb, B * N * T * Hv);
+  if (!a.split && !grown[0] && ol_ctx_wants_output(ctx, 1)) s = ol_ctx_output(ctx, 1, a.q->dtype, 4, pd, &yk);
+  if (s == OL_OK && !a.split && !grown[1] && ol_ctx_wants_output(ctx, 2)) s = ol_ctx_output(ctx, 2, a.q->dtype, 4, pvd, &yv);
+  if (s == OL_OK && a.B * a.N > 0) s = mha_attend(k, ctx, &a, grown, yk, yv, y);
   for (int c = 0; c < 2 && s == OL_OK; c++)
     if (grown[c]) {
       s = ol_ctx_set_output(ctx, 1 + (size_t)c, grown[c]);
       grown[c] = NULL;
     }
-done:
-  fv_free(&v);
-  if (!kgrown) free(Kb);
-  if (!vgrown) free(Vb);
   ol_value_release(grown[0]); /* left only when failing before setting the outputs */
   ol_value_release(grown[1]);
-  free(qrow);
-  free(p);
-  free(add);
-  free(out);
   return s;
 }
 
@@ -358,254 +367,335 @@ static ol_status gqa_commit(ol_kernel_ctx *ctx, ol_append_reservation *res, int6
 static ol_status gqa_run(ol_kernel *kernel, ol_kernel_ctx *ctx);
 
 /* past_key/past_value are read in place when pitched along the sequence
- * axis in float32 (caches growing in place); any other pitched layout gets
- * a dense copy first. */
+ * axis (caches growing in place; float16 ones a head block at a time
+ * through the dtype table); any other pitched layout gets a dense copy
+ * first. */
 static ol_status gqa_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   for (size_t i = 3; i <= 4 && i < ctx->num_inputs; i++) {
     const ol_tensor *t = ol_ctx_input(ctx, i);
-    if (t && ol_tensor_is_strided(t) && (t->dtype != OL_DTYPE_FLOAT || t->pitch_axis != 2))
+    if (t && ol_tensor_is_strided(t) && t->pitch_axis != 2)
       return ol_kernel_run_densified(kernel, ctx, (1u << 3) | (1u << 4), gqa_run);
   }
   return gqa_run(kernel, ctx);
 }
 
-static ol_status gqa_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
-  gqa_kernel *k = (gqa_kernel *)kernel;
-  const ol_node *node = ctx->node;
-  const ol_tensor *q, *key = ol_ctx_input(ctx, 1), *val = ol_ctx_input(ctx, 2),
-                     *pk = ol_ctx_input(ctx, 3), *pv = ol_ctx_input(ctx, 4), *seqlens, *totl,
-                     *cosc = ol_ctx_input(ctx, 7), *sinc = ol_ctx_input(ctx, 8),
-                     *pos = ol_ctx_input(ctx, 9), *abias = ol_ctx_input(ctx, 10);
-  OL_TRY(ol_ctx_require(ctx, 0, &q));
-  OL_TRY(ol_ctx_require(ctx, 5, &seqlens));
-  OL_TRY(ol_ctx_require(ctx, 6, &totl));
-  const ol_tensor *sinkt = ol_ctx_input(ctx, 11);
+/* One execution's inputs and shapes: B batch, S new tokens, N query heads,
+ * KN K/V heads, H head size, P past rows, T present rows, total (the
+ * total_sequence_length input), first (a prompt: S == total), half (rotary
+ * pairs). */
+typedef struct gqa_args {
+  const ol_tensor *q, *key, *val, *pk, *pv, *seqlens, *totl, *cosc, *sinc, *pos, *abias, *sinkt;
+  const int32_t *sl;
+  int64_t B, S, N, KN, H, P, T, total, half;
+  bool packed, first;
+} gqa_args;
+
+/* Query, key and value: types, packing, shapes. */
+static ol_status gqa_check_qkv(const gqa_kernel *k, const ol_node *node, gqa_args *a) {
+  const ol_tensor *q = a->q;
   if (!is_ft(q->dtype)) return ol_kernel_bad_dtype(node, "query", q->dtype);
-  const ol_tensor *fl[8] = {key, val, pk, pv, cosc, sinc, abias, sinkt};
+  const ol_tensor *fl[8] = {a->key, a->val, a->pk, a->pv, a->cosc, a->sinc, a->abias, a->sinkt};
   static const char *const fn[8] = {"key", "value", "past_key", "past_value", "cos_cache", "sin_cache", "attention_bias", "head_sink"};
   for (int i = 0; i < 8; i++)
     if (fl[i] && fl[i]->dtype != q->dtype)
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "%s must be %s, got %s", fn[i],
                              ol_dtype_name(q->dtype), ol_dtype_name(fl[i]->dtype));
   if (q->rank != 3) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "query must be 3-D, got rank %d", q->rank);
-  int64_t B = q->dims[0], S = q->dims[1], N = k->num_heads, KN = k->kv_heads, H;
-  bool packed = key == NULL;
-  if (packed != (val == NULL))
+  a->B = q->dims[0], a->S = q->dims[1], a->N = k->num_heads, a->KN = k->kv_heads;
+  a->packed = a->key == NULL;
+  if (a->packed != (a->val == NULL))
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "key and value must be given together");
-  if (packed) {
-    if (q->dims[2] % (N + 2 * KN))
+  if (a->packed) {
+    if (q->dims[2] % (a->N + 2 * a->KN))
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "packed QKV width %lld is not divisible by num_heads + 2 * kv_num_heads",
                              (long long)q->dims[2]);
-    H = q->dims[2] / (N + 2 * KN);
-  } else {
-    if (q->dims[2] % N)
-      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "query hidden size %lld is not divisible by num_heads %lld",
-                             (long long)q->dims[2], (long long)N);
-    H = q->dims[2] / N;
-    if (key->rank != 3 || val->rank != 3 || key->dims[0] != B || key->dims[1] != S ||
-        key->dims[2] != KN * H || memcmp(key->dims, val->dims, sizeof(int64_t) * 3) != 0)
-      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "key and value must be (%lld, %lld, %lld)",
-                             (long long)B, (long long)S, (long long)(KN * H));
+    a->H = q->dims[2] / (a->N + 2 * a->KN);
+    return OL_OK;
   }
-  if ((pk == NULL) != (pv == NULL))
+  if (q->dims[2] % a->N)
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "query hidden size %lld is not divisible by num_heads %lld",
+                           (long long)q->dims[2], (long long)a->N);
+  a->H = q->dims[2] / a->N;
+  if (a->key->rank != 3 || a->val->rank != 3 || a->key->dims[0] != a->B || a->key->dims[1] != a->S ||
+      a->key->dims[2] != a->KN * a->H || memcmp(a->key->dims, a->val->dims, sizeof(int64_t) * 3) != 0)
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "key and value must be (%lld, %lld, %lld)",
+                           (long long)a->B, (long long)a->S, (long long)(a->KN * a->H));
+  return OL_OK;
+}
+
+/* Past caches, seqlens_k and total_sequence_length: P, T, first. */
+static ol_status gqa_check_lengths(const ol_node *node, gqa_args *a) {
+  if ((a->pk == NULL) != (a->pv == NULL))
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "past_key and past_value must be given together");
-  int64_t P = 0;
-  if (pk) {
-    if (pk->rank != 4 || pk->dims[0] != B || pk->dims[1] != KN || pk->dims[3] != H ||
-        pv->rank != 4 || memcmp(pk->dims, pv->dims, sizeof(int64_t) * 4) != 0)
+  a->P = 0;
+  if (a->pk) {
+    const ol_tensor *pk = a->pk, *pv = a->pv;
+    if (pk->rank != 4 || pk->dims[0] != a->B || pk->dims[1] != a->KN || pk->dims[3] != a->H || pv->rank != 4 ||
+        memcmp(pk->dims, pv->dims, sizeof(int64_t) * 4) != 0)
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "past_key/past_value must be (%lld, %lld, P, %lld)",
-                             (long long)B, (long long)KN, (long long)H);
-    P = pk->dims[2];
+                             (long long)a->B, (long long)a->KN, (long long)a->H);
+    a->P = pk->dims[2];
   }
-  if (seqlens->dtype != OL_DTYPE_INT32 || ol_tcount(seqlens) != B)
-    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "seqlens_k must be int32 with %lld values", (long long)B);
-  if (totl->dtype != OL_DTYPE_INT32 || ol_tcount(totl) != 1)
+  if (a->seqlens->dtype != OL_DTYPE_INT32 || ol_tcount(a->seqlens) != a->B)
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "seqlens_k must be int32 with %lld values", (long long)a->B);
+  if (a->totl->dtype != OL_DTYPE_INT32 || ol_tcount(a->totl) != 1)
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "total_sequence_length must be an int32 scalar");
-  int64_t total = ((const int32_t *)ol_tdata(totl))[0];
-  if (total < S)
+  a->total = ((const int32_t *)ol_tdata(a->totl))[0];
+  if (a->total < a->S)
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "total_sequence_length %lld is less than the sequence length %lld",
-                           (long long)total, (long long)S);
-  int64_t T = P > total ? P : total; /* present length */
-  bool first = S == total;
-  const int32_t *sl = ol_tdata(seqlens);
-  for (int64_t b = 0; b < B; b++) {
-    int64_t tb = (int64_t)sl[b] + 1, pb = first ? 0 : tb - S;
-    if (tb < 1 || tb > T || pb < 0 || pb > P)
+                           (long long)a->total, (long long)a->S);
+  a->T = a->P > a->total ? a->P : a->total; /* present length */
+  a->first = a->S == a->total;
+  a->sl = ol_tdata(a->seqlens);
+  for (int64_t b = 0; b < a->B; b++) {
+    int64_t tb = (int64_t)a->sl[b] + 1, pb = a->first ? 0 : tb - a->S;
+    if (tb < 1 || tb > a->T || pb < 0 || pb > a->P)
       return ol_kernel_error(node, OL_INVALID_ARGUMENT,
                              "seqlens_k[%lld] = %d is inconsistent with past length %lld and sequence length %lld",
-                             (long long)b, sl[b], (long long)P, (long long)S);
+                             (long long)b, a->sl[b], (long long)a->P, (long long)a->S);
   }
-  int64_t half = 0;
+  return OL_OK;
+}
+
+/* The past rows of batch b (0 on a prompt). */
+static int64_t gqa_past_of(const gqa_args *a, int64_t b) { return a->first ? 0 : (int64_t)a->sl[b] + 1 - a->S; }
+
+/* Rotary caches and positions, attention_bias, head_sink. */
+static ol_status gqa_check_extras(const gqa_kernel *k, const ol_node *node, gqa_args *a) {
+  a->half = 0;
   if (k->rotary) {
-    if (!cosc || !sinc)
-      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "do_rotary requires cos_cache and sin_cache");
+    const ol_tensor *cosc = a->cosc, *sinc = a->sinc, *pos = a->pos;
+    if (!cosc || !sinc) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "do_rotary requires cos_cache and sin_cache");
     if (cosc->rank != 2 || sinc->rank != 2 || memcmp(cosc->dims, sinc->dims, sizeof(int64_t) * 2) != 0 ||
-        cosc->dims[1] * 2 > H || cosc->dims[1] < 1)
+        cosc->dims[1] * 2 > a->H || cosc->dims[1] < 1)
       return ol_kernel_error(node, OL_INVALID_ARGUMENT,
-                             "cos_cache/sin_cache must be (max_position, rot/2) with rot <= head size %lld",
-                             (long long)H);
-    half = cosc->dims[1];
-    if (pos) {
-      if (pos->dtype != OL_DTYPE_INT64 || pos->rank != 2 || pos->dims[0] != B || pos->dims[1] != S)
-        return ol_kernel_error(node, OL_INVALID_ARGUMENT, "position_ids must be int64 (%lld, %lld)",
-                               (long long)B, (long long)S);
-    }
-    for (int64_t b = 0; b < B; b++) {
-      int64_t pb = first ? 0 : (int64_t)sl[b] + 1 - S;
-      for (int64_t t = 0; t < S; t++) {
-        int64_t pi = pos ? ((const int64_t *)ol_tdata(pos))[b * S + t] : pb + t;
+                             "cos_cache/sin_cache must be (max_position, rot/2) with rot <= head size %lld", (long long)a->H);
+    a->half = cosc->dims[1];
+    if (pos && (pos->dtype != OL_DTYPE_INT64 || pos->rank != 2 || pos->dims[0] != a->B || pos->dims[1] != a->S))
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "position_ids must be int64 (%lld, %lld)", (long long)a->B,
+                             (long long)a->S);
+    for (int64_t b = 0; b < a->B; b++)
+      for (int64_t t = 0; t < a->S; t++) {
+        int64_t pi = pos ? ((const int64_t *)ol_tdata(pos))[b * a->S + t] : gqa_past_of(a, b) + t;
         if (pi < 0 || pi >= cosc->dims[0])
           return ol_kernel_error(node, OL_INVALID_ARGUMENT, "position %lld is outside the cache [0, %lld)",
                                  (long long)pi, (long long)cosc->dims[0]);
       }
-    }
   }
-  if (abias && (abias->rank != 4 || (abias->dims[0] != B && abias->dims[0] != 1) ||
-                (abias->dims[1] != N && abias->dims[1] != 1) || abias->dims[2] != S || abias->dims[3] != total))
+  const ol_tensor *ab = a->abias;
+  if (ab && (ab->rank != 4 || (ab->dims[0] != a->B && ab->dims[0] != 1) || (ab->dims[1] != a->N && ab->dims[1] != 1) ||
+             ab->dims[2] != a->S || ab->dims[3] != a->total))
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "attention_bias must be (B or 1, N or 1, %lld, %lld)",
-                           (long long)S, (long long)total);
-  if (sinkt && ol_tcount(sinkt) != N)
-    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "head_sink must have num_heads = %lld values",
-                           (long long)N);
-  int64_t od[3] = {B, S, N * H}, pd[4] = {B, KN, T, H};
-  ol_tensor *y, *yk = NULL, *yv = NULL;
-  OL_TRY(ol_ctx_output(ctx, 0, q->dtype, 3, od, &y));
-  if (B * S == 0) {
-    if (ol_ctx_wants_output(ctx, 1)) OL_TRY(ol_ctx_output(ctx, 1, q->dtype, 4, pd, &yk));
-    if (ol_ctx_wants_output(ctx, 2)) OL_TRY(ol_ctx_output(ctx, 2, q->dtype, 4, pd, &yv));
-    return OL_OK;
-  }
-  /* A plain append (float32, every batch's new rows right after its past)
-   * on bound caches writes the new rows into their capacity (see
-   * gqa_reserve); otherwise present K/V are built whole. */
-  bool plain = q->dtype == OL_DTYPE_FLOAT && pk && T == P + S;
-  for (int64_t b = 0; plain && b < B; b++) plain = (first ? 0 : (int64_t)sl[b] + 1 - S) == P;
+                           (long long)a->S, (long long)a->total);
+  if (a->sinkt && ol_tcount(a->sinkt) != a->N)
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "head_sink must have num_heads = %lld values", (long long)a->N);
+  return OL_OK;
+}
+
+/* Where present K and V go: reserved caches (persistent state appends in
+ * place), session caches growing in place, or whole new outputs. */
+typedef struct gqa_presents {
   ol_append_reservation res[2];
-  memset(res, 0, sizeof res);
-  ol_value *grown[2] = {NULL, NULL}; /* session caches growing in place (ctx->grow_outputs) */
+  ol_value *grown[2];
+  ol_tensor *yk, *yv;
+} gqa_presents;
+
+static void gqa_presents_release(gqa_presents *o) {
+  for (int c = 0; c < 2; c++) {
+    ol_value_release(o->res[c].result); /* left only when failing before the commit */
+    ol_value_release(o->grown[c]);
+    o->res[c].result = NULL, o->grown[c] = NULL;
+  }
+}
+
+/* A plain append (float32, every batch's new rows right after its past)
+ * on bound caches writes the new rows into their capacity (see
+ * gqa_reserve); otherwise present K/V are built whole. */
+static ol_status gqa_presents_open(ol_kernel_ctx *ctx, const gqa_args *a, const int64_t *pd, gqa_presents *o) {
+  memset(o, 0, sizeof *o);
+  bool plain = a->q->dtype == OL_DTYPE_FLOAT && a->pk && a->T == a->P + a->S;
+  for (int64_t b = 0; plain && b < a->B; b++) plain = gqa_past_of(a, b) == a->P;
   ol_status s = OL_OK;
   for (int c = 0; plain && c < 2 && s == OL_OK; c++) {
-    size_t o = 1 + (size_t)c;
-    const ol_tensor *past = c ? pv : pk;
-    if (!ol_ctx_wants_output(ctx, o)) continue;
-    if (ctx->reserve_append) s = gqa_reserve(ctx, 3 + (size_t)c, o, pd, S, &res[c]);
-    else if ((ctx->grow_outputs >> o) & 1u && past && past->dtype == OL_DTYPE_FLOAT &&
-             ol_value_grow_from(ctx->allocator, past, 4, pd, 2, &grown[c]) != OL_OK)
-      s = ol_kernel_error(node, OL_OUT_OF_MEMORY, "out of memory growing present output %zu", o);
+    size_t out = 1 + (size_t)c;
+    const ol_tensor *past = c ? a->pv : a->pk;
+    if (!ol_ctx_wants_output(ctx, out)) continue;
+    if (ctx->reserve_append) s = gqa_reserve(ctx, 3 + (size_t)c, out, pd, a->S, &o->res[c]);
+    else if ((ctx->grow_outputs >> out) & 1u && past && past->dtype == OL_DTYPE_FLOAT &&
+             ol_value_grow_from(ctx->allocator, past, 4, pd, 2, &o->grown[c]) != OL_OK)
+      s = ol_kernel_error(ctx->node, OL_OUT_OF_MEMORY, "out of memory growing present output %zu", out);
   }
-  if (s == OL_OK && !res[0].result && !grown[0] && ol_ctx_wants_output(ctx, 1)) s = ol_ctx_output(ctx, 1, q->dtype, 4, pd, &yk);
-  if (s == OL_OK && !res[1].result && !grown[1] && ol_ctx_wants_output(ctx, 2)) s = ol_ctx_output(ctx, 2, q->dtype, 4, pd, &yv);
-  if (s != OL_OK) {
-    ol_value_release(res[0].result);
-    ol_value_release(res[1].result);
-    ol_value_release(grown[0]);
-    ol_value_release(grown[1]);
-    return s;
+  if (s == OL_OK && !o->res[0].result && !o->grown[0] && ol_ctx_wants_output(ctx, 1))
+    s = ol_ctx_output(ctx, 1, a->q->dtype, 4, pd, &o->yk);
+  if (s == OL_OK && !o->res[1].result && !o->grown[1] && ol_ctx_wants_output(ctx, 2))
+    s = ol_ctx_output(ctx, 2, a->q->dtype, 4, pd, &o->yv);
+  if (s != OL_OK) gqa_presents_release(o);
+  return s;
+}
+
+/* Where the rows of K (c 0) or V (c 1) are written: the reserved cache
+ * (its first block at writable - P rows), the grown session cache (past rows
+ * already in place), a float32 present, or NULL (float16, or the present
+ * not wanted: one (b, h) block at a time in scratch, stored when done).
+ * *stride: elements between (b, h) blocks. */
+static float *gqa_rows(const gqa_args *a, const gqa_presents *o, int c, int64_t *stride) {
+  const ol_append_reservation *res = &o->res[c];
+  const ol_value *grown = o->grown[c];
+  ol_tensor *y = c ? o->yv : o->yk;
+  *stride = res->result ? (int64_t)(res->row_stride / sizeof(float)) : grown ? grown->tensor.pitch * a->H : a->T * a->H;
+  if (res->result) return (float *)res->writable - a->P * a->H;
+  if (grown) return ol_tdata(&grown->tensor);
+  return y && a->q->dtype == OL_DTYPE_FLOAT ? ol_tdata(y) : NULL;
+}
+
+/* Float32 copies of the rows the attention loop reads (see gqa_attend). */
+typedef struct gqa_scratch {
+  float *kblk, *vblk, *Qb, *p, *cw, *sw, *abw, *hsw, *ow;
+} gqa_scratch;
+
+/* The queries of batch b, rotated: Qb rows (b * S + t) * N + h. */
+static void gqa_queries(const gqa_kernel *k, const gqa_args *a, int64_t b, const gqa_scratch *w) {
+  ol_dtype ft = a->q->dtype;
+  int64_t qw = a->packed ? (a->N + 2 * a->KN) * a->H : a->N * a->H, H = a->H, half = a->half;
+  const int64_t *posd = a->pos ? ol_tdata(a->pos) : NULL;
+  for (int64_t t = 0; t < a->S; t++) {
+    int64_t pi = posd ? posd[b * a->S + t] : gqa_past_of(a, b) + t;
+    const float *cr = k->rotary ? ol_floats_row(ft, ol_tdata(a->cosc), pi * half, half, w->cw) : NULL;
+    const float *sr = k->rotary ? ol_floats_row(ft, ol_tdata(a->sinc), pi * half, half, w->sw) : NULL;
+    for (int64_t h = 0; h < a->N; h++) {
+      float *qr = w->Qb + ((b * a->S + t) * a->N + h) * H;
+      ol_floats_get(ft, ol_tdata(a->q), (b * a->S + t) * qw + h * H, H, qr);
+      if (k->rotary) ol_nn23_rotate(qr, qr, cr, sr, H, 2 * half, k->interleaved);
+    }
   }
-  fviews v = {0};
-  const float *qf = fv_load(&v, q), *kf = fv_load(&v, key), *vf = fv_load(&v, val),
-              *pkf = fv_load(&v, pk), *pvf = fv_load(&v, pv), *cf = fv_load(&v, cosc),
-              *sf = fv_load(&v, sinc), *af = fv_load(&v, abias), *hs = fv_load(&v, sinkt);
+}
+
+/* The K and V rows of (b, kh) into kd/vd: the past (unless already in a
+ * reserved or grown cache: *_in_place), zeros after it where kd/vd are
+ * scratch, then the new rows (keys rotated). */
+static void gqa_kv_block(const gqa_kernel *k, const gqa_args *a, int64_t b, int64_t kh, float *kd, float *vd,
+                         bool k_in_place, bool v_in_place, bool k_scratch, bool v_scratch, const gqa_scratch *w) {
+  ol_dtype ft = a->q->dtype;
+  int64_t H = a->H, P = a->P, T = a->T, pb = gqa_past_of(a, b), half = a->half;
+  int64_t pks = a->pk ? past_stride(a->pk) * H : 0, pvs = a->pv ? past_stride(a->pv) * H : 0;
+  if (!k_in_place) {
+    if (k_scratch) memset(kd + P * H, 0, sizeof(float) * (size_t)((T - P) * H));
+    if (P) ol_floats_get(ft, ol_tdata(a->pk), (b * a->KN + kh) * pks, P * H, kd);
+  }
+  if (!v_in_place) {
+    if (v_scratch) memset(vd + P * H, 0, sizeof(float) * (size_t)((T - P) * H));
+    if (P) ol_floats_get(ft, ol_tdata(a->pv), (b * a->KN + kh) * pvs, P * H, vd);
+  }
+  int64_t kw = a->packed ? (a->N + 2 * a->KN) * H : a->KN * H;
+  const void *ksrc = a->packed ? ol_tdata(a->q) : ol_tdata(a->key), *vsrc = a->packed ? ol_tdata(a->q) : ol_tdata(a->val);
+  int64_t koff = a->packed ? a->N * H : 0, voff = a->packed ? (a->N + a->KN) * H : 0;
+  const int64_t *posd = a->pos ? ol_tdata(a->pos) : NULL;
+  for (int64_t t = 0; t < a->S; t++) {
+    float *kr = kd + (pb + t) * H;
+    ol_floats_get(ft, ksrc, (b * a->S + t) * kw + koff + kh * H, H, kr);
+    ol_floats_get(ft, vsrc, (b * a->S + t) * kw + voff + kh * H, H, vd + (pb + t) * H);
+    if (k->rotary) {
+      int64_t pi = posd ? posd[b * a->S + t] : pb + t;
+      ol_nn23_rotate(kr, kr, ol_floats_row(ft, ol_tdata(a->cosc), pi * half, half, w->cw),
+                     ol_floats_row(ft, ol_tdata(a->sinc), pi * half, half, w->sw), H, 2 * half, k->interleaved);
+    }
+  }
+}
+
+/* Every query row of heads sharing K/V head kh of batch b over kd/vd. */
+static ol_status gqa_attend_group(const gqa_kernel *k, ol_kernel_ctx *ctx, const gqa_args *a, int64_t b, int64_t kh,
+                                  const float *kd, const float *vd, const gqa_scratch *w, float *out) {
   static const float zero_sink = 0.0f;
-  size_t kvn = (size_t)(B * KN * T * H);
-  /* K/V rows: (b, h) blocks kst/vst elements apart — the reserved caches
-   * (first block at writable - P rows, see gqa_reserve), the grown session
-   * caches (past rows already in place) or whole scratch */
-  bool kres = res[0].result || grown[0], vres = res[1].result || grown[1]; /* the commit clears result */
-  float *Kb = res[0].result ? (float *)res[0].writable - P * H
-              : grown[0]    ? ol_tdata(&grown[0]->tensor)
-                            : ol_xcalloc(kvn + 1, sizeof(float));
-  float *Vb = res[1].result ? (float *)res[1].writable - P * H
-              : grown[1]    ? ol_tdata(&grown[1]->tensor)
-                            : ol_xcalloc(kvn + 1, sizeof(float));
-  int64_t kst = res[0].result ? (int64_t)(res[0].row_stride / sizeof(float))
-                : grown[0]    ? grown[0]->tensor.pitch * H
-                              : T * H;
-  int64_t vst = res[1].result ? (int64_t)(res[1].row_stride / sizeof(float))
-                : grown[1]    ? grown[1]->tensor.pitch * H
-                              : T * H;
-  int64_t pks = pk ? past_stride(pk) * H : 0, pvs = pv ? past_stride(pv) * H : 0;
-  float *Qb = ol_xmalloc(sizeof(float) * (size_t)(B * S * N * H + 1));
-  float *p = ol_xmalloc(sizeof(float) * (size_t)(T + 1));
-  float *out = ol_xmalloc(sizeof(float) * (size_t)(B * S * N * H + 1));
-  if (v.oom || !Kb || !Vb || !Qb || !p || !out) {
-    s = OL_OUT_OF_MEMORY;
-    goto done;
-  }
-  int64_t qw = packed ? (N + 2 * KN) * H : N * H, kw = packed ? qw : KN * H;
-  const float *ksrc = packed ? qf + N * H : kf, *vsrc = packed ? qf + (N + KN) * H : vf;
-  int64_t rot = 2 * half;
-  for (int64_t b = 0; b < B; b++) {
-    int64_t tb = (int64_t)sl[b] + 1, pb = first ? 0 : tb - S;
-    for (int64_t h = 0; h < KN; h++) {
-      float *kd = Kb + (b * KN + h) * kst, *vd = Vb + (b * KN + h) * vst;
-      /* the whole past buffer, as a shared past/present buffer would hold
-       * it (already in place in a reserved cache) */
-      if (P && !kres) memcpy(kd, pkf + (b * KN + h) * pks, sizeof(float) * (size_t)(P * H));
-      if (P && !vres) memcpy(vd, pvf + (b * KN + h) * pvs, sizeof(float) * (size_t)(P * H));
-      for (int64_t t = 0; t < S; t++) {
-        float *kr = kd + (pb + t) * H;
-        memcpy(kr, ksrc + (b * S + t) * kw + h * H, sizeof(float) * (size_t)H);
-        memcpy(vd + (pb + t) * H, vsrc + (b * S + t) * kw + h * H, sizeof(float) * (size_t)H);
-        if (k->rotary) {
-          int64_t pi = pos ? ((const int64_t *)ol_tdata(pos))[b * S + t] : pb + t;
-          ol_nn23_rotate(kr, kr, cf + pi * half, sf + pi * half, H, rot, k->interleaved);
-        }
-      }
-    }
-    for (int64_t t = 0; t < S; t++)
-      for (int64_t h = 0; h < N; h++) {
-        float *qr = Qb + ((b * S + t) * N + h) * H;
-        memcpy(qr, qf + (b * S + t) * qw + h * H, sizeof(float) * (size_t)H);
-        if (k->rotary) {
-          int64_t pi = pos ? ((const int64_t *)ol_tdata(pos))[b * S + t] : pb + t;
-          ol_nn23_rotate(qr, qr, cf + pi * half, sf + pi * half, H, rot, k->interleaved);
-        }
-      }
-  }
-  float scale = k->scale > 0 ? k->scale : 1.0f / sqrtf((float)H);
-  int64_t group = N / KN;
-  for (int64_t b = 0; b < B; b++) {
-    int64_t tb = (int64_t)sl[b] + 1, pb = first ? 0 : tb - S;
-    for (int64_t h = 0; h < N; h++) {
-      if (ctx->cancelled && *ctx->cancelled) {
-        s = ol_kernel_error(node, OL_CANCELLED, "cancelled");
-        goto done;
-      }
-      const float *kd = Kb + (b * KN + h / group) * kst, *vd = Vb + (b * KN + h / group) * vst;
-      for (int64_t t = 0; t < S; t++) {
-        int64_t causal = pb + t + 1, lo = 0;
-        if (causal > tb) causal = tb; /* padding rows of a prompt see the valid keys only */
-        if (k->window >= 0 && causal > k->window) lo = causal - k->window;
-        const float *ab = NULL;
-        if (af)
-          ab = af + (((abias->dims[0] == 1 ? 0 : b) * abias->dims[1] + (abias->dims[1] == 1 ? 0 : h)) * S + t) * total;
-        attend_row(Qb + ((b * S + t) * N + h) * H, kd, H, vd, H, H, H, lo, causal, scale,
-                   k->softcap, ab, NULL, hs ? hs + h : k->smooth ? &zero_sink : NULL, p,
-                   out + (b * S + t) * N * H + h * H);
-      }
+  ol_dtype ft = a->q->dtype;
+  const float *hs = a->sinkt ? ol_floats_row(ft, ol_tdata(a->sinkt), 0, a->N, w->hsw) : NULL;
+  float scale = k->scale > 0 ? k->scale : 1.0f / sqrtf((float)a->H);
+  int64_t group = a->N / a->KN, tb = (int64_t)a->sl[b] + 1, pb = gqa_past_of(a, b), H = a->H;
+  const ol_tensor *abias = a->abias;
+  for (int64_t h = kh * group; h < (kh + 1) * group; h++) {
+    if (ctx->cancelled && *ctx->cancelled) return ol_kernel_error(ctx->node, OL_CANCELLED, "cancelled");
+    for (int64_t t = 0; t < a->S; t++) {
+      int64_t causal = pb + t + 1, lo = 0;
+      if (causal > tb) causal = tb; /* padding rows of a prompt see the valid keys only */
+      if (k->window >= 0 && causal > k->window) lo = causal - k->window;
+      const float *ab = NULL;
+      if (abias)
+        ab = ol_floats_row(ft, ol_tdata(abias),
+                           (((abias->dims[0] == 1 ? 0 : b) * abias->dims[1] + (abias->dims[1] == 1 ? 0 : h)) * a->S + t) *
+                               a->total,
+                           a->total, w->abw);
+      attend_row(w->Qb + ((b * a->S + t) * a->N + h) * H, kd, H, vd, H, H, H, lo, causal, scale, k->softcap, ab, NULL,
+                 hs ? hs + h : k->smooth ? &zero_sink : NULL, w->p, out + (b * a->S + t) * a->N * H + h * H);
     }
   }
-  ol_floats_store(y, 0, out, B * S * N * H);
-  if (yk) ol_floats_store(yk, 0, Kb, (int64_t)kvn);
-  if (yv) ol_floats_store(yv, 0, Vb, (int64_t)kvn);
-  s = gqa_commit(ctx, res, B * KN * S * H, B * KN * P * H, (int64_t)kvn);
+  return OL_OK;
+}
+
+/* Rotary queries, then per (b, K/V head) the K/V rows and their query
+ * heads' attention; Y stored when done. */
+static ol_status gqa_attend(const gqa_kernel *k, ol_kernel_ctx *ctx, const gqa_args *a, const gqa_presents *o,
+                            ol_tensor *y) {
+  ol_dtype ft = a->q->dtype;
+  int64_t kst, vst, H = a->H, T = a->T;
+  float *Kb = gqa_rows(a, o, 0, &kst), *Vb = gqa_rows(a, o, 1, &vst);
+  bool kres = o->res[0].result || o->grown[0], vres = o->res[1].result || o->grown[1];
+  /* one block of scratch: K/V blocks, rotated queries, scores, and float16
+   * rows of cos/sin, attention_bias, head_sink and the output */
+  int64_t nq = a->B * a->S * a->N * H, nk = Kb ? 0 : T * H, nv = Vb ? 0 : T * H;
+  int64_t ncs = k->rotary ? ol_floats_scratch(ft, a->half) : 0, nab = a->abias ? ol_floats_scratch(ft, T) : 0;
+  int64_t nhs = a->sinkt ? ol_floats_scratch(ft, a->N) : 0, nout = ol_floats_scratch(ft, nq);
+  float *scratch = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(nk + nv + nq + T + 1 + 2 * ncs + nab + nhs + nout));
+  if (!scratch) return OL_OUT_OF_MEMORY;
+  gqa_scratch w;
+  w.kblk = scratch, w.vblk = w.kblk + nk, w.Qb = w.vblk + nv, w.p = w.Qb + nq, w.cw = w.p + T + 1, w.sw = w.cw + ncs;
+  w.abw = w.sw + ncs, w.hsw = w.abw + nab, w.ow = w.hsw + nhs;
+  if (nab) memset(w.abw, 0, sizeof(float) * (size_t)nab); /* past `total`: read only when seqlens_k exceeds it */
+  float *out = ft == OL_DTYPE_FLOAT ? (float *)ol_tdata(y) : w.ow;
+  ol_status s = OL_OK;
+  for (int64_t b = 0; b < a->B && s == OL_OK; b++) {
+    gqa_queries(k, a, b, &w);
+    for (int64_t kh = 0; kh < a->KN && s == OL_OK; kh++) {
+      float *kd = Kb ? Kb + (b * a->KN + kh) * kst : w.kblk, *vd = Vb ? Vb + (b * a->KN + kh) * vst : w.vblk;
+      gqa_kv_block(k, a, b, kh, kd, vd, kres, vres, !Kb, !Vb, &w);
+      if (!Kb && o->yk) ol_floats_store(o->yk, (b * a->KN + kh) * T * H, kd, T * H);
+      if (!Vb && o->yv) ol_floats_store(o->yv, (b * a->KN + kh) * T * H, vd, T * H);
+      s = gqa_attend_group(k, ctx, a, b, kh, kd, vd, &w, out);
+    }
+  }
+  if (s == OL_OK) ol_floats_store(y, 0, out, nq);
+  ol_dealloc(ctx->allocator, scratch);
+  return s;
+}
+
+static ol_status gqa_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
+  gqa_kernel *k = (gqa_kernel *)kernel;
+  gqa_args a = {.key = ol_ctx_input(ctx, 1), .val = ol_ctx_input(ctx, 2), .pk = ol_ctx_input(ctx, 3),
+                .pv = ol_ctx_input(ctx, 4), .cosc = ol_ctx_input(ctx, 7), .sinc = ol_ctx_input(ctx, 8),
+                .pos = ol_ctx_input(ctx, 9), .abias = ol_ctx_input(ctx, 10), .sinkt = ol_ctx_input(ctx, 11)};
+  OL_TRY(ol_ctx_require(ctx, 0, &a.q));
+  OL_TRY(ol_ctx_require(ctx, 5, &a.seqlens));
+  OL_TRY(ol_ctx_require(ctx, 6, &a.totl));
+  OL_TRY(gqa_check_qkv(k, ctx->node, &a));
+  OL_TRY(gqa_check_lengths(ctx->node, &a));
+  OL_TRY(gqa_check_extras(k, ctx->node, &a));
+  int64_t od[3] = {a.B, a.S, a.N * a.H}, pd[4] = {a.B, a.KN, a.T, a.H};
+  ol_tensor *y, *unused;
+  OL_TRY(ol_ctx_output(ctx, 0, a.q->dtype, 3, od, &y));
+  if (a.B * a.S == 0) {
+    if (ol_ctx_wants_output(ctx, 1)) OL_TRY(ol_ctx_output(ctx, 1, a.q->dtype, 4, pd, &unused));
+    if (ol_ctx_wants_output(ctx, 2)) OL_TRY(ol_ctx_output(ctx, 2, a.q->dtype, 4, pd, &unused));
+    return OL_OK;
+  }
+  gqa_presents o;
+  OL_TRY(gqa_presents_open(ctx, &a, pd, &o));
+  ol_status s = gqa_attend(k, ctx, &a, &o, y);
+  if (s == OL_OK)
+    s = gqa_commit(ctx, o.res, a.B * a.KN * a.S * a.H, a.B * a.KN * a.P * a.H, a.B * a.KN * a.T * a.H);
   for (int c = 0; c < 2 && s == OL_OK; c++)
-    if (grown[c]) {
-      s = ol_ctx_set_output(ctx, 1 + (size_t)c, grown[c]);
-      grown[c] = NULL;
+    if (o.grown[c]) {
+      s = ol_ctx_set_output(ctx, 1 + (size_t)c, o.grown[c]);
+      o.grown[c] = NULL;
     }
-done:
-  fv_free(&v);
-  if (!kres) free(Kb);
-  if (!vres) free(Vb);
-  ol_value_release(res[0].result); /* left only when failing before the commit */
-  ol_value_release(res[1].result);
-  ol_value_release(grown[0]);
-  ol_value_release(grown[1]);
-  free(Qb);
-  free(p);
-  free(out);
+  gqa_presents_release(&o);
   return s;
 }
 

@@ -6,9 +6,9 @@
  *                        (max_pos, rot/2) with position_ids (B, S), or
  *                        (B, S, rot/2) without
  *
- * float32, float16 and bfloat16 (computed in float32, rounded on store).
- * Also defines the float load/store and rotary helpers shared with the
- * com.microsoft kernels (contrib_ms*.c). */
+ * float32, float16 and bfloat16 (computed in float32: half types widened a
+ * row at a time through the dtype table, rounded on store). Also defines
+ * the rotary helper shared with the com.microsoft kernels (contrib_ms*.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,8 +53,8 @@ static ol_status rms_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   const ol_tensor *x, *scale;
   OL_TRY(ol_ctx_require(ctx, 0, &x));
   OL_TRY(ol_ctx_require(ctx, 1, &scale));
-  if (!ol_is_float_type(x->dtype)) return ol_kernel_bad_dtype(node, "input X", x->dtype);
-  if (!ol_is_float_type(scale->dtype)) return ol_kernel_bad_dtype(node, "input scale", scale->dtype);
+  if (!ol_dtype_computes_f32(x->dtype)) return ol_kernel_bad_dtype(node, "input X", x->dtype);
+  if (!ol_dtype_computes_f32(scale->dtype)) return ol_kernel_bad_dtype(node, "input scale", scale->dtype);
   if (x->rank == 0) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "input X must have rank >= 1");
   int axis;
   OL_TRY(ol_normalize_axis(node, k->axis, x->rank, &axis));
@@ -79,12 +79,14 @@ static ol_status rms_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, scale->dtype, x->rank, x->dims, &y)); /* Y has scale's type V */
   if (outer * n == 0) return OL_OK;
-  bool ox, os;
-  float *xf = ol_floats_load(x, &ox), *sf = ol_floats_load(scale, &os);
-  float *row = ol_xmalloc(sizeof(float) * (size_t)n);
-  int64_t *smap = ol_xmalloc(sizeof(int64_t) * (size_t)n);
+  /* float16/bfloat16: X a row at a time and the scale once, widened into scratch */
+  int64_t ns = ol_tcount(scale), nx = ol_floats_scratch(x->dtype, n);
+  float *wide = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(nx + ol_floats_scratch(scale->dtype, ns) + 1));
+  const float *sf = wide ? ol_floats_row(scale->dtype, ol_tdata(scale), 0, ns, wide + nx) : NULL;
+  float *row = ol_alloc(ctx->allocator, sizeof(float) * (size_t)n);
+  int64_t *smap = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)n);
   ol_status s = OL_OK;
-  if (!xf || !sf || !row || !smap) {
+  if (!wide || !row || !smap) {
     s = OL_OUT_OF_MEMORY;
     goto done;
   }
@@ -101,7 +103,7 @@ static ol_status rms_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     }
   }
   for (int64_t o = 0; o < outer; o++) {
-    const float *xr = xf + o * n;
+    const float *xr = ol_floats_row(x->dtype, ol_tdata(x), o * n, n, wide);
     double sq = 0.0;
     for (int64_t j = 0; j < n; j++) sq += (double)xr[j] * (double)xr[j];
     double inv = 1.0 / sqrt(sq / (double)n + k->epsilon);
@@ -109,10 +111,9 @@ static ol_status rms_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     ol_floats_store(y, o * n, row, n);
   }
 done:
-  if (ox) free(xf);
-  if (os) free(sf);
-  free(row);
-  free(smap);
+  ol_dealloc(ctx->allocator, wide);
+  ol_dealloc(ctx->allocator, row);
+  ol_dealloc(ctx->allocator, smap);
   return s;
 }
 
@@ -144,7 +145,7 @@ static ol_status rope_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   OL_TRY(ol_ctx_require(ctx, 0, &x));
   OL_TRY(ol_ctx_require(ctx, 1, &cosc));
   OL_TRY(ol_ctx_require(ctx, 2, &sinc));
-  if (!ol_is_float_type(x->dtype)) return ol_kernel_bad_dtype(node, "input X", x->dtype);
+  if (!ol_dtype_computes_f32(x->dtype)) return ol_kernel_bad_dtype(node, "input X", x->dtype);
   if (cosc->dtype != x->dtype || sinc->dtype != x->dtype)
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "cos_cache and sin_cache must be %s",
                            ol_dtype_name(x->dtype));
@@ -201,28 +202,29 @@ static ol_status rope_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, x->dtype, x->rank, x->dims, &y));
   if (ol_tcount(x) == 0) return OL_OK;
-  bool ox, oc, os;
-  float *xf = ol_floats_load(x, &ox), *cf = ol_floats_load(cosc, &oc), *sf = ol_floats_load(sinc, &os);
-  float *row = ol_xmalloc(sizeof(float) * (size_t)H);
+  /* float16/bfloat16: a head vector and a cos/sin row at a time, widened into scratch */
+  int64_t nx = ol_floats_scratch(x->dtype, H), nc = ol_floats_scratch(x->dtype, half);
+  float *wide = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(nx + 2 * nc + 1));
+  float *row = ol_alloc(ctx->allocator, sizeof(float) * (size_t)H);
   ol_status s = OL_OK;
-  if (!xf || !cf || !sf || !row) {
+  if (!wide || !row) {
     s = OL_OUT_OF_MEMORY;
   } else {
     const int64_t *p = pos ? ol_tdata(pos) : NULL;
     for (int64_t b = 0; b < B; b++)
       for (int64_t t = 0; t < S; t++) {
         int64_t ci = p ? p[b * S + t] : b * S + t;
+        const float *cr = ol_floats_row(x->dtype, ol_tdata(cosc), ci * half, half, wide + nx),
+                    *sr = ol_floats_row(x->dtype, ol_tdata(sinc), ci * half, half, wide + nx + nc);
         for (int64_t h = 0; h < N; h++) {
           int64_t off = bnsh ? ((b * N + h) * S + t) * H : ((b * S + t) * N + h) * H;
-          ol_nn23_rotate(xf + off, row, cf + ci * half, sf + ci * half, H, rot, k->interleaved);
+          ol_nn23_rotate(ol_floats_row(x->dtype, ol_tdata(x), off, H, wide), row, cr, sr, H, rot, k->interleaved);
           ol_floats_store(y, off, row, H);
         }
       }
   }
-  if (ox) free(xf);
-  if (oc) free(cf);
-  if (os) free(sf);
-  free(row);
+  ol_dealloc(ctx->allocator, wide);
+  ol_dealloc(ctx->allocator, row);
   return s;
 }
 
