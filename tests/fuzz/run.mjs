@@ -38,6 +38,7 @@ const HARNESSES = {
   model32: { program: 'fuzz_model', tree: 'asan32', maxLen: 65536, seeds: 'model' },
   text: { program: 'fuzz_text', tree: 'asan', maxLen: 65536, seeds: 'text' },
   encoded: { program: 'fuzz_encoded', tree: 'asan', maxLen: 16384, seeds: 'encoded' },
+  paged: { program: 'fuzz_paged', tree: 'asan', maxLen: 16384, seeds: 'paged' },
 };
 // One input: at most 10 s (runs are cancelled after 2 s, see fuzz_util.h)
 // and 2 GiB of memory; sanitizer reports end the process.
@@ -106,7 +107,7 @@ function filesUnder(dir, suffixes, out = []) {
 function makeSeeds() {
   const seeds = join(BUILD, 'seeds');
   rmSync(seeds, { recursive: true, force: true });
-  for (const kind of ['model', 'text', 'encoded']) mkdirSync(join(seeds, kind), { recursive: true });
+  for (const kind of ['model', 'text', 'encoded', 'paged']) mkdirSync(join(seeds, kind), { recursive: true });
   const files = [
     ...filesUnder(join(ROOT, 'models'), ['.onnx']),
     ...filesUnder(join(ROOT, 'tests/data'), ['.onnx', '.pb']),

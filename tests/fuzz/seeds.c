@@ -3,7 +3,8 @@
  *   *.onnx -> OUT_DIR/model/ (the bytes) and OUT_DIR/text/ (printed text)
  *   *.pb   -> OUT_DIR/encoded/ (EncodedValueProto bytes)
  * plus, in OUT_DIR/encoded/, a small tensor encoded with every format of the
- * quantization catalogue.
+ * quantization catalogue, and in OUT_DIR/paged/, small paged caches
+ * (PagedCacheProto) with float, float16 and affine pages.
  * Files larger than the harness's input limit are left out. Names are
  * content hashes, so a file seen twice is one seed. */
 #include <stdint.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "onnxlight.h"
+#include "quant/paged.h"
 
 static void write_seed(const char *dir, const char *kind, const void *data, size_t size, size_t limit) {
   if (size == 0 || size > limit) return;
@@ -73,6 +75,50 @@ static void catalogue_seeds(const char *dir, size_t limit) {
   ol_value_release(tensor);
 }
 
+/* A cache of three float blocks (4 + 4 + 2 tokens, width 6) saved as it is,
+ * with blocks converted to each page format, and compacted. */
+static void paged_seeds(const char *dir, size_t limit) {
+  ol_value *blocks[3] = {NULL, NULL, NULL}, *cache = NULL;
+  for (int b = 0; b < 3; b++) {
+    ol_value *k = NULL, *v = NULL;
+    if (ol_page_dense_new(NULL, OL_DTYPE_FLOAT, 4, 6, &k) != OL_OK || ol_page_dense_new(NULL, OL_DTYPE_FLOAT, 4, 6, &v) != OL_OK)
+      exit(1);
+    float *kd = ol_tensor_data(k), *vd = ol_tensor_data(v);
+    for (int i = 0; i < 24; i++) kd[i] = (float)((i * 7 + b) % 11 - 5) * 0.1f, vd[i] = (float)((i * 5 + b) % 13 - 6) * 0.2f;
+    if (ol_page_block_new(4 * b, b == 2 ? 2 : 4, k, v, &blocks[b]) != OL_OK) exit(1);
+    ol_value_release(k);
+    ol_value_release(v);
+  }
+  if (ol_paged_cache_new(blocks, 3, &cache) != OL_OK) exit(1);
+  const ol_page_format formats[] = {
+      {.type = OL_DTYPE_FLOAT},  {.type = OL_DTYPE_FLOAT16},           {.type = OL_DTYPE_BFLOAT16},
+      {OL_DTYPE_INT8, 0.01f, 0}, {OL_DTYPE_UINT8, 0.01f, 128},         {OL_DTYPE_INT4, 0.1f, 0},
+      {OL_DTYPE_UINT4, 0.1f, 8}, {OL_DTYPE_INT2, 0.5f, 0},             {OL_DTYPE_UINT2, 0.5f, 2},
+  };
+  const int64_t all[3] = {0, 1, 2};
+  size_t n = sizeof formats / sizeof formats[0];
+  for (size_t f = 0; f < n; f++) {
+    ol_value *converted = NULL;
+    void *bytes = NULL;
+    size_t size = 0;
+    /* keys and values in two different formats, every block or the middle one */
+    if (ol_paged_cache_quantize(cache, f % 2 ? all + 1 : all, f % 2 ? 1 : 3, &formats[f], &formats[(f + 3) % n], &converted) == OL_OK &&
+        ol_paged_cache_serialize(converted, &bytes, &size) == OL_OK)
+      write_seed(dir, "paged", bytes, size, limit);
+    ol_free(bytes);
+    ol_value_release(converted);
+  }
+  ol_value *empty = NULL;
+  void *bytes = NULL;
+  size_t size = 0;
+  if (ol_paged_cache_empty(&empty) == OL_OK && ol_paged_cache_serialize(empty, &bytes, &size) == OL_OK)
+    write_seed(dir, "paged", bytes, size, limit);
+  ol_free(bytes);
+  ol_value_release(empty);
+  for (int b = 0; b < 3; b++) ol_value_release(blocks[b]);
+  ol_value_release(cache);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: seeds OUT_DIR FILE...\n");
@@ -97,5 +143,6 @@ int main(int argc, char **argv) {
     free(data);
   }
   catalogue_seeds(argv[1], limit);
+  paged_seeds(argv[1], limit);
   return 0;
 }
