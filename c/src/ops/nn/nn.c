@@ -316,8 +316,9 @@ static ol_status batchnorm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   }
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, x->dtype, x->rank, x->dims, &y));
-  double *mean = ol_alloc(ctx->allocator, sizeof(double) * (size_t)(2 * C + 1)), *var = mean + C;
+  double *mean = ol_alloc(ctx->allocator, sizeof(double) * (size_t)(2 * C + 1));
   if (!mean) return OL_OUT_OF_MEMORY;
+  double *var = mean + C;
   for (int64_t c = 0; c < C; c++) {
     mean[c] = getd(p[2], c);
     var[c] = getd(p[3], c);
