@@ -11,8 +11,12 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
+# clang-19 + libclang-rt-19-dev: the sanitizer and libFuzzer builds (build-asan,
+# build-asan32) of scripts/sanitize.mjs and tests/fuzz/run.mjs; llvm-19 for
+# its llvm-symbolizer (reports with file and line); gcc-multilib and
+# lib32stdc++-12-dev for the 32-bit (i386) one
 APT_PACKAGES=(emscripten cmake gcc make protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
-  libonnx-testdata chromium)
+  libonnx-testdata chromium clang-19 libclang-rt-19-dev llvm-19 gcc-multilib lib32stdc++-12-dev)
 PROTOBUF_C_DIR="$ROOT/third_party/protobuf-c"
 SRC_LIST=/etc/apt/sources.list.d/onnx-light-src.sources
 

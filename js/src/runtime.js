@@ -93,6 +93,56 @@ export function currentRuntime() {
 const MAX_INTERNED = 4096;
 const MAX_INTERNED_LENGTH = 256;
 
+/** The most bytes one allocation can have in wasm32 (size_t is 32 bits). */
+export const MAX_WASM_BYTES = 2 ** 32 - 1;
+
+// Exports whose C result is a pointer or a size_t (c/src/wasm/*.c: checked by
+// tests/js/wasm-abi.test.mjs). A wasm i32 result reaches JS signed, so a
+// pointer at or past 2 GiB of memory would be negative: these are read
+// unsigned (>>> 0). Pointers JS passes in need nothing (ToInt32 keeps the bits).
+export const UNSIGNED_RESULTS = Object.freeze([
+  '_malloc',
+  '_olw_context_event_count',
+  '_olw_dtype_name',
+  '_olw_encoded_value_parameter_ref',
+  '_olw_generator_batch',
+  '_olw_generator_last_tokens',
+  '_olw_last_error',
+  '_olw_model_io_count',
+  '_olw_model_io_name',
+  '_olw_optional_get',
+  '_olw_quant_format_count',
+  '_olw_quant_method_name',
+  '_olw_sequence_at',
+  '_olw_sequence_length',
+  '_olw_session_input_count',
+  '_olw_session_input_name',
+  '_olw_session_output_count',
+  '_olw_session_output_name',
+  '_olw_state_session',
+  '_olw_state_value_count',
+  '_olw_state_value_name',
+  '_olw_status_name',
+  '_olw_struct_field',
+  '_olw_struct_field_count',
+  '_olw_struct_field_name',
+  '_olw_tensor_data',
+  '_olw_tensor_dims',
+  '_olw_tensor_rank',
+  '_olw_value_retain',
+  '_olw_version',
+]);
+
+/** The module with UNSIGNED_RESULTS wrapped; everything else reads through to it. */
+function unsignedResults(module) {
+  const m = Object.create(module);
+  for (const name of UNSIGNED_RESULTS) {
+    // module[name] at call time: the glue replaces its lazy stubs by the raw export
+    m[name] = (...args) => module[name](...args) >>> 0;
+  }
+  return m;
+}
+
 export class Runtime {
   #heap = null;
   #view = null;
@@ -151,10 +201,10 @@ export class Runtime {
   }
 
   constructor(module) {
-    this.m = module;
+    this.m = unsignedResults(module);
     /** The threaded build's shared memory (its views must be re-derived after growth in any thread). */
     this.memory = module.wasmMemory ?? null;
-    this.version = this.string(module._olw_version());
+    this.version = this.string(this.m._olw_version());
   }
 
   /** Threads runs use by default (1 in the single-threaded module). */
@@ -192,6 +242,7 @@ export class Runtime {
 
   /** malloc that throws OL_OUT_OF_MEMORY instead of returning 0. */
   alloc(bytes) {
+    if (!(bytes <= MAX_WASM_BYTES)) throw new OnnxLightError('OL_OUT_OF_MEMORY', `cannot allocate ${bytes} bytes: more than wasm memory can hold (4 GiB)`);
     const ptr = this.m._malloc(Math.max(bytes, 1));
     if (!ptr) throw new OnnxLightError('OL_OUT_OF_MEMORY', `out of wasm memory allocating ${bytes} bytes`);
     return ptr;

@@ -194,7 +194,8 @@ export class InferenceSession {
     const runtime = this.#runtime;
     return runtime.scratch(20, (out) => {
       runtime.check(runtime.m._olw_session_io_info(this.#handle, isOutput, index, out));
-      const [kind, dtype, rank, dims, params] = [0, 1, 2, 3, 4].map((i) => runtime.i32(out + 4 * i));
+      const [kind, dtype, rank] = [0, 1, 2].map((i) => runtime.i32(out + 4 * i));
+      const [dims, params] = [3, 4].map((i) => runtime.u32(out + 4 * i)); // pointers: unsigned
       if (kind !== OL_VALUE_TENSOR) return Object.freeze({ name, isTensor: false, kind: VALUE_KINDS[kind] ?? 'unknown' });
       const type = dtypeOfCode(dtype)?.type ?? runtime.string(runtime.m._olw_dtype_name(dtype));
       const shape = Array.from({ length: Math.max(rank, 0) }, (_, i) => {

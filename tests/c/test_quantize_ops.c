@@ -32,6 +32,9 @@ typedef struct edits {
 #define MAX_NODES 16
 
 /* Parses text, applies the edits to its proto, serializes and loads again. */
+/* (a cast of ol_quant_proto_free to void (*)(void *) is a call through the wrong type) */
+static void free_proto(void *value) { ol_quant_proto_free(value); }
+
 static ol_status build(const char *text, const edits *e, ol_model **out) {
   *out = NULL;
   ol_model *m = NULL;
@@ -239,7 +242,7 @@ static void type_ref_and_identity(void) {
   if (plan) CHECK_OK(ol_quant_encode_proto(plan, OL_DTYPE_FLOAT, data, 1, dims, "w", &ev));
   ol_quant_plan_destroy(plan);
   ol_value *encoded = NULL, *out = NULL;
-  if (ev) CHECK_OK(ol_value_new_encoded(ev, (void (*)(void *))ol_quant_proto_free, &encoded));
+  if (ev) CHECK_OK(ol_value_new_encoded(ev, free_proto, &encoded));
   if (encoded) {
     CHECK_OK(tk_run("Identity", 21, NULL, 0, &encoded, 1, &out, 1));
     CHECK(out == encoded && ol_value_get_kind(out) == OL_VALUE_ENCODED);
@@ -495,7 +498,7 @@ static void dequantize_dtypes_and_ort(void) {
   if (plan) CHECK_OK(ol_quant_encode_proto(plan, OL_DTYPE_FLOAT, w, 2, dims, "B", &ev));
   ol_quant_plan_destroy(plan);
   ol_value *encoded = NULL, *y = NULL;
-  if (ev) CHECK_OK(ol_value_new_encoded(ev, (void (*)(void *))ol_quant_proto_free, &encoded));
+  if (ev) CHECK_OK(ol_value_new_encoded(ev, free_proto, &encoded));
   if (!encoded) return;
   ol_quant_decoded ref;
   CHECK_OK(ol_quant_decode_proto(encoded->encoded, NULL, &ref, NULL));

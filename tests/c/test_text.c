@@ -416,7 +416,7 @@ static void test_errors(void) {
   char deep[4096] = "g (";
   for (int i = 0; i < 200; i++) strcat(deep, "seq(");
   strcat(deep, "float x) => () {}");
-  expect_error(deep, "nested too deeply");
+  expect_error(deep, "types are nested deeper than 32 levels");
   /* the loader's own checks still apply */
   ol_model *m = NULL;
   CHECK_STATUS(ol_model_parse_text(NULL, &m), OL_INVALID_ARGUMENT);

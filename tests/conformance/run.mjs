@@ -4,7 +4,8 @@
 //    pass (unless tests/conformance/exceptions.json lists it with a reason);
 //  - fails when a case passing natively gives different output bits in wasm;
 //  - writes docs/operators.md from the registry and these results.
-// Usage: node tests/conformance/run.mjs [--native-only] [--no-docs]
+// Usage: node tests/conformance/run.mjs [--native-only] [--no-docs] [--tool PATH]
+// (--tool: another native build of the runner, e.g. build-asan/conformance)
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -13,9 +14,11 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dataRoot = process.env.ONNX_TESTDATA ?? '/usr/share/libonnx-testdata/data';
 const suites = ['node', 'pytorch-converted', 'pytorch-operator', 'simple'];
-const nativeTool = join(root, 'build-native', 'conformance');
+const argv = process.argv.slice(2);
+const toolAt = argv.indexOf('--tool');
+const nativeTool = toolAt >= 0 ? argv.splice(toolAt, 2)[1] : join(root, 'build-native', 'conformance');
 const wasmTool = join(root, 'build-wasm', 'conformance.cjs');
-const args = new Set(process.argv.slice(2));
+const args = new Set(argv);
 
 function runTool(command, toolArgs) {
   const out = execFileSync(command, toolArgs, { maxBuffer: 1 << 28, encoding: 'utf8' });

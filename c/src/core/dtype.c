@@ -6,6 +6,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "checked.h"
+
 /* ------------------------------------------------------------ fp16 / bf16 */
 
 static inline uint32_t f32_bits(float f) {
@@ -209,22 +211,23 @@ void ol_packed_set(ol_dtype dtype, uint8_t *data, int64_t index, int32_t value) 
 /* ------------------------------------------------------------ converters (the table's functions) */
 
 /* Plain C types: read exactly (to_float rounds wide integers), written from
- * double by C conversion. */
-#define PLAIN_CONVERTERS(NAME, T)                                                        \
+ * double truncated toward zero and saturated, NaN as 0 (a plain C conversion
+ * of an out-of-range double is undefined, and x86 and wasm differ). */
+#define PLAIN_CONVERTERS(NAME, T, TO_T)                                                  \
   static float NAME##_to_float(const void *d, int64_t i) { return (float)((const T *)d)[i]; } \
   static double NAME##_to_double(const void *d, int64_t i) { return (double)((const T *)d)[i]; } \
-  static void NAME##_from_double(void *d, int64_t i, double v) { ((T *)d)[i] = (T)v; }  \
+  static void NAME##_from_double(void *d, int64_t i, double v) { ((T *)d)[i] = (T)(TO_T); } \
   static void NAME##_load_row(const void *s, int64_t n, float *d) {                      \
     for (int64_t i = 0; i < n; i++) d[i] = (float)((const T *)s)[i];                     \
   }
-PLAIN_CONVERTERS(i8, int8_t)
-PLAIN_CONVERTERS(u8, uint8_t)
-PLAIN_CONVERTERS(i16, int16_t)
-PLAIN_CONVERTERS(u16, uint16_t)
-PLAIN_CONVERTERS(i32, int32_t)
-PLAIN_CONVERTERS(u32, uint32_t)
-PLAIN_CONVERTERS(i64, int64_t)
-PLAIN_CONVERTERS(u64, uint64_t)
+PLAIN_CONVERTERS(i8, int8_t, ol_clamp_for_int(v, INT8_MIN, INT8_MAX))
+PLAIN_CONVERTERS(u8, uint8_t, ol_clamp_for_int(v, 0, UINT8_MAX))
+PLAIN_CONVERTERS(i16, int16_t, ol_clamp_for_int(v, INT16_MIN, INT16_MAX))
+PLAIN_CONVERTERS(u16, uint16_t, ol_clamp_for_int(v, 0, UINT16_MAX))
+PLAIN_CONVERTERS(i32, int32_t, ol_clamp_for_int(v, INT32_MIN, INT32_MAX))
+PLAIN_CONVERTERS(u32, uint32_t, ol_clamp_for_int(v, 0, UINT32_MAX))
+PLAIN_CONVERTERS(i64, int64_t, ol_double_to_int64(v))
+PLAIN_CONVERTERS(u64, uint64_t, ol_double_to_uint64(v))
 #undef PLAIN_CONVERTERS
 
 static float bool_to_float(const void *d, int64_t i) { return ((const uint8_t *)d)[i] != 0; }
@@ -311,13 +314,13 @@ static void e2m1_store_row(const float *s, int64_t n, void *d) {
   for (int64_t i = 0; i < n; i++) e2m1_from_float(d, i, s[i]);
 }
 
-/* Packed integers: read, and written from double like the other integers
- * (truncated, then wrapped to the code width by ol_packed_set); operators
- * that clamp do so themselves. */
+/* Packed integers: read, and written from double truncated and saturated to
+ * int32, then wrapped to the code width by ol_packed_set; operators that
+ * clamp to the code range do so themselves. */
 #define PACKED_CONVERTERS(NAME, DT)                                                            \
   static float NAME##_to_float(const void *d, int64_t i) { return (float)ol_packed_get(DT, d, i); } \
   static double NAME##_to_double(const void *d, int64_t i) { return ol_packed_get(DT, d, i); } \
-  static void NAME##_from_double(void *d, int64_t i, double v) { ol_packed_set(DT, d, i, (int32_t)v); } \
+  static void NAME##_from_double(void *d, int64_t i, double v) { ol_packed_set(DT, d, i, (int32_t)ol_clamp_for_int(v, INT32_MIN, INT32_MAX)); } \
   static void NAME##_load_row(const void *s, int64_t n, float *d) {                            \
     for (int64_t i = 0; i < n; i++) d[i] = (float)ol_packed_get(DT, s, i);                     \
   }
@@ -387,11 +390,23 @@ size_t ol_dtype_size(ol_dtype dtype) {
   return bits % 8 ? 0 : (size_t)bits / 8;
 }
 
+bool ol_dtype_storage_bytes_checked(ol_dtype dtype, int64_t count, size_t *out) {
+  *out = 0;
+  if (count <= 0) return true;
+  size_t n;
+  if (!ol_size_from_i64(count, &n)) return false;
+  if (dtype == OL_DTYPE_STRING) return ol_mul_size(n, ol_dtype_size(dtype), out);
+  uint64_t bits = (uint64_t)ol_dtype_bits(dtype), total;
+  if (__builtin_mul_overflow((uint64_t)count, bits, &total) || total > UINT64_MAX - 7) return false;
+  total = (total + 7) / 8;
+  if (total > SIZE_MAX) return false;
+  *out = (size_t)total;
+  return true;
+}
+
 size_t ol_dtype_storage_bytes(ol_dtype dtype, int64_t count) {
-  if (count <= 0) return 0;
-  if (dtype == OL_DTYPE_STRING) return (size_t)count * ol_dtype_size(dtype);
-  int bits = ol_dtype_bits(dtype);
-  return (size_t)(((uint64_t)count * (uint64_t)bits + 7) / 8);
+  size_t bytes;
+  return ol_dtype_storage_bytes_checked(dtype, count, &bytes) ? bytes : SIZE_MAX;
 }
 
 ol_dtype ol_dtype_from_name(const char *name) {

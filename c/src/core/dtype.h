@@ -45,7 +45,10 @@ typedef struct ol_dtype_traits {
 
 const ol_dtype_traits *ol_dtype_info(ol_dtype dtype);
 bool ol_dtype_valid(ol_dtype dtype);
-/* Bytes for count elements (rounds sub-byte types up). */
+/* Bytes for count elements (rounds sub-byte types up) into *out; false when
+ * they do not fit in size_t (4 GiB and more in wasm). */
+bool ol_dtype_storage_bytes_checked(ol_dtype dtype, int64_t count, size_t *out);
+/* The same, SIZE_MAX when they do not fit: an allocation of it fails. */
 size_t ol_dtype_storage_bytes(ol_dtype dtype, int64_t count);
 /* Size of one element in bytes for byte-aligned types, 0 otherwise. */
 size_t ol_dtype_size(ol_dtype dtype);

@@ -52,9 +52,11 @@ struct ol_payload_pool {
  * state".) */
 static OL_THREAD_LOCAL ol_payload_pool *active;
 
+/* (the shift stays below the width of size_t: n >> 32 is undefined for a
+ * 32-bit size_t and is n >> 0 in wasm, which looped forever) */
 static unsigned floor_log2(size_t n) {
   unsigned o = 0;
-  while (n >> (o + 1)) o++;
+  while (o + 1 < sizeof n * 8 && n >> (o + 1)) o++;
   return o;
 }
 
@@ -65,8 +67,10 @@ static unsigned class_below(size_t n) {
   return o * CLASS_STEPS + (unsigned)((n - ((size_t)1 << o)) / step);
 }
 
+/* (UINT64_MAX past the last class: a request near the top of size_t) */
 static uint64_t class_size(unsigned c) {
   unsigned o = c / CLASS_STEPS, i = c % CLASS_STEPS;
+  if (o >= 64) return UINT64_MAX;
   return ((uint64_t)1 << o) + i * ((uint64_t)1 << (o - 3));
 }
 

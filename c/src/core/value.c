@@ -8,6 +8,7 @@
 #include <wasm_simd128.h>
 #endif
 
+#include "checked.h"
 #include "dtype.h"
 #include "payload_pool.h"
 #include "status.h"
@@ -133,16 +134,8 @@ int64_t ol_shape_count(int rank, const int64_t *dims) {
 }
 
 bool ol_shape_valid(int rank, const int64_t *dims) {
-  if (rank < 0 || rank > OL_MAX_RANK) return false;
-  int64_t n = 1;
-  for (int i = 0; i < rank; i++) {
-    if (dims[i] < 0) return false;
-    /* the division (slow) only when the product could come near the bound:
-     * below 2^28 each, n * dims[i] * 16 stays under 2^60 */
-    if (dims[i] && (n >= (1 << 28) || dims[i] >= (1 << 28)) && n > INT64_MAX / 16 / dims[i]) return false;
-    n *= dims[i];
-  }
-  return true;
+  int64_t n;
+  return rank >= 0 && rank <= OL_MAX_RANK && ol_shape_count_checked(rank, dims, &n);
 }
 
 static ol_value *value_alloc(ol_value_kind kind) {
@@ -154,15 +147,26 @@ static ol_value *value_alloc(ol_value_kind kind) {
   return v;
 }
 
+/* A valid dtype and shape whose storage fits this build's address space. */
 static ol_status check_shape(ol_dtype dtype, int rank, const int64_t *dims) {
   if (!ol_dtype_valid(dtype))
     return ol_error(OL_INVALID_ARGUMENT, "invalid tensor element type %d", (int)dtype);
   if (rank < 0 || rank > OL_MAX_RANK)
     return ol_error(OL_INVALID_ARGUMENT, "tensor rank %d is outside 0..%d", rank, OL_MAX_RANK);
   if (rank && !dims) return ol_error(OL_INVALID_ARGUMENT, "tensor dims are NULL");
-  if (!ol_shape_valid(rank, dims))
-    return ol_error(OL_INVALID_ARGUMENT, "tensor shape has a negative or overflowing dimension");
-  return OL_OK;
+  int64_t count;
+  size_t bytes;
+  bool counted = ol_shape_count_checked(rank, dims, &count);
+  if (counted && ol_dtype_storage_bytes_checked(dtype, count, &bytes)) return OL_OK;
+  char shape[160];
+  ol_tensor t = {.dtype = dtype, .rank = rank};
+  memcpy(t.dims, dims, sizeof(int64_t) * (size_t)rank);
+  ol_tensor_describe(&t, shape, sizeof shape);
+  if (!counted)
+    return ol_error(OL_INVALID_ARGUMENT, "tensor shape %s has a negative dimension or more than %lld elements",
+                    shape, (long long)OL_MAX_ELEMENTS);
+  return ol_error(OL_OUT_OF_MEMORY, "tensor %s needs more bytes than this build can address (%llu)", shape,
+                  (unsigned long long)SIZE_MAX);
 }
 
 ol_status ol_value_new_view(ol_buffer *buffer, size_t offset, ol_dtype dtype, int rank,

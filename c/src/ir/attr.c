@@ -26,17 +26,23 @@ const char *ol_attr_string(const ol_node *node, const char *name, const char *de
   return a && a->type == OL_ATTR_STRING ? a->s : default_value;
 }
 
+/* An empty list is a valid pointer too: callers memcpy count values from it
+ * (protobuf-c leaves an empty repeated field NULL, and memcpy from NULL is
+ * undefined even for 0 bytes). */
+static const int64_t no_ints[1];
+static const float no_floats[1];
+
 int64_t ol_attr_ints(const ol_node *node, const char *name, const int64_t **values) {
   const ol_attr *a = ol_node_attr(node, name);
   if (!a || a->type != OL_ATTR_INTS) return -1;
-  *values = a->ints;
+  *values = a->ints ? a->ints : no_ints;
   return (int64_t)a->count;
 }
 
 int64_t ol_attr_floats(const ol_node *node, const char *name, const float **values) {
   const ol_attr *a = ol_node_attr(node, name);
   if (!a || a->type != OL_ATTR_FLOATS) return -1;
-  *values = a->floats;
+  *values = a->floats ? a->floats : no_floats;
   return (int64_t)a->count;
 }
 

@@ -6,6 +6,7 @@
 #include "core/status.h"
 #include "core/value.h"
 #include "ir/model.h"
+#include "ir/proto_depth.h"
 
 static void free_unpacked(void *payload) { onnx__encoded_value_proto__free_unpacked(payload, NULL); }
 
@@ -37,6 +38,7 @@ ol_status ol_encoded_value_parse(const void *bytes, size_t size, ol_value **out)
   if (!out) return ol_error(OL_INVALID_ARGUMENT, "ol_encoded_value_parse: out is NULL");
   *out = NULL;
   if (!bytes && size) return ol_error(OL_INVALID_ARGUMENT, "ol_encoded_value_parse: bytes is NULL");
+  OL_TRY(ol_proto_check_depth(&onnx__encoded_value_proto__descriptor, bytes, size, "EncodedValueProto"));
   Onnx__EncodedValueProto *proto = onnx__encoded_value_proto__unpack(NULL, size, bytes);
   if (!proto) return ol_error(OL_INVALID_ARGUMENT, "not a serialized EncodedValueProto (%zu bytes)", size);
   return ol_value_new_encoded(proto, free_unpacked, out);

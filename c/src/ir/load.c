@@ -3,8 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/limits.h"
 #include "core/status.h"
 #include "ir/model.h"
+#include "ir/proto_depth.h"
 #include "ir/quant_params.h"
 #include "ir/packed_views.h"
 #include "ir/paged_proto.h"
@@ -98,7 +100,6 @@ struct decode_ctx {
   int depth;
 };
 
-#define OL_MAX_FUNCTION_DEPTH 64
 
 static ol_status decode_graph(decode_ctx *dc, const Onnx__GraphProto *gp, const ol_graph *parent,
                               ol_graph **out);
@@ -318,6 +319,11 @@ static ol_status decode_values(Onnx__ValueInfoProto **vi, size_t count, ol_graph
 
 static ol_status decode_graph(decode_ctx *dc, const Onnx__GraphProto *gp, const ol_graph *parent,
                               ol_graph **out) {
+  /* the wire check bounds models from bytes; this bounds every other source */
+  int depth = 1;
+  for (const ol_graph *p = parent; p; p = p->parent) depth += p->proto != NULL; /* (function bodies: no proto) */
+  if (depth > OL_MAX_GRAPH_DEPTH)
+    return ol_error(OL_INVALID_MODEL, "graph '%s' nests deeper than %d graphs", S(gp->name), OL_MAX_GRAPH_DEPTH);
   ol_graph *g = ol_xcalloc(1, sizeof *g);
   if (!g) return OL_OUT_OF_MEMORY;
   *out = g;
@@ -521,6 +527,13 @@ ol_status ol_ir_load_owned(void *bytes, size_t size, const ol_model_load_options
     return s;
   }
   /* split: unpack the small remainder, then view the payloads in `wire` */
+  s = split ? ol_proto_check_depth(&onnx__model_proto__descriptor, weights.stripped, weights.stripped_size, "model")
+            : ol_proto_check_depth(&onnx__model_proto__descriptor, wire, size, "model");
+  if (s != OL_OK) {
+    ol_wire_weights_detach(&weights, NULL); /* (nothing attached yet: frees the split) */
+    free(wire);
+    return s;
+  }
   Onnx__ModelProto *proto = split ? onnx__model_proto__unpack(NULL, weights.stripped_size, weights.stripped)
                                   : onnx__model_proto__unpack(NULL, size, wire);
   free(weights.stripped);
@@ -553,7 +566,7 @@ static void flat_append(ProtobufCBuffer *buffer, size_t len, const uint8_t *data
   flat_buffer *b = (flat_buffer *)buffer;
   const ol_wire_view *packed = len >= OL_WIRE_VIEW_MIN_BYTES ? ol_proto_owner_find_packed(b->owner, data) : NULL;
   if (packed && packed->length == len) ol_wire_view_to_dense(packed, data, b->out + b->len);
-  else memcpy(b->out + b->len, data, len);
+  else if (len) memcpy(b->out + b->len, data, len); /* (data may be NULL when len is 0) */
   b->len += len;
 }
 

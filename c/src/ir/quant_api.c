@@ -8,6 +8,7 @@
 #include "core/alloc.h"
 #include "core/status.h"
 #include "ir/model.h"
+#include "ir/proto_depth.h"
 #include "ir/quant_params.h"
 #include "quant/codec.h"
 #include "quant/ort.h"
@@ -223,6 +224,7 @@ ol_status ol_quant_add_parameters(const ol_model *model, const char *name, const
   logical.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
   logical.tensor_type = &tensor_type;
 
+  OL_TRY(ol_proto_check_depth(&onnx__struct_type_proto__descriptor, storage_type, storage_size, "storage_type"));
   Onnx__StructTypeProto *storage = onnx__struct_type_proto__unpack(NULL, storage_size, storage_type);
   if (!storage) return ol_error(OL_INVALID_ARGUMENT, "storage_type is not a serialized StructTypeProto");
   /* a malloc-owned copy of the model's message takes the additions */

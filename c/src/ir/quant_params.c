@@ -1,5 +1,6 @@
 /* Shared quantization parameter declarations in a ModelProto (see quant_params.h). */
 #include "ir/quant_params.h"
+#include "ir/proto_depth.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,13 @@ static ol_status read_declaration(const Onnx__ModelProto *model, const Onnx__Ten
     size_t size = 0;
     uint8_t *owned = NULL;
     OL_TRY(descriptor_bytes(d->tensors[role], role_name(role), &data, &size, &owned));
+    ol_status deep = ol_proto_check_depth(role == ROLE_STORAGE ? &onnx__struct_type_proto__descriptor
+                                                               : &onnx__type_proto__descriptor,
+                                          data, size, role_name(role));
+    if (deep != OL_OK) {
+      free(owned);
+      return deep;
+    }
     if (role == ROLE_STORAGE) d->storage = onnx__struct_type_proto__unpack(NULL, size, data);
     else d->logical = onnx__type_proto__unpack(NULL, size, data);
     free(owned);

@@ -390,9 +390,10 @@ static bool parse_graph_inner(parser *p, Onnx__GraphProto *g) {
 }
 
 static bool parse_graph_body(parser *p, Onnx__GraphProto *g) {
-  if (++p->depth > MAX_DEPTH) return ol_tp_fail_at(p, cur(p), "graphs are nested too deeply");
+  if (++p->graph_depth > OL_MAX_GRAPH_DEPTH)
+    return ol_tp_fail_at(p, cur(p), "graphs are nested deeper than %d levels", OL_MAX_GRAPH_DEPTH);
   bool ok = parse_graph_inner(p, g);
-  p->depth--;
+  p->graph_depth--;
   return ok;
 }
 
@@ -536,7 +537,7 @@ ol_status ol_text_parse_proto(const char *text, Onnx__ModelProto **out) {
   *out = NULL;
   ol_token_list toks;
   OL_TRY(ol_text_lex(text, &toks));
-  parser p = {toks.tokens, 0, 0, 0, false, OL_OK};
+  parser p = {toks.tokens, 0, 0, 0, 0, false, OL_OK};
   Onnx__ModelProto *m = malloc(sizeof *m);
   if (!m) {
     ol_text_tokens_free(&toks);

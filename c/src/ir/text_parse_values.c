@@ -265,9 +265,10 @@ static bool parse_type_inner(parser *p, Onnx__TypeProto *tp) {
 }
 
 bool ol_tp_parse_type(parser *p, Onnx__TypeProto *tp) {
-  if (++p->depth > MAX_DEPTH) return ol_tp_fail_at(p, cur(p), "types are nested too deeply");
+  if (++p->type_depth > OL_MAX_TYPE_DEPTH)
+    return ol_tp_fail_at(p, cur(p), "types are nested deeper than %d levels", OL_MAX_TYPE_DEPTH);
   bool ok = parse_type_inner(p, tp);
-  p->depth--;
+  p->type_depth--;
   return ok;
 }
 

@@ -11,16 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/limits.h"
 #include "core/status.h"
 #include "ir/text.h"
 
-#define MAX_DEPTH 64
 
 typedef struct parser {
   const ol_token *tok;
   size_t pos;
   int fn_depth; /* > 0 inside a function body: @ref attributes allowed */
-  int depth;    /* nesting of graphs and types */
+  int graph_depth, type_depth; /* nesting of graphs, of types (core/limits.h) */
   bool failed;
   ol_status status;
 } parser;

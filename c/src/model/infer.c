@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/limits.h"
 #include "core/strmap.h"
 #include "ir/paged_proto.h"
 #include "model/infer_internal.h"
@@ -36,8 +37,6 @@ typedef struct walker {
   ol_infer_visit_fn visit; /* may be NULL */
   void *user;
 } walker;
-
-#define MAX_GRAPH_DEPTH 64
 
 static void scope_free(scope *s) {
   ol_strmap_free(&s->names);
@@ -371,9 +370,9 @@ static ol_status order_nodes(const ol_graph *g, size_t *order) {
  * the types of g's outputs. */
 static ol_status infer_graph(walker *w, const ol_graph *g, Onnx__GraphProto *dst, const scope *outer,
                              const ol_infer_type *seeds, ol_infer_type *results) {
-  if (w->depth >= MAX_GRAPH_DEPTH)
+  if (w->depth >= OL_MAX_GRAPH_DEPTH)
     return ol_error(OL_INVALID_MODEL, "shape inference: graph '%s' nests deeper than %d subgraphs", g->name,
-                    MAX_GRAPH_DEPTH);
+                    OL_MAX_GRAPH_DEPTH);
   if (dst && dst->n_node != g->num_nodes)
     return ol_error(OL_INTERNAL, "shape inference: graph '%s' does not match its copy", g->name);
   w->depth++;

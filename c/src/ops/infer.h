@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/checked.h"
 #include "core/dtype.h"
 #include "core/status.h"
 #include "ir/model.h"
@@ -73,10 +74,6 @@ static inline ol_dim ol_dim_of(int64_t value) {
   ol_dim d = {value, NULL, true};
   return d;
 }
-/* Checked int64 arithmetic (model values may be anything): false on overflow. */
-static inline bool ol_i64_add(int64_t a, int64_t b, int64_t *out) { return !__builtin_add_overflow(a, b, out); }
-static inline bool ol_i64_sub(int64_t a, int64_t b, int64_t *out) { return !__builtin_sub_overflow(a, b, out); }
-static inline bool ol_i64_mul(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_overflow(a, b, out); }
 static inline ol_dim ol_dim_unknown(void) {
   ol_dim d = {-1, NULL, false};
   return d;

@@ -144,6 +144,15 @@ double ol_tensor_scalar_double(const ol_tensor *t, int64_t index) {
   return ol_tensor_get_double(t, index);
 }
 
+int64_t ol_tensor_get_int64(const ol_tensor *t, int64_t i) {
+  if (t->dtype == OL_DTYPE_INT64) return ((const int64_t *)ol_tdata(t))[i];
+  if (t->dtype == OL_DTYPE_UINT64) {
+    uint64_t u = ((const uint64_t *)ol_tdata(t))[i];
+    return u > INT64_MAX ? INT64_MAX : (int64_t)u;
+  }
+  return ol_double_to_int64(ol_tensor_get_double(t, i));
+}
+
 void ol_tensor_set_double(ol_tensor *t, int64_t i, double v) {
   ol_from_double_fn set = ol_dtype_info(t->dtype)->from_double;
   if (set) set(ol_tdata(t), i, v);

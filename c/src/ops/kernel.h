@@ -4,6 +4,7 @@
 #define OL_OPS_KERNEL_H
 #include <stdbool.h>
 
+#include "core/checked.h"
 #include "core/dtype.h"
 #include "core/status.h"
 #include "core/value.h"
@@ -176,9 +177,13 @@ double ol_tensor_scalar_double(const ol_tensor *t, int64_t index);
 /* Element i of a tensor converted to double (numeric and bool types; 0 for
  * others): the dtype table's to_double. */
 double ol_tensor_get_double(const ol_tensor *t, int64_t index);
-/* Stores a double into element i (the dtype table's from_double: C
- * conversion for integers, through float for float16/bfloat16, saturating
- * for float8; packed integers, strings and complex are left alone). */
+/* Element i as an int64: integers exactly (uint64 saturates), floats
+ * truncated toward zero and saturated, NaN as 0. */
+int64_t ol_tensor_get_int64(const ol_tensor *t, int64_t index);
+/* Stores a double into element i (the dtype table's from_double: integers
+ * truncate toward zero and saturate, NaN as 0; through float for
+ * float16/bfloat16, saturating for float8; strings and complex are left
+ * alone). */
 void ol_tensor_set_double(ol_tensor *t, int64_t index, double value);
 
 /* Normalizes a possibly negative axis against rank; error when out of range. */

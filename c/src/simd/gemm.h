@@ -50,7 +50,7 @@ static inline int64_t ol_tile_offset(int64_t K, int64_t N, int rows, int64_t k, 
  * place; scratch holds rows * N floats. */
 void ol_tiles_from_dense(int64_t K, int64_t N, int rows, float *data, float *scratch);
 /* Writes the dense row-major form of a tiled K x N matrix to dense. */
-void ol_tiles_to_dense(int64_t K, int64_t N, int rows, const float *tiles, float *dense);
+void ol_tiles_to_dense(int64_t K, int64_t N, int rows, const float *tiles, void *dense);
 
 /* B tiled (OL_TILE_ROWS-row blocks, K x N): the same sums as
  * the reference on the dense matrix. One row streams the tiles with the

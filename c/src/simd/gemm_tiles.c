@@ -27,7 +27,8 @@ void ol_tiles_from_dense(int64_t K, int64_t N, int rows, float *data, float *scr
   }
 }
 
-void ol_tiles_to_dense(int64_t K, int64_t N, int rows, const float *tiles, float *dense) {
+void ol_tiles_to_dense(int64_t K, int64_t N, int rows, const float *tiles, void *dense_) {
+  char *dense = dense_; /* any alignment: serialized weights land at any byte of the wire */
   for (int64_t b0 = 0; b0 < K; b0 += rows) {
     int64_t kr = K - b0 < rows ? K - b0 : rows;
     const float *block = tiles + b0 * N;
@@ -36,10 +37,10 @@ void ol_tiles_to_dense(int64_t K, int64_t N, int rows, const float *tiles, float
       const float *panel = block + p0 * kr;
       if (w == OL_TILE_COLS)
         for (int64_t k = 0; k < kr; k++)
-          memcpy(dense + (b0 + k) * N + p0, panel + k * OL_TILE_COLS, sizeof(float) * OL_TILE_COLS);
+          memcpy(dense + ((b0 + k) * N + p0) * sizeof(float), panel + k * OL_TILE_COLS, sizeof(float) * OL_TILE_COLS);
       else
         for (int64_t k = 0; k < kr; k++)
-          memcpy(dense + (b0 + k) * N + p0, panel + k * w, sizeof(float) * (size_t)w);
+          memcpy(dense + ((b0 + k) * N + p0) * sizeof(float), panel + k * w, sizeof(float) * (size_t)w);
     }
   }
 }

@@ -121,8 +121,10 @@ static ol_status loop_run(const ol_node *node, ol_kernel_ctx *ctx, const ol_grap
                           size_t n_carried, ol_value ***scans, size_t n_scans, size_t *iterations) {
   const ol_tensor *max_trips = ol_ctx_input(ctx, 0);
   const ol_tensor *cond_in = ol_ctx_input(ctx, 1);
-  int64_t limit = max_trips ? (int64_t)ol_tensor_get_double(max_trips, 0) : INT64_MAX;
-  if (max_trips && max_trips->dtype == OL_DTYPE_INT64) limit = *(const int64_t *)ol_tdata(max_trips);
+  if (max_trips && ol_tcount(max_trips) != 1)
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "M (the trip count) has %lld elements, expected 1",
+                           (long long)ol_tcount(max_trips));
+  int64_t limit = max_trips ? ol_tensor_get_int64(max_trips, 0) : INT64_MAX;
   bool go = cond_in ? truthy(cond_in) : true;
   size_t body_in = 2 + n_carried, body_out = 1 + n_carried + n_scans;
   ol_value **in = ol_calloc(ctx->allocator, body_in, sizeof *in);

@@ -71,6 +71,16 @@ static bool mm_dtype_ok(ol_dtype dt) {
 
 /* One contiguous M x K by K x N product of any supported type. scratch for
  * half types: (M*K + K*N + M*N) floats. */
+/* (M*K + K*N + M*N + 1) floats; SIZE_MAX when that overflows (wasm32: past
+ * 4 GiB), so that the allocation fails instead of being short */
+size_t ol_mm_scratch_bytes(int64_t M, int64_t K, int64_t N) {
+  int64_t mk, kn, mn, n;
+  if (!ol_i64_mul(M, K, &mk) || !ol_i64_mul(K, N, &kn) || !ol_i64_mul(M, N, &mn) || !ol_i64_add(mk, kn, &n) ||
+      !ol_i64_add(n, mn, &n) || !ol_i64_add(n, 1, &n))
+    return SIZE_MAX;
+  return ol_bytes_of(n, sizeof(float));
+}
+
 ol_status ol_mm_gemm_any(ol_dtype dt, int64_t M, int64_t N, int64_t K, const void *A,
                           const void *B, void *C, float *scratch) {
   switch (dt) {
@@ -253,7 +263,7 @@ static ol_status matmul_product(ol_kernel_ctx *ctx, const ol_tensor *a, const ol
   }
   float *scratch = NULL;
   if (ol_dtype_widens(dt)) {
-    scratch = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(M * p.K + p.K * p.N + M * p.N + 1));
+    scratch = ol_alloc(ctx->allocator, ol_mm_scratch_bytes(M, p.K, p.N));
     if (!scratch) return OL_OUT_OF_MEMORY;
   }
   int threads = dt == OL_DTYPE_FLOAT && batches > 1 && batches * M * p.N * p.K >= MM_PAR_MIN_MACS ? ol_pool_threads() : 1;
@@ -364,7 +374,7 @@ static ol_status gemm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     pb = tb;
   }
   if (ol_dtype_widens(dt)) {
-    scratch = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(M * K + K * N + M * N + 1));
+    scratch = ol_alloc(ctx->allocator, ol_mm_scratch_bytes(M, K, N));
     if (!scratch) { s = OL_OUT_OF_MEMORY; goto done; }
   }
   s = ol_mm_gemm_any(dt, M, N, K, pa, pb, ol_tdata(y), scratch);

@@ -45,7 +45,8 @@ ol_status ol_mm_plan_make(const ol_node *node, const ol_tensor *a, const ol_tens
 /* Element offsets of batch t's A and B matrices (dense layouts). */
 void ol_mm_offsets(const ol_mm_plan *p, int64_t t, int64_t *aoff, int64_t *boff);
 /* One contiguous M x K by K x N product of any MatMul element type; scratch
- * for half types: (M*K + K*N + M*N) floats, else unused. */
+ * for half types: ol_mm_scratch_bytes(M, K, N), else unused. */
+size_t ol_mm_scratch_bytes(int64_t M, int64_t K, int64_t N);
 ol_status ol_mm_gemm_any(ol_dtype dt, int64_t M, int64_t N, int64_t K, const void *A, const void *B, void *C,
                          float *scratch);
 

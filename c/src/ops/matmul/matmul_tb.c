@@ -30,7 +30,7 @@ static ol_status tb_generic(ol_kernel_ctx *ctx, const ol_tensor *a, const ol_ten
   char *b = ol_alloc(ctx->allocator, es * (size_t)ol_tcount(bt) + 1);
   float *scratch = NULL;
   bool half = ol_dtype_widens(a->dtype); /* widened into float32 scratch per product */
-  if (half) scratch = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(p->M * p->K + p->K * p->N + p->M * p->N + 1));
+  if (half) scratch = ol_alloc(ctx->allocator, ol_mm_scratch_bytes(p->M, p->K, p->N));
   if (!b || (half && !scratch)) {
     ol_dealloc(ctx->allocator, b);
     ol_dealloc(ctx->allocator, scratch);

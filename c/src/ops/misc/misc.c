@@ -361,7 +361,7 @@ static ol_status roi_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   OL_TRY(ol_ctx_output(ctx, 0, x->dtype, 4, od, &y));
   double off = k->half_pixel ? 0.5 : 0.0;
   for (int64_t r = 0; r < R; r++) {
-    int64_t b = (int64_t)ol_tensor_get_double(bi, r);
+    int64_t b = ol_tensor_get_int64(bi, r);
     if (b < 0 || b >= x->dims[0])
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "batch index %lld is out of range", (long long)b);
     double sw = ol_tensor_get_double(rois, r * 4) * k->scale - off;
@@ -374,11 +374,11 @@ static ol_status roi_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
       rh = rh > 1.0 ? rh : 1.0;
     }
     double bh = rh / (double)k->oh, bw = rw / (double)k->ow;
-    int64_t gh = k->sampling > 0 ? k->sampling : (int64_t)ceil(rh / (double)k->oh);
-    int64_t gw = k->sampling > 0 ? k->sampling : (int64_t)ceil(rw / (double)k->ow);
+    int64_t gh = k->sampling > 0 ? k->sampling : ol_double_to_int64(ceil(rh / (double)k->oh));
+    int64_t gw = k->sampling > 0 ? k->sampling : ol_double_to_int64(ceil(rw / (double)k->ow));
     if (gh < 0) gh = 0;
     if (gw < 0) gw = 0;
-    double cnt = (double)(gh * gw > 1 ? gh * gw : 1);
+    double cnt = (double)gh * (double)gw > 1 ? (double)gh * (double)gw : 1.0; /* (no int64 product: may overflow) */
     for (int64_t c = 0; c < C; c++) {
       int64_t xb = (b * C + c) * H * W;
       for (int64_t ph = 0; ph < k->oh; ph++)
@@ -390,7 +390,8 @@ static ol_status roi_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
             for (int64_t ix = 0; ix < gw; ix++) {
               double xx = sw + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
               double v1 = 0, v2 = 0, v3 = 0, v4 = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0;
-              if (!(yy < -1.0 || yy > (double)H || xx < -1.0 || xx > (double)W)) {
+              /* (written so that NaN positions and an empty image sample nothing) */
+              if (H > 0 && W > 0 && yy >= -1.0 && yy <= (double)H && xx >= -1.0 && xx <= (double)W) {
                 double yv = yy <= 0 ? 0 : yy, xv = xx <= 0 ? 0 : xx;
                 int64_t yl = (int64_t)yv, xl = (int64_t)xv, yhh, xhh;
                 if (yl >= H - 1) {

@@ -316,8 +316,9 @@ static ol_status batchnorm_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   }
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, x->dtype, x->rank, x->dims, &y));
-  double *mean = ol_alloc(ctx->allocator, sizeof(double) * (size_t)(2 * C + 1)), *var = mean + C;
+  double *mean = ol_alloc(ctx->allocator, sizeof(double) * (size_t)(2 * C + 1));
   if (!mean) return OL_OUT_OF_MEMORY;
+  double *var = mean + C;
   for (int64_t c = 0; c < C; c++) {
     mean[c] = getd(p[2], c);
     var[c] = getd(p[3], c);
@@ -639,8 +640,9 @@ static ol_status lrn_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     for (int64_t c = 0; c < C; c++)
       for (int64_t j = 0; j < S; j++) {
         double sq = 0.0;
-        for (int64_t cc = c - lo; cc <= c + hi; cc++) {
-          if (cc < 0 || cc >= C) continue;
+        /* the window clipped to the channels (size may be up to INT64_MAX) */
+        int64_t first = c - lo < 0 ? 0 : c - lo, last = hi > C - 1 - c ? C - 1 : c + hi;
+        for (int64_t cc = first; cc <= last; cc++) {
           double v = getd(x, (nn * C + cc) * S + j);
           sq += v * v;
         }

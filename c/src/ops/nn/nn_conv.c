@@ -84,7 +84,17 @@ static ol_status check_len(const ol_node *node, const char *what, int64_t n, int
   return OL_OK;
 }
 
-/* Forward geometry (Conv and pools). kdims: kernel spatial dims. */
+/* The dilated extent (k - 1) * d + 1 of a kernel dimension; false on overflow. */
+static bool dilated_extent(int64_t k, int64_t d, int64_t *ek) {
+  return ol_i64_mul(k - 1, d, ek) && ol_i64_add(*ek, 1, ek);
+}
+
+/* a / b rounded up, for a >= 0 and b >= 1 (no overflow) */
+static int64_t div_up(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+/* Forward geometry (Conv and pools). kdims: kernel spatial dims. Attribute
+ * values are anything a model says: the arithmetic is checked, so extreme
+ * kernels, dilations and pads are errors, never wrapped sizes. */
 static ol_status geom_forward(const ol_node *node, const conv_kernel *k, int nsp,
                               const int64_t *in, const int64_t *kdims, bool ceil_mode, geom *g) {
   OL_TRY(check_len(node, "strides", k->n_strides, nsp));
@@ -97,18 +107,22 @@ static ol_status geom_forward(const ol_node *node, const conv_kernel *k, int nsp
     g->k[i] = kdims[i];
     g->s[i] = k->n_strides > 0 ? k->strides[i] : 1;
     g->d[i] = k->n_dil > 0 ? k->dilations[i] : 1;
-    int64_t ek = (g->k[i] - 1) * g->d[i] + 1;
-    int64_t out;
+    int64_t ek, out, padded_in = 0;
+    if (!dilated_extent(g->k[i], g->d[i], &ek))
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "kernel dimension %d (%lld, dilation %lld) overflows", i,
+                             (long long)g->k[i], (long long)g->d[i]);
     switch (k->auto_pad) {
       case PAD_VALID:
         g->pb[i] = g->pe[i] = 0;
         out = in[i] >= ek ? (in[i] - ek) / g->s[i] + 1 : 0;
-        if (ceil_mode && in[i] >= ek) out = (in[i] - ek + g->s[i] - 1) / g->s[i] + 1;
+        if (ceil_mode && in[i] >= ek) out = div_up(in[i] - ek, g->s[i]) + 1;
         break;
       case PAD_SAME_UPPER:
       case PAD_SAME_LOWER: {
-        out = (in[i] + g->s[i] - 1) / g->s[i];
-        int64_t total = (out - 1) * g->s[i] + ek - in[i];
+        out = div_up(in[i], g->s[i]);
+        int64_t total = 0;
+        if (out > 0 && (!ol_i64_mul(out - 1, g->s[i], &total) || !ol_i64_add(total, ek - in[i], &total)))
+          return ol_kernel_error(node, OL_INVALID_ARGUMENT, "padding of dimension %d overflows", i);
         if (total < 0) total = 0;
         if (k->auto_pad == PAD_SAME_UPPER) {
           g->pb[i] = total / 2;
@@ -122,21 +136,28 @@ static ol_status geom_forward(const ol_node *node, const conv_kernel *k, int nsp
       default: {
         g->pb[i] = k->n_pads > 0 ? k->pads[i] : 0;
         g->pe[i] = k->n_pads > 0 ? k->pads[nsp + i] : 0;
-        int64_t span = in[i] + g->pb[i] + g->pe[i] - ek;
+        if (!ol_i64_add(in[i], g->pb[i], &padded_in) || !ol_i64_add(padded_in, g->pe[i], &padded_in))
+          return ol_kernel_error(node, OL_INVALID_ARGUMENT, "pads %lld and %lld overflow dimension %d (%lld)",
+                                 (long long)g->pb[i], (long long)g->pe[i], i, (long long)in[i]);
+        int64_t span = padded_in - ek;
         if (span < 0) {
           out = 0;
         } else if (ceil_mode) {
-          out = (span + g->s[i] - 1) / g->s[i] + 1;
-          if ((out - 1) * g->s[i] >= in[i] + g->pb[i]) out--;
+          out = div_up(span, g->s[i]) + 1;
+          int64_t last; /* the last window must start inside the input or the begin padding */
+          if (!ol_i64_mul(out - 1, g->s[i], &last) || last >= in[i] + g->pb[i]) out--;
         } else {
           out = span / g->s[i] + 1;
         }
       }
     }
+    /* the padded input (in + pb + pe) fits: window positions never overflow */
+    if (!ol_i64_add(in[i], g->pb[i], &padded_in) || !ol_i64_add(padded_in, g->pe[i], &padded_in))
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "padding of dimension %d overflows", i);
     g->out[i] = out;
-    g->in_size *= in[i];
-    g->out_size *= out;
-    g->k_size *= g->k[i];
+    if (!ol_i64_mul(g->in_size, in[i], &g->in_size) || !ol_i64_mul(g->out_size, out, &g->out_size) ||
+        !ol_i64_mul(g->k_size, g->k[i], &g->k_size))
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "kernel or output size overflows at dimension %d", i);
   }
   return OL_OK;
 }
@@ -380,11 +401,15 @@ static ol_status conv_transpose_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     g.s[i] = k->n_strides > 0 ? k->strides[i] : 1;
     g.d[i] = k->n_dil > 0 ? k->dilations[i] : 1;
     int64_t op = k->n_outpad > 0 ? k->output_padding[i] : 0;
-    int64_t ek = (g.k[i] - 1) * g.d[i] + 1;
-    int64_t full = g.s[i] * (g.in[i] - 1) + op + ek;
-    int64_t target = -1;
+    int64_t ek, full, target = -1;
+    if (!dilated_extent(g.k[i], g.d[i], &ek) || !ol_i64_mul(g.s[i], g.in[i] - 1, &full) ||
+        !ol_i64_add(full, op, &full) || !ol_i64_add(full, ek, &full))
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "output dimension %d overflows (kernel %lld, dilation %lld, "
+                             "stride %lld, output_padding %lld)", i, (long long)g.k[i], (long long)g.d[i],
+                             (long long)g.s[i], (long long)op);
     if (k->n_outshape >= 0) target = k->output_shape[k->n_outshape - nsp + i];
-    else if (k->auto_pad == PAD_SAME_UPPER || k->auto_pad == PAD_SAME_LOWER) target = g.in[i] * g.s[i];
+    else if ((k->auto_pad == PAD_SAME_UPPER || k->auto_pad == PAD_SAME_LOWER) && !ol_i64_mul(g.in[i], g.s[i], &target))
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "output dimension %d overflows", i);
     if (target >= 0) {
       int64_t total = full - target;
       if (total < 0) total = 0; /* extra output is zero-filled on the end */
@@ -399,12 +424,12 @@ static ol_status conv_transpose_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     } else {
       g.pb[i] = k->auto_pad == PAD_VALID || k->n_pads <= 0 ? 0 : k->pads[i];
       g.pe[i] = k->auto_pad == PAD_VALID || k->n_pads <= 0 ? 0 : k->pads[nsp + i];
-      g.out[i] = full - g.pb[i] - g.pe[i];
-      if (g.out[i] < 0)
+      if (!ol_i64_sub(full, g.pb[i], &g.out[i]) || !ol_i64_sub(g.out[i], g.pe[i], &g.out[i]) || g.out[i] < 0)
         return ol_kernel_error(node, OL_INVALID_ARGUMENT, "output dimension %d would be negative", i);
     }
+    if (!ol_i64_mul(g.out_size, g.out[i], &g.out_size))
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "output size overflows at dimension %d", i);
     g.in_size *= g.in[i];
-    g.out_size *= g.out[i];
     g.k_size *= g.k[i];
   }
   int64_t dims[OL_MAX_RANK];
@@ -417,7 +442,9 @@ static ol_status conv_transpose_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   bool dbl = x->dtype == OL_DTYPE_DOUBLE;
   double *xa = to_array(ctx->allocator, x, true), *wa = to_array(ctx->allocator, w, true);
   double *ya = ol_calloc(ctx->allocator, (size_t)ol_tcount(y), sizeof(double));
-  int64_t *kd = ol_alloc(ctx->allocator, sizeof(int64_t) * (size_t)(g.k_size * nsp + 1));
+  size_t kd_count; /* SIZE_MAX on overflow: the allocation below fails */
+  if (!ol_mul_size((size_t)g.k_size, (size_t)nsp, &kd_count) || !ol_add_size(kd_count, 1, &kd_count)) kd_count = SIZE_MAX;
+  int64_t *kd = ol_calloc(ctx->allocator, kd_count, sizeof(int64_t));
   ol_status s = OL_OUT_OF_MEMORY;
   (void)dbl;
   if (xa && wa && ya && kd) {
@@ -554,21 +581,32 @@ static ol_status pool_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     int64_t oidx[OL_MAX_RANK] = {0};
     for (int64_t op = 0; op < g.out_size; op++) {
       double acc = pk->kind == POOL_MAX ? -INFINITY : 0.0;
-      int64_t best = -1, count = 0, padded = 0;
+      int64_t best = -1, count = 0, padded = 1;
+      /* The window clipped to the input: kernel indices klo[i] .. klo[i] +
+       * kn[i] - 1 land inside it, in the same order as over the whole
+       * window. Those in the padding only count (count_include_pad), so a
+       * kernel far larger than the input costs no more than the input. */
+      int64_t start[OL_MAX_RANK], klo[OL_MAX_RANK], kn[OL_MAX_RANK], box = 1;
+      for (int i = 0; i < nsp; i++) {
+        start[i] = oidx[i] * g.s[i] - g.pb[i];
+        klo[i] = start[i] >= 0 ? 0 : div_up(-start[i], g.d[i]);
+        int64_t khi = start[i] >= g.in[i] ? -1 : (g.in[i] - 1 - start[i]) / g.d[i];
+        if (khi > g.k[i] - 1) khi = g.k[i] - 1;
+        kn[i] = khi >= klo[i] ? khi - klo[i] + 1 : 0;
+        box *= kn[i];
+        int64_t room = g.in[i] + g.pe[i] - start[i]; /* positions left before the end padding ends */
+        int64_t in_pad = room > 0 ? div_up(room, g.d[i]) : 0;
+        padded *= in_pad < g.k[i] ? in_pad : g.k[i];
+      }
       int64_t kidx[OL_MAX_RANK] = {0};
-      for (int64_t kk = 0; kk < g.k_size; kk++) {
+      for (int64_t kk = 0; kk < box; kk++) {
         int64_t off = 0, coff = 0;
-        bool in = true, in_pad = true;
         for (int i = 0; i < nsp; i++) {
-          int64_t v = oidx[i] * g.s[i] - g.pb[i] + kidx[i] * g.d[i];
-          if (v < 0 || v >= g.in[i]) in = false;
-          if (v < -g.pb[i] || v >= g.in[i] + g.pe[i]) in_pad = false;
+          int64_t v = start[i] + (klo[i] + kidx[i]) * g.d[i];
           off += v * istr[i];
           coff += v * cstr[i];
         }
-        next_index(nsp, g.k, kidx);
-        if (in_pad) padded++;
-        if (!in) continue;
+        next_index(nsp, kn, kidx);
         double v = ol_tensor_get_double(x, xbase + off);
         count++;
         switch (pk->kind) {

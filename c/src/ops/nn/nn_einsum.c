@@ -176,6 +176,10 @@ static ol_status einsum_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
           return ol_kernel_error(node, OL_INVALID_ARGUMENT, "output label '%c' is not in any input",
                                  l < 26 ? 'a' + l : 'A' + l - 26);
         if (out_n >= OL_MAX_RANK) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "output rank too large");
+        for (int j = 0; j < out_n; j++) /* a repeated output label would be looped over twice */
+          if (out_labels[j] == l)
+            return ol_kernel_error(node, OL_INVALID_ARGUMENT, "output label '%c' appears more than once",
+                                   l < 26 ? 'a' + l : 'A' + l - 26);
         out_labels[out_n++] = l;
       }
     }

@@ -408,7 +408,7 @@ static ol_status make_present(ol_kernel_ctx *ctx, const page_memo *m, ol_value *
   ol_value **all = ol_alloc(ctx->allocator, sizeof *all * (n + 1));
   if (!all) return OL_OUT_OF_MEMORY;
   if (m->count) memcpy(all, m->blocks, sizeof *all * m->count); /* an empty memo has no array yet */
-  memcpy(all + m->count, new_blocks, sizeof *all * n_new);
+  if (n_new) memcpy(all + m->count, new_blocks, sizeof *all * n_new);
   ol_value *present = NULL;
   ol_status s = ol_paged_cache_new(all, n, &present);
   ol_dealloc(ctx->allocator, all);

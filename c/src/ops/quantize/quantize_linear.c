@@ -55,7 +55,7 @@ static double rint_even(double v) {
 static void store_q(ol_tensor *y, int64_t i, double v, bool saturate) {
   double lo, hi;
   if (int_range(y->dtype, &lo, &hi)) {
-    v = v < lo ? lo : v > hi ? hi : v;
+    v = v != v ? 0.0 : v < lo ? lo : v > hi ? hi : v; /* NaN (0 / 0 with a zero scale) as 0 */
     if (y->dtype == OL_DTYPE_INT4 || y->dtype == OL_DTYPE_UINT4)
       ol_packed_set(y->dtype, ol_tdata(y), i, (int32_t)v);
     else
@@ -360,6 +360,11 @@ static ol_status qlinear_matmul_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   if (ol_tcount(bs) != 1 && ol_tcount(bs) != N)
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "b_scale must be a scalar or have N=%lld values", (long long)N);
   if (ol_tcount(ys) != 1) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "y_scale must be a scalar");
+  if (az && ol_tcount(az) != 1 && ol_tcount(az) != M)
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "a_zero_point must be a scalar or have M=%lld values", (long long)M);
+  if (bz && ol_tcount(bz) != 1 && ol_tcount(bz) != N)
+    return ol_kernel_error(node, OL_INVALID_ARGUMENT, "b_zero_point must be a scalar or have N=%lld values", (long long)N);
+  if (yz && ol_tcount(yz) != 1) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "y_zero_point must be a scalar");
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, od, orank, odims, &y));
   int64_t batches = ol_shape_count(br, bdims);

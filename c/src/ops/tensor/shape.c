@@ -135,7 +135,9 @@ static ol_status reshape_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
         shape[i] = x->dims[i];
       }
     }
-    known *= shape[i];
+    if (!ol_i64_mul(known, shape[i], &known))
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "shape dimensions overflow at dimension %zu (%lld)", i,
+                             (long long)shape[i]);
   }
   if (k->allowzero && has_zero && infer >= 0)
     return ol_kernel_error(node, OL_INVALID_ARGUMENT,

@@ -664,7 +664,9 @@ static ol_status tile_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     if (reps[i] < 0)
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "repeats[%d] is negative (%lld)", i,
                              (long long)reps[i]);
-    dims[i] = x->dims[i] * reps[i];
+    if (!ol_i64_mul(x->dims[i], reps[i], &dims[i]))
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "repeats[%d] = %lld overflows dimension %d (%lld)", i,
+                             (long long)reps[i], i, (long long)x->dims[i]);
   }
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, x->dtype, x->rank, dims, &y));
@@ -753,7 +755,9 @@ static ol_status pad_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
     end[a] = raw[na + i];
   }
   for (int i = 0; i < r; i++) {
-    dims[i] = x->dims[i] + begin[i] + end[i];
+    if (!ol_i64_add(x->dims[i], begin[i], &dims[i]) || !ol_i64_add(dims[i], end[i], &dims[i]))
+      return ol_kernel_error(node, OL_INVALID_ARGUMENT, "pads %lld and %lld overflow dimension %d (%lld)",
+                             (long long)begin[i], (long long)end[i], i, (long long)x->dims[i]);
     if (dims[i] < 0)
       return ol_kernel_error(node, OL_INVALID_ARGUMENT,
                              "pads make dimension %d negative (%lld)", i, (long long)dims[i]);
