@@ -48,11 +48,10 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
   let t = now();
   const rt = await loadRuntime(runtime, threads);
   const importMs = now() - t;
+  // paged forms get the model already rewritten (toPagedModel, done once by
+  // the parent and cached: an app ships or saves the paged model)
   const paged = pagedForm(runtime);
-  // the paged rewrite is a one-off model preparation (saved once by an app): not in createMs
-  t = now();
-  const pagedBytes = paged ? await rt.toPagedModel(bytes) : null;
-  const pagedConvertMs = paged ? now() - t : undefined;
+  const pagedBytes = paged ? bytes : null;
   t = now();
   const options = runtime === 'ort' ? { executionProviders: ['wasm'], intraOpNumThreads: threads, graphOptimizationLevel: 'all' } : { intraOpNumThreads: threads };
   // olstate: the KV cache stays in a PersistentValueState (bound inside wasm
@@ -67,7 +66,7 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
   const rssAfterCreateMB = process.memoryUsage().rss / 2 ** 20;
 
   // heads and head size from the metadata or the float caches emptyCaches makes
-  const empty = stateful ? await rt.emptyCaches(bytes, { batch: 1 }) : null;
+  const empty = stateful && !paged ? await rt.emptyCaches(bytes, { batch: 1 }) : null;
   const pastNames = paged ? Object.keys(await rt.emptyCaches(pagedBytes))
     : stateful ? Object.keys(empty) : session.inputNames.filter((n) => n.startsWith('past_key_values.'));
   const meta = (name) => {
@@ -75,7 +74,9 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
     return m?.shape;
   };
   const shapeOf = (name) => meta(name) ?? null;
-  const kvShape = stateful ? Object.values(empty)[0].dims : shapeOf(pastNames[0]);
+  // (a paged model's caches have no dims: heads and head size from the file name)
+  const named = /-H(\d+)x(\d+)-/.exec(modelPath);
+  const kvShape = paged ? [1, named?.[1], 0, named?.[2]] : stateful ? Object.values(empty)[0].dims : shapeOf(pastNames[0]);
   const H = Number(kvShape?.[1]), D = Number(kvShape?.[3]);
   let state = (seed * 2654435761) >>> 0;
   const nextToken = (vocab) => {
@@ -184,7 +185,6 @@ export async function runChild({ runtime, modelPath, threads, prompt, steps, see
     decodeMedianMs: quantile(decode, 0.5),
     decodeP90Ms: quantile(decode, 0.9),
     ...Object.fromEntries(Object.entries(longContext).map(([ctx, ms]) => [`decodeAt${ctx}Ms`, ms])),
-    pagedConvertMs,
     cacheBytes: decodedCacheBytes,
     ...Object.fromEntries(Object.entries(longContextBytes).map(([ctx, b]) => [`cacheBytesAt${ctx}`, b])),
     rssAfterCreateMB,
