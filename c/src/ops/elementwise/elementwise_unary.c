@@ -52,10 +52,6 @@ WRAP_F(ceil, ceilf, ceil)
 WRAP_F(rint, rintf, rint) /* round half to even (default rounding mode) */
 
 /* 1 / (1 + e^-x), with e^-|x| so that nothing overflows. */
-static inline float sigmoid_f(float x) {
-  double e = ol_expf(-fabsf(x)), r = 1.0 / (1.0 + e);
-  return (float)(x >= 0 ? r : e * r);
-}
 static inline double sigmoid_d(double x) {
   double e = ol_exp(-fabs(x)), r = 1.0 / (1.0 + e);
   return x >= 0 ? r : e * r;
@@ -169,7 +165,8 @@ FLOAT_OP(abs, E_ABS)
 FLOAT_OP(neg, E_NEG)
 FLOAT_OP(recip, E_RECIP)
 UNARY_LOOP(sigmoid_f64, double, double, sigmoid_d(x))
-/* sigmoid_f on chunks, e^-|x| four lanes at a time (ol_expf's bits) */
+/* The same formula in float: e^-|x| four lanes at a time (ol_expf's bits),
+ * r = 1 / (1 + e) in double, x >= 0 ? r : e * r rounded to float. */
 static void sigmoid_f32(void *out_, const void *in_, int64_t n, const unary_params *p) {
   (void)p;
   enum { CHUNK = 64 };
