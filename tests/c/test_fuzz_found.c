@@ -171,6 +171,29 @@ static void roialign_empty_image_and_nan_boxes(void) {
   tk_release_all(out, 1);
 }
 
-OL_TEST_MAIN(TEST(einsum_repeated_output_label), TEST(roialign_huge_spatial_scale),
+/* fuzz_model (the long run): test_gridsample_border_padding with X of width
+ * 0: border padding clamped the sample to column -1 (heap overflow). An
+ * empty image has nothing to sample: every output is 0, in every mode. */
+static void gridsample_empty_image(void) {
+  int64_t xd[4] = {1, 1, 3, 0}, gd[4] = {1, 2, 4, 2};
+  float gv[16];
+  for (int i = 0; i < 16; i++) gv[i] = (float)(i % 5) * 0.5f - 1.0f;
+  char *const paddings[3] = {"zeros", "border", "reflection"};
+  for (int p = 0; p < 3; p++) {
+    ol_attr attrs[1] = {tk_attr_string("padding_mode", paddings[p])};
+    ol_value *in[2] = {tk_f32(4, xd, NULL), tk_f32(4, gd, gv)}, *out[1] = {NULL};
+    CHECK_OK(tk_run("GridSample", 16, attrs, 1, in, 2, out, 1));
+    if (out[0]) {
+      const float *y = ol_tensor_data(out[0]);
+      bool zeros = ol_tensor_element_count(out[0]) == 8;
+      for (int i = 0; i < 8 && zeros; i++) zeros = y[i] == 0.0f;
+      CHECK(zeros);
+    }
+    tk_release_all(in, 2);
+    tk_release_all(out, 1);
+  }
+}
+
+OL_TEST_MAIN(TEST(einsum_repeated_output_label), TEST(gridsample_empty_image), TEST(roialign_huge_spatial_scale),
              TEST(roialign_empty_image_and_nan_boxes), TEST(qlinear_matmul_zero_point_sizes),
              TEST(serialize_empty_bytes_field), TEST(infer_unsqueeze_empty_axes), TEST(loop_trip_count_int64_max))

@@ -239,6 +239,10 @@ static ol_status gs_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, x->dtype, x->rank, odims, &y));
   int64_t osp = ol_shape_count(sp, odims + 2), isp = ol_shape_count(sp, x->dims + 2);
+  if (isp == 0) { /* an empty image: every sample falls outside it, so reads as 0 */
+    for (int64_t i = 0; i < ol_tcount(y); i++) ol_tensor_set_double(y, i, 0.0);
+    return OL_OK;
+  }
   int taps = k->mode == GS_NEAREST ? 1 : k->mode == GS_LINEAR ? 2 : 4;
   int64_t combos = 1;
   for (int i = 0; i < sp; i++) combos *= taps;
