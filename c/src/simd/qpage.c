@@ -9,10 +9,14 @@
 #define OL_AI static inline __attribute__((always_inline))
 
 /* x = (float)((u ^ flip) - sub) * scale for raw code bits u: (u ^ flip) -
- * flip is the signed code, so with sub = flip + zero this is code - zero. */
+ * flip is the signed code, so with sub = flip + zero this is code - zero.
+ * In vectors the bytes u ^ flip become the floats 2^23 + (u ^ flip)
+ * (ol_u8x16_biased) and bias = 2^23 + sub is subtracted: integers below
+ * 2^24 on both sides, so the difference is code - zero exactly, the float
+ * a conversion would give. */
 typedef struct qparams {
-  ol_i32x4 flip, sub;
-  ol_f32x4 scale;
+  ol_i32x4 flip8; /* flip in every byte */
+  ol_f32x4 bias, scale;
   uint32_t flip1;
   int32_t sub1;
   float scale1;
@@ -23,8 +27,8 @@ static void qparams_init(const ol_qpage_codes *c, qparams *p) {
   p->flip1 = (uint32_t)half;
   p->sub1 = half + c->zero;
   p->scale1 = c->scale;
-  p->flip = ol_i32x4_splat(half);
-  p->sub = ol_i32x4_splat(p->sub1);
+  p->flip8 = ol_i32x4_splat((int32_t)((uint32_t)half * 0x01010101u));
+  p->bias = ol_f32x4_splat(8388608.0f + (float)p->sub1);
   p->scale = ol_f32x4_splat(c->scale);
 }
 
@@ -58,10 +62,8 @@ OL_AI ol_i32x4 code_bytes(const int BITS, const uint8_t *data, int64_t e) {
 
 /* Elements [e, e + 16) as four vectors of floats. */
 OL_AI void decode16(const int BITS, const qparams *p, const uint8_t *data, int64_t e, ol_f32x4 x[4]) {
-  ol_i32x4 u[4];
-  ol_u8x16_widen(code_bytes(BITS, data, e), u);
-  for (int k = 0; k < 4; k++)
-    x[k] = ol_f32x4_mul(ol_i32x4_to_f32x4(ol_i32x4_sub(ol_i32x4_xor(u[k], p->flip), p->sub)), p->scale);
+  ol_u8x16_biased(ol_i32x4_xor(code_bytes(BITS, data, e), p->flip8), x);
+  for (int k = 0; k < 4; k++) x[k] = ol_f32x4_mul(ol_f32x4_sub(x[k], p->bias), p->scale);
 }
 
 OL_AI void decode_span(const int BITS, const ol_qpage_codes *c, int64_t n, float *dst) {

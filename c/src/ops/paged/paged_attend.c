@@ -156,9 +156,9 @@ static int64_t chunk_segments(const ol_page *pages, size_t n_pages, size_t *pi, 
 static bool segment_codes(const segment *s, const ol_page_payload *p, int64_t c0, ol_qpage_codes *codes) {
   if (!ol_page_row_codes(p, s->row, c0, &codes[0])) return false;
   for (int64_t r = 1; r < s->n; r++) {
-    if (p->n_params == 1) { /* one parameter set: the next row's span */
-      codes[r] = codes[r - 1];
-      codes[r].first += p->width;
+    if (p->n_params == 1) { /* one parameter set: row 0's span, r rows on */
+      codes[r] = codes[0];
+      codes[r].first = codes[0].first + r * p->width;
     } else {
       ol_page_row_codes(p, s->row + r, c0, &codes[r]);
     }
