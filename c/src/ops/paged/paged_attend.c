@@ -3,13 +3,17 @@
  *
  * For each batch row and query position, the query heads are taken
  * together (up to MAX_HEADS: whole K/V groups, or part of one large group)
- * and the visible tokens in chunks of CHUNK whose boundaries are multiples
- * of CHUNK in absolute token position, so chunks never depend on how the
- * tokens were split into executions (pages do). A chunk reads each page
- * it overlaps once per K/V head: key scores for the group's query heads
- * (FLOAT rows by ol_f32_gemm_tb straight from the page, codes decoded in
- * register), one rescale of each accumulator per chunk, one exp per score,
- * then the weighted value rows added token by token. */
+ * and the visible tokens in chunks of OL_PAGED_CHUNK whose boundaries are
+ * multiples of OL_PAGED_CHUNK in absolute token position, so chunks never
+ * depend on how the tokens were split into executions (pages do). A chunk
+ * is split into page segments; its rows are touched in address order,
+ * then per K/V head: key scores for the group's query heads (FLOAT rows by
+ * ol_f32_gemm_tb straight from the page, codes by ol_qpage_dot_rows), one
+ * rescale of each accumulator per chunk, one exp per score (ol_expf_n),
+ * then the weighted value rows added in token order with the accumulator
+ * in registers (add_rows, ol_qpage_add_rows). Pages with other formats
+ * (FLOAT16/BFLOAT16, parameters along the width) go row by row through
+ * page_dot / page_row, the same floats in the same order. */
 #include <math.h>
 #include <string.h>
 
