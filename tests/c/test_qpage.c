@@ -8,7 +8,9 @@
  * l3), tail), which is ol_dot_f32's order. Spans ending at the last byte of
  * a buffer followed by an inaccessible page: nothing past it is read.
  * ol_page_row_codes takes rows whose parameters do not change along the
- * row (one set, one per token or per block of tokens), decoded alike. */
+ * row (one set, one per token or per block of tokens), decoded alike.
+ * Several rows at a time (ol_qpage_dot_rows, ol_qpage_add_rows) give the
+ * one-row results bit for bit. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -202,4 +204,68 @@ static void row_codes_take_row_constant_parameters(void) {
   ol_value_release(dense);
 }
 
-OL_TEST_MAIN(TEST(decoders_match_reference), TEST(reads_stay_in_the_span), TEST(row_codes_take_row_constant_parameters))
+/* Differences of ol_qpage_dot_rows / ol_qpage_add_rows over rows [0, count)
+ * from column c0 against one ol_qpage_dot per row and the reference
+ * floats added row by row (acc = acc + e * x, in row order). */
+static int compare_row_sets(const ol_page_payload *p, int64_t count, int64_t c0, int64_t n) {
+  ol_qpage_codes rows[9];
+  float q[64], x[64], out[9], e[9], acc[64], want[64];
+  int bad = 0;
+  for (int64_t i = 0; i < n; i++) q[i] = rnd(), acc[i] = want[i] = rnd();
+  for (int64_t r = 0; r < count; r++) {
+    if (!ol_page_row_codes(p, r, c0, &rows[r])) return 1;
+    e[r] = positive_scale();
+  }
+  ol_qpage_dot_rows(q, rows, count, n, out);
+  ol_qpage_add_rows(acc, n, rows, e, count);
+  for (int64_t r = 0; r < count; r++) {
+    bad += fbits(out[r]) != fbits(ol_qpage_dot(q, &rows[r], n));
+    ol_page_decode(p, r, c0, n, x);
+    for (int64_t i = 0; i < n; i++) want[i] = want[i] + e[r] * x[i];
+  }
+  for (int64_t i = 0; i < n; i++) bad += fbits(acc[i]) != fbits(want[i]);
+  return bad;
+}
+
+/* Several rows at a time (what PagedAttention reads per chunk) give the
+ * one-row results: one parameter set or one per token (rows 4 at a time
+ * with shared or differing parameters, and the rest), every code type,
+ * start columns mid-byte, lengths with and without tails of 16. */
+static void row_sets_match_single_rows(void) {
+  const int64_t capacity = 9, width = 45;
+  float scales[9];
+  int32_t zeros[9];
+  for (int ti = 0; ti < 6; ti++) {
+    int32_t lo, hi;
+    ol_page_code_range(TYPES[ti], &lo, &hi);
+    for (int r = 0; r < 9; r++) scales[r] = positive_scale(), zeros[r] = lo + (hi - lo) * r / 8;
+    for (int per_token = 0; per_token < 2; per_token++) {
+      ol_value *v = NULL;
+      uint8_t *codes;
+      size_t bytes;
+      CHECK_OK(ol_page_affine_rows_new(TYPES[ti], scales, zeros, per_token ? capacity : 1, capacity, width, &v,
+                                       &codes, &bytes));
+      for (size_t i = 0; v && i < bytes; i++) codes[i] = (uint8_t)next_u32();
+      ol_page_payload p;
+      if (!v || ol_page_payload_view(v, &p) != OL_OK) {
+        CHECK(0);
+        ol_value_release(v);
+        continue;
+      }
+      int bad = 0;
+      const int64_t starts[4] = {0, 1, 3, 6};
+      for (int si = 0; si < 4; si++)
+        for (int64_t count = 1; count <= capacity; count++) {
+          const int64_t c0 = starts[si], lengths[3] = {width - c0, 32, 7};
+          for (int li = 0; li < 3; li++) bad += compare_row_sets(&p, count, c0, lengths[li]);
+        }
+      if (bad) fprintf(stderr, "  %s per token %d: %d differences\n", ol_dtype_name(TYPES[ti]), per_token, bad);
+      CHECK(bad == 0);
+      ol_page_payload_clear(&p);
+      ol_value_release(v);
+    }
+  }
+}
+
+OL_TEST_MAIN(TEST(decoders_match_reference), TEST(reads_stay_in_the_span), TEST(row_codes_take_row_constant_parameters),
+             TEST(row_sets_match_single_rows))

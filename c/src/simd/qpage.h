@@ -35,5 +35,13 @@ typedef struct ol_qpage_codes {
 void ol_qpage_decode(const ol_qpage_codes *c, int64_t n, float *dst);
 /* sum q[i] * x[i] over the span's first n elements x, in the order above. */
 float ol_qpage_dot(const float *q, const ol_qpage_codes *c, int64_t n);
+/* out[r] = ol_qpage_dot(q, &rows[r], n) for r < count (rows of one code
+ * width), four at a time: independent sums, the same bits. */
+void ol_qpage_dot_rows(const float *q, const ol_qpage_codes *rows, int64_t count, int64_t n, float *out);
+/* acc[i] = acc[i] + e[r] * x_r[i] for r = 0, 1, ..., count - 1 in turn
+ * (each product rounded, then the sum), x_r the first n elements of
+ * rows[r] as ol_qpage_decode gives them (rows of one code width): the
+ * accumulator kept in registers across the rows. */
+void ol_qpage_add_rows(float *acc, int64_t n, const ol_qpage_codes *rows, const float *e, int64_t count);
 
 #endif

@@ -12,6 +12,8 @@
  *                            2i: bits 0-1, 2i + 1: bits 2-3); after
  *                            ol_u8x16_nibbles: 4 bytes -> 16 2-bit codes
  *   ol_u8x16_widen           the 16 bytes zero-extended into four ol_i32x4
+ *   ol_u8x16_biased          the 16 bytes b as four ol_f32x4 of 2^23 + b
+ *                            (the bits 0x4B000000 | b: exact, no conversion)
  *   ol_i32x4_xor, ol_i32x4_sub
  *
  * Every operation is exact or one IEEE rounding, so SSE2, wasm SIMD128 and the
@@ -47,6 +49,12 @@ static inline void ol_u8x16_widen(ol_i32x4 v, ol_i32x4 out[4]) {
   out[0] = wasm_u32x4_extend_low_u16x8(l), out[1] = wasm_u32x4_extend_high_u16x8(l);
   out[2] = wasm_u32x4_extend_low_u16x8(h), out[3] = wasm_u32x4_extend_high_u16x8(h);
 }
+static inline void ol_u8x16_biased(ol_i32x4 v, ol_f32x4 out[4]) {
+  const v128_t m = wasm_i16x8_splat(0x4B00);
+  v128_t l = wasm_u16x8_extend_low_u8x16(v), h = wasm_u16x8_extend_high_u8x16(v);
+  out[0] = wasm_i16x8_shuffle(l, m, 0, 8, 1, 9, 2, 10, 3, 11), out[1] = wasm_i16x8_shuffle(l, m, 4, 12, 5, 13, 6, 14, 7, 15);
+  out[2] = wasm_i16x8_shuffle(h, m, 0, 8, 1, 9, 2, 10, 3, 11), out[3] = wasm_i16x8_shuffle(h, m, 4, 12, 5, 13, 6, 14, 7, 15);
+}
 static inline ol_i32x4 ol_i32x4_xor(ol_i32x4 a, ol_i32x4 b) { return wasm_v128_xor(a, b); }
 static inline ol_i32x4 ol_i32x4_sub(ol_i32x4 a, ol_i32x4 b) { return wasm_i32x4_sub(a, b); }
 
@@ -75,6 +83,12 @@ static inline void ol_u8x16_widen(ol_i32x4 v, ol_i32x4 out[4]) {
   __m128i l = _mm_unpacklo_epi8(v, z), h = _mm_unpackhi_epi8(v, z);
   out[0] = _mm_unpacklo_epi16(l, z), out[1] = _mm_unpackhi_epi16(l, z);
   out[2] = _mm_unpacklo_epi16(h, z), out[3] = _mm_unpackhi_epi16(h, z);
+}
+static inline void ol_u8x16_biased(ol_i32x4 v, ol_f32x4 out[4]) {
+  const __m128i z = _mm_setzero_si128(), m = _mm_set1_epi16(0x4B00);
+  __m128i l = _mm_unpacklo_epi8(v, z), h = _mm_unpackhi_epi8(v, z);
+  out[0] = _mm_castsi128_ps(_mm_unpacklo_epi16(l, m)), out[1] = _mm_castsi128_ps(_mm_unpackhi_epi16(l, m));
+  out[2] = _mm_castsi128_ps(_mm_unpacklo_epi16(h, m)), out[3] = _mm_castsi128_ps(_mm_unpackhi_epi16(h, m));
 }
 static inline ol_i32x4 ol_i32x4_xor(ol_i32x4 a, ol_i32x4 b) { return _mm_xor_si128(a, b); }
 static inline ol_i32x4 ol_i32x4_sub(ol_i32x4 a, ol_i32x4 b) { return _mm_sub_epi32(a, b); }
@@ -116,6 +130,10 @@ static inline ol_i32x4 ol_u8x16_crumbs(ol_i32x4 v) {
 static inline void ol_u8x16_widen(ol_i32x4 v, ol_i32x4 out[4]) {
   for (int q = 0; q < 4; q++)
     for (int i = 0; i < 4; i++) out[q].u[i] = ol_u8x16_get(v, 4 * q + i);
+}
+static inline void ol_u8x16_biased(ol_i32x4 v, ol_f32x4 out[4]) {
+  for (int q = 0; q < 4; q++)
+    for (int i = 0; i < 4; i++) out[q].f[i] = 8388608.0f + (float)ol_u8x16_get(v, 4 * q + i);
 }
 static inline ol_i32x4 ol_i32x4_xor(ol_i32x4 a, ol_i32x4 b) {
   for (int i = 0; i < 4; i++) a.u[i] ^= b.u[i];

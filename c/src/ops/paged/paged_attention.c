@@ -12,15 +12,20 @@
  * session's policy picks for this execution (ol_paged_policy; dense FLOAT
  * without one). Then every query attends over the visible tokens of the
  * pages, new ones included, read in place: affine codes are decoded in the
- * dot product, never into a float copy of a page. Online softmax in token
- * order, so an execution's result does not depend on how the tokens were
- * split into executions (for fixed formats); no score matrix, no
- * concatenated K/V. A finite window finds its first page by binary search.
+ * dot product, never into a float copy of a page (paged_attend.c). Online
+ * softmax over chunks of OL_PAGED_CHUNK (32) tokens whose boundaries are
+ * multiples of 32 in absolute token position, never page boundaries, so an
+ * execution's result does not depend on how the tokens were split into
+ * executions (for fixed formats); no score matrix, no concatenated K/V. A
+ * finite window finds its first page by binary search.
  *
- * Numerics: score = dot(q, k) * (1 / sqrt(Dk)) with ol_dot_f32's lane order,
- * m = max, c = exp(m_old - m), p = exp(score - m) (ol_expf), acc = acc * c +
- * p * v, sum = sum * c + p, y = acc / sum: the same bits natively and in
- * wasm. Affine rows with one scale and zero point (pages with one
+ * Numerics, per query head, for each chunk's visible tokens t in order:
+ * s_t = dot(q, k_t) * (1 / sqrt(Dk)) with ol_dot_f32's lane order, m =
+ * max(m_old, max_t s_t), c = exp(m_old - m) (0 for the first chunk; when c
+ * is 1 nothing is rescaled), acc = acc * c, sum = sum * c, then per token
+ * e_t = exp(s_t - m) (ol_expf), acc = acc + e_t * v_t, sum = sum + e_t;
+ * finally y = acc / sum. No fused multiply-add: the same bits natively and
+ * in wasm. Affine rows with one scale and zero point (pages with one
  * parameter set, what appends make, or one per token, what compaction
  * makes) are decoded in register (simd/qpage.h), others element by element
  * (ol_page_decode): the same floats, summed in the same order.
@@ -32,9 +37,12 @@
  * copied_bytes = payload bytes of the new pages, dequantized_bytes = 4 *
  * (Dk or Dv) per visible token of a quantized K or V page for every query
  * (one read per group of query heads sharing a K/V head), peak_workspace_bytes
- * = the accumulator and decoded V row of one query group (and Q rows
- * converted to float), validated_pages = past pages checked for the first
- * time. */
+ * = the accumulators of the query heads attended together (all Hq, at most
+ * 64: whole K/V groups, or 64 heads of a larger group) and one decoded V
+ * row (and those heads' Q rows converted to float), validated_pages = past
+ * pages checked for the first time. The running maxima and sums and one
+ * chunk of scores (fixed sizes, at most 64 heads x 32 tokens) live on the
+ * stack and are not counted. */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -42,10 +50,6 @@
 
 #include "ops/float_io.h"
 #include "ops/paged/paged.h"
-#include "simd/math.h"
-#include "simd/vec.h"
-
-enum { MAX_GROUP = 64 }; /* query heads handled together per K/V head */
 
 /* The pages of the last cache seen (retained) and their metadata. */
 typedef struct page_memo {
@@ -61,12 +65,6 @@ typedef struct paged_kernel {
   pthread_mutex_t lock;
   page_memo memo;
 } paged_kernel;
-
-/* One execution's shapes. */
-typedef struct paged_shape {
-  int64_t B, Hq, Hkv, L, Dk, Dv, group;
-  int64_t past, total; /* tokens before and after this execution */
-} paged_shape;
 
 /* ------------------------------------------------------------ memo */
 
@@ -133,7 +131,7 @@ static bool finite_tensor(const ol_tensor *t) {
 }
 
 static ol_status check_inputs(const ol_node *node, const ol_tensor *q, const ol_tensor *k, const ol_tensor *v,
-                              paged_shape *sh) {
+                              ol_paged_dims *sh) {
   const ol_tensor *t[3] = {q, k, v};
   static const char *const names[3] = {"Q", "K", "V"};
   for (int i = 0; i < 3; i++) {
@@ -145,7 +143,7 @@ static ol_status check_inputs(const ol_node *node, const ol_tensor *q, const ol_
       return ol_kernel_error(node, OL_INVALID_ARGUMENT, "%s must have rank 4 [batch, heads, tokens, head size], got %d",
                              names[i], t[i]->rank);
   }
-  *sh = (paged_shape){q->dims[0], q->dims[1], k->dims[1], q->dims[2], q->dims[3], v->dims[3], 0, 0, 0};
+  *sh = (ol_paged_dims){q->dims[0], q->dims[1], k->dims[1], q->dims[2], q->dims[3], v->dims[3], 0, 0, 0};
   if (k->dims[0] != sh->B || v->dims[0] != sh->B || k->dims[2] != sh->L || v->dims[2] != sh->L)
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "Q, K and V must have the same batch and token counts");
   if (v->dims[1] != sh->Hkv) return ol_kernel_error(node, OL_INVALID_ARGUMENT, "K and V must have the same head count");
@@ -227,7 +225,7 @@ static ol_status new_payload(ol_kernel_ctx *ctx, const ol_tensor *x, int64_t l0,
 
 /* Appends the L new tokens as pages of at most block_size tokens; their
  * blocks go to new_blocks (count *n), their views to views. */
-static ol_status append_pages(paged_kernel *k, ol_kernel_ctx *ctx, const paged_shape *sh, const ol_page_formats *f,
+static ol_status append_pages(paged_kernel *k, ol_kernel_ctx *ctx, const ol_paged_dims *sh, const ol_page_formats *f,
                               ol_value **new_blocks, ol_page *views, size_t *n, uint64_t *copied) {
   const ol_tensor *K = ol_ctx_input(ctx, 1), *V = ol_ctx_input(ctx, 2);
   *n = 0;
@@ -252,141 +250,10 @@ static ol_status append_pages(paged_kernel *k, ol_kernel_ctx *ctx, const paged_s
   return OL_OK;
 }
 
-/* ------------------------------------------------------------ attention */
-
-/* dot(q, row t columns [c0, c0 + n) of page p), in ol_dot_f32's order:
- * FLOAT read in place, affine codes with one parameter set along the row
- * decoded in register (ol_qpage_dot), others element by element. */
-static float page_dot(const float *q, const ol_page_payload *p, int64_t t, int64_t c0, int64_t n) {
-  if (p->storage == OL_DTYPE_FLOAT) return ol_dot_f32(q, (const float *)p->data + t * p->width + c0, n);
-  ol_qpage_codes codes;
-  if (ol_page_row_codes(p, t, c0, &codes)) return ol_qpage_dot(q, &codes, n);
-  float lane[4] = {0, 0, 0, 0}, x[4];
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    ol_page_decode(p, t, c0 + i, 4, x);
-    for (int j = 0; j < 4; j++) lane[j] = lane[j] + q[i + j] * x[j];
-  }
-  float s = (lane[0] + lane[1]) + (lane[2] + lane[3]);
-  for (; i < n; i++) {
-    ol_page_decode(p, t, c0 + i, 1, x);
-    s = s + q[i] * x[0];
-  }
-  return s;
-}
-
-/* Row t columns [c0, c0 + n) of page p as floats: FLOAT in place, else
- * decoded into buf (in register for affine codes with one parameter set
- * along the row). */
-static const float *page_row(const ol_page_payload *p, int64_t t, int64_t c0, int64_t n, float *buf) {
-  if (p->storage == OL_DTYPE_FLOAT) return (const float *)p->data + t * p->width + c0;
-  ol_qpage_codes codes;
-  if (ol_page_row_codes(p, t, c0, &codes)) ol_qpage_decode(&codes, n, buf);
-  else ol_page_decode(p, t, c0, n, buf);
-  return buf;
-}
-
-/* acc[d] = acc[d] * c + e * v[d]: two products, then the sum (never fused). */
-static void rescale_add(float *acc, int64_t n, float c, float e, const float *v) {
-  const ol_f32x4 cv = ol_f32x4_splat(c), ev = ol_f32x4_splat(e);
-  int64_t d = 0;
-  for (; d + 4 <= n; d += 4) {
-    ol_f32x4 kept = ol_f32x4_mul(ol_f32x4_load(acc + d), cv), added = ol_f32x4_mul(ev, ol_f32x4_load(v + d));
-    ol_f32x4_store(acc + d, ol_f32x4_add(kept, added));
-  }
-  for (; d < n; d++) acc[d] = acc[d] * c + e * v[d];
-}
-
-/* acc[d] = acc[d] / sum */
-static void divide(float *acc, int64_t n, float sum) {
-  const ol_f32x4 s = ol_f32x4_splat(sum);
-  int64_t d = 0;
-  for (; d + 4 <= n; d += 4) ol_f32x4_store(acc + d, ol_f32x4_div(ol_f32x4_load(acc + d), s));
-  for (; d < n; d++) acc[d] = acc[d] / sum;
-}
-
-/* The first page holding token `token` (pages sorted by start). */
-static size_t first_page(const ol_page *pages, size_t n, int64_t token) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (pages[mid].start + pages[mid].length <= token) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-typedef struct attend_scratch {
-  float *acc;  /* [group][Dv] */
-  float *vrow; /* [Dv] */
-  float *qrow; /* [group][Dk], float copies of Q rows when Q is not FLOAT */
-} attend_scratch;
-
-/* Query l of batch row b for query heads [h0, h0 + g) of K/V head kvh. */
-static void attend(const paged_kernel *k, const paged_shape *sh, const ol_tensor *Q, ol_tensor *Y,
-                   const ol_page *pages, size_t n_pages, int64_t b, int64_t kvh, int64_t h0, int64_t g, int64_t l,
-                   attend_scratch *w, uint64_t *dequantized) {
-  int64_t pos = sh->past + l;
-  int64_t hi = k->causal ? pos : sh->total - 1;
-  int64_t lo = k->left_window >= 0 && pos - k->left_window > 0 ? pos - k->left_window : 0;
-  int64_t kc = (b * sh->Hkv + kvh) * sh->Dk, vc = (b * sh->Hkv + kvh) * sh->Dv;
-  const float *q[MAX_GROUP];
-  for (int64_t i = 0; i < g; i++) {
-    int64_t at = ((b * sh->Hq + h0 + i) * sh->L + l) * sh->Dk;
-    q[i] = ol_floats_row(Q->dtype, ol_tdata(Q), at, sh->Dk, w->qrow + i * sh->Dk);
-  }
-  float m[MAX_GROUP], sum[MAX_GROUP];
-  for (int64_t i = 0; i < g; i++) m[i] = -INFINITY, sum[i] = 0.0f;
-  memset(w->acc, 0, sizeof(float) * (size_t)(g * sh->Dv));
-  const float scale = 1.0f / sqrtf((float)sh->Dk);
-  for (size_t pi = first_page(pages, n_pages, lo); pi < n_pages && pages[pi].start <= hi; pi++) {
-    const ol_page *p = &pages[pi];
-    int64_t t0 = lo > p->start ? lo - p->start : 0, t1 = hi - p->start + 1 < p->length ? hi - p->start + 1 : p->length;
-    for (int64_t t = t0; t < t1; t++) {
-      const float *vrow = page_row(&p->value, t, vc, sh->Dv, w->vrow);
-      *dequantized += (ol_page_is_affine(&p->key) ? 4 * (uint64_t)sh->Dk : 0) +
-                      (ol_page_is_affine(&p->value) ? 4 * (uint64_t)sh->Dv : 0);
-      for (int64_t i = 0; i < g; i++) {
-        float score = page_dot(q[i], &p->key, t, kc, sh->Dk) * scale;
-        float mn = score > m[i] ? score : m[i];
-        float c = m[i] == -INFINITY ? 0.0f : ol_expf(m[i] - mn), e = ol_expf(score - mn);
-        rescale_add(w->acc + i * sh->Dv, sh->Dv, c, e, vrow);
-        sum[i] = sum[i] * c + e;
-        m[i] = mn;
-      }
-    }
-  }
-  for (int64_t i = 0; i < g; i++) {
-    float *acc = w->acc + i * sh->Dv;
-    divide(acc, sh->Dv, sum[i]);
-    ol_floats_store(Y, ((b * sh->Hq + h0 + i) * sh->L + l) * sh->Dv, acc, sh->Dv);
-  }
-}
-
-static ol_status attend_all(const paged_kernel *k, ol_kernel_ctx *ctx, const paged_shape *sh, const ol_page *pages,
-                            size_t n_pages, ol_tensor *Y, ol_paged_stats *stats) {
-  const ol_tensor *Q = ol_ctx_input(ctx, 0);
-  int64_t g = sh->group < MAX_GROUP ? sh->group : MAX_GROUP;
-  size_t floats = (size_t)((g + 1) * sh->Dv + (Q->dtype == OL_DTYPE_FLOAT ? 0 : g * sh->Dk));
-  float *mem = ol_alloc(ctx->allocator, sizeof(float) * floats);
-  if (!mem) return OL_OUT_OF_MEMORY;
-  attend_scratch w = {mem, mem + g * sh->Dv, mem + (g + 1) * sh->Dv};
-  stats->peak_workspace_bytes = sizeof(float) * floats;
-  for (int64_t b = 0; b < sh->B; b++)
-    for (int64_t kvh = 0; kvh < sh->Hkv; kvh++)
-      for (int64_t h0 = kvh * sh->group; h0 < (kvh + 1) * sh->group; h0 += g) {
-        int64_t n = (kvh + 1) * sh->group - h0 < g ? (kvh + 1) * sh->group - h0 : g;
-        for (int64_t l = 0; l < sh->L; l++)
-          attend(k, sh, Q, Y, pages, n_pages, b, kvh, h0, n, l, &w, &stats->dequantized_bytes);
-      }
-  ol_dealloc(ctx->allocator, mem);
-  return OL_OK;
-}
-
 /* ------------------------------------------------------------ the kernel */
 
 /* Checks past against the new tokens: widths and max_tokens. */
-static ol_status check_past(const paged_kernel *k, const ol_node *node, const page_memo *m, paged_shape *sh) {
+static ol_status check_past(const paged_kernel *k, const ol_node *node, const page_memo *m, ol_paged_dims *sh) {
   sh->past = m->count ? m->views[m->count - 1].start + m->views[m->count - 1].length : 0;
   sh->total = sh->past + sh->L;
   int64_t kw = sh->B * sh->Hkv * sh->Dk, vw = sh->B * sh->Hkv * sh->Dv;
@@ -425,7 +292,7 @@ static ol_status run_locked(paged_kernel *k, ol_kernel_ctx *ctx, ol_paged_stats 
   if (!past || !ol_paged_cache_is(past))
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "past must be a paged cache (a struct of 'blocks': start, "
                                                       "length, key, value)");
-  paged_shape sh = {0};
+  ol_paged_dims sh = {0};
   OL_TRY(check_inputs(node, q, kt, vt, &sh));
   OL_TRY(memo_sync(node, &k->memo, past, &stats->validated_pages));
   OL_TRY(check_past(k, node, &k->memo, &sh));
@@ -441,7 +308,7 @@ static ol_status run_locked(paged_kernel *k, ol_kernel_ctx *ctx, ol_paged_stats 
   if (s == OL_OK) s = ol_ctx_output_uninit(ctx, 0, q->dtype, 4, ydims, &y);
   if (s == OL_OK) {
     if (k->memo.count) memcpy(pages, k->memo.views, sizeof *pages * k->memo.count); /* shallow: the memo owns them */
-    s = attend_all(k, ctx, &sh, pages, k->memo.count + n_new, y, stats);
+    s = ol_paged_attend(ctx->allocator, &sh, k->causal, k->left_window, q, pages, k->memo.count + n_new, y, stats);
   }
   if (s == OL_OK) s = make_present(ctx, &k->memo, new_blocks, n_new);
   /* the next run's past starts with present's blocks: remember the new ones
