@@ -205,7 +205,9 @@ function inputValue(runtime, input, name, what, owned, depth, bind) {
       const str = runtime.cstring(field);
       owned.push(() => runtime.free(str));
       runtime.view().setUint32(names + 4 * i, str, true);
-      runtime.view().setUint32(values + 4 * i, inputValue(runtime, item, `${name}.${field}`, what, owned, depth + 1, bind), true);
+      // the field's value first: making it may grow wasm memory, which detaches an earlier view
+      const value = inputValue(runtime, item, `${name}.${field}`, what, owned, depth + 1, bind);
+      runtime.view().setUint32(values + 4 * i, value, true);
     });
     return adopt((out) => m._olw_struct_create(names, values, fields.length, out));
   }
