@@ -2,7 +2,11 @@
  * minimized input, as a kernel call or model text, and the clean error (or
  * result) it gets now. Run under build-asan they would report the old bug. */
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "kernel_util.h"
@@ -194,6 +198,56 @@ static void gridsample_empty_image(void) {
   }
 }
 
-OL_TEST_MAIN(TEST(einsum_repeated_output_label), TEST(gridsample_empty_image), TEST(roialign_huge_spatial_scale),
+static void on_alarm(int sig) {
+  (void)sig;
+  static const char msg[] = "test_fuzz_found: a cancelled run did not stop (hang)\n";
+  (void)!write(2, msg, sizeof msg - 1);
+  _exit(2);
+}
+
+static void *cancel_soon(void *completion) {
+  struct timespec pause = {0, 100 * 1000000L};
+  nanosleep(&pause, NULL);
+  ol_completion_cancel(completion, "test");
+  return NULL;
+}
+
+/* fuzz_model (the long run, a libFuzzer timeout): test_roialign_aligned_false
+ * with spatial_scale 2^20 and no sampling_ratio: the adaptive grid is ~2
+ * million samples a side per bin, hours of work that a cancellation between
+ * nodes could not stop. The grid is checked for cancellation a row at a
+ * time: the run ends with OL_CANCELLED (an alarm fails the test if not). */
+static void roialign_grid_stops_when_cancelled(void) {
+  ol_model *model = NULL;
+  CHECK_OK(ol_model_parse_text(
+      "<ir_version: 8, opset_import: [\"\" : 16]>"
+      "g (float[1,1,10,10] X, float[1,4] rois, int64[1] batch) => (float[1,1,5,5] Y) {"
+      "  Y = RoiAlign <output_height = 5, output_width = 5, spatial_scale = 1048576.0> (X, rois, batch) }",
+      &model));
+  ol_session *session = NULL;
+  CHECK_OK(ol_session_create(model, NULL, &session));
+  int64_t xd[4] = {1, 1, 10, 10}, rd[2] = {1, 4}, bd[1] = {1}, batch[1] = {0};
+  float xv[100], rv[4] = {0, 0, 9, 9};
+  for (int i = 0; i < 100; i++) xv[i] = (float)i;
+  ol_value *in[3] = {tk_f32(4, xd, xv), tk_f32(2, rd, rv), tk_i64(1, bd, batch)}, *out[1] = {NULL};
+  const char *names[3] = {"X", "rois", "batch"}, *out_names[1] = {"Y"};
+  ol_completion *completion = NULL;
+  CHECK_OK(ol_completion_create(&completion));
+  pthread_t canceller;
+  CHECK(pthread_create(&canceller, NULL, cancel_soon, completion) == 0);
+  signal(SIGALRM, on_alarm);
+  alarm(60);
+  CHECK_STATUS(ol_session_run(session, names, in, 3, out_names, out, 1, completion), OL_CANCELLED);
+  alarm(0);
+  pthread_join(canceller, NULL);
+  CHECK(out[0] == NULL && error_mentions("sampling grid"));
+  ol_completion_destroy(completion);
+  tk_release_all(in, 3);
+  tk_release_all(out, 1);
+  ol_session_destroy(session);
+  ol_model_destroy(model);
+}
+
+OL_TEST_MAIN(TEST(einsum_repeated_output_label), TEST(roialign_grid_stops_when_cancelled), TEST(gridsample_empty_image), TEST(roialign_huge_spatial_scale),
              TEST(roialign_empty_image_and_nan_boxes), TEST(qlinear_matmul_zero_point_sizes),
              TEST(serialize_empty_bytes_field), TEST(infer_unsqueeze_empty_axes), TEST(loop_trip_count_int64_max))

@@ -390,6 +390,11 @@ static ol_status roi_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
           double acc = 0.0;
           bool first = true;
           for (int64_t iy = 0; iy < gh; iy++) {
+            /* the adaptive grid grows with the box (and spatial_scale): a run
+             * can be stopped inside it, a row of samples at a time */
+            if (ctx->cancelled && *ctx->cancelled)
+              return ol_kernel_error(node, OL_CANCELLED, "cancelled inside the sampling grid (%lld x %lld a bin)",
+                                     (long long)gh, (long long)gw);
             double yy = sh + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
             for (int64_t ix = 0; ix < gw; ix++) {
               double xx = sw + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
