@@ -99,8 +99,13 @@ static bool is_int64_scalar(const ol_value *v) {
          v->tensor.rank <= 1;
 }
 
+/* Runs for every block of every cache a step reads, so the usual field
+ * order (the one blocks are made with) is checked first, name by name. */
 static bool is_block(const ol_value *v) {
   if (!v || v->kind != OL_VALUE_STRUCT || v->count != 4) return false;
+  bool in_order = true;
+  for (size_t i = 0; i < 4 && in_order; i++) in_order = strcmp(v->field_names[i], BLOCK_FIELDS[i]) == 0;
+  if (in_order) return true;
   for (size_t i = 0; i < 4; i++)
     if (!ol_struct_field(v, BLOCK_FIELDS[i])) return false;
   return true;
@@ -112,6 +117,8 @@ static const ol_value *blocks_of(const ol_value *cache) {
   const ol_value *b = cache->items[0];
   return b && b->kind == OL_VALUE_SEQUENCE ? b : NULL;
 }
+
+bool ol_paged_cache_outline_is(const ol_value *value) { return blocks_of(value) != NULL; }
 
 bool ol_paged_cache_is(const ol_value *value) {
   const ol_value *blocks = blocks_of(value);

@@ -75,6 +75,10 @@ bool ol_page_row_codes(const ol_page_payload *p, int64_t t, int64_t w0, ol_qpage
  * sequence of structs with exactly start, length, key and value); the
  * payloads are not checked. */
 bool ol_paged_cache_is(const ol_value *value);
+/* Only the outer structure: a struct whose only field is a `blocks`
+ * sequence (for readers that check each block themselves, e.g. through
+ * ol_page_view). */
+bool ol_paged_cache_outline_is(const ol_value *value);
 size_t ol_paged_cache_block_count(const ol_value *cache);
 const ol_value *ol_paged_cache_block(const ol_value *cache, size_t index);
 

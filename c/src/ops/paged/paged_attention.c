@@ -289,7 +289,8 @@ static ol_status run_locked(paged_kernel *k, ol_kernel_ctx *ctx, ol_paged_stats 
   OL_TRY(ol_ctx_require(ctx, 1, &kt));
   OL_TRY(ol_ctx_require(ctx, 2, &vt));
   const ol_value *past = ctx->num_inputs > 3 ? ctx->inputs[3] : NULL;
-  if (!past || !ol_paged_cache_is(past))
+  /* the blocks themselves are checked by memo_sync, the ones it has not seen yet */
+  if (!past || !ol_paged_cache_outline_is(past))
     return ol_kernel_error(node, OL_INVALID_ARGUMENT, "past must be a paged cache (a struct of 'blocks': start, "
                                                       "length, key, value)");
   ol_paged_dims sh = {0};
