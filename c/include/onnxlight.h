@@ -565,16 +565,19 @@ ol_status ol_paged_cache_quantize(const ol_value *cache, const int64_t *indices,
  * run appending to one makes a new cache value sharing the old blocks. */
 ol_status ol_paged_cache_fork(ol_value *cache, ol_value **out);
 
-/* A decoder on paged KV caches: every attention over a `present = Concat(past,
- * new, axis 2)` cache pair of a torch export (Q x K^T scaled by
- * 1/sqrt(head size), optional mask Add, Softmax, x V, repeat_kv allowed)
- * becomes one ai.rt::PagedAttention with a paged-cache input `<prefix>`
- * replacing `<prefix>.key`/`<prefix>.value` (past_key_values.0.key ->
- * past_key_values.0), the same for outputs, bound input <- output. The
- * attention mask no longer takes part (paged attention is causal; left
- * padding is not supported). Shares the source's weights like
- * ol_model_bind_persistent. OL_NOT_IMPLEMENTED when nothing is recognized or
- * another node reads a cache input. */
+/* A decoder on paged KV caches: every cached attention of a recognized form
+ * (a torch `present = Concat(past, new, axis 2)` pair with Q x K^T scaled by
+ * 1/sqrt(head size), optional mask Add, Softmax, x V, repeat_kv allowed;
+ * com.microsoft GroupQueryAttention, rotary included; ai.onnx Attention 23;
+ * com.microsoft MultiHeadAttention) becomes one ai.rt::PagedAttention (and
+ * the reshapes, rotary and scaling it needs) with a paged-cache input
+ * `<prefix>` replacing `<prefix>.key`/`<prefix>.value` (past_key_values.0.key
+ * -> past_key_values.0), the same for outputs, bound input <- output. Masks
+ * no longer take part (paged attention is causal; left padding is not
+ * supported). Shares the source's weights like ol_model_bind_persistent.
+ * OL_NOT_IMPLEMENTED, naming the node and attribute or input, when nothing
+ * is recognized, an attention uses what PagedAttention cannot express
+ * (docs/paged-cache.md lists it) or another node reads a cache. */
 typedef struct ol_paged_model_options {
   int64_t block_size;       /* tokens per appended page at most (16) */
   int64_t max_tokens;       /* cached tokens at most (4096) */

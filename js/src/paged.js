@@ -1,7 +1,8 @@
 // Paged KV caches from JS (C: ol_model_to_paged, ops/paged/).
 //   toPagedModel(model, { blockSize, maxTokens, leftWindowSize })
-//     a torch-exported decoder whose caches are `present = Concat(past, new)`
-//     pairs rewritten onto ai.rt::PagedAttention: one bound paged-cache input
+//     a decoder whose cached attention is torch's `present = Concat(past, new)`
+//     pairs, GroupQueryAttention, Attention 23 or MultiHeadAttention,
+//     rewritten onto ai.rt::PagedAttention: one bound paged-cache input
 //     `past_key_values.{i}` and output `present.{i}` per layer (see
 //     docs/paged-cache.md). The result has the kind of the input (a ModelProto
 //     object for one, else bytes).

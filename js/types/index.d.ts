@@ -487,7 +487,7 @@ export interface PagedModelOptions extends LoadOptions {
   /** -1 (default): every preceding token; >= 0: the preceding tokens each query sees. */
   leftWindowSize?: number;
 }
-/** A torch-exported decoder rewritten onto paged caches (ai.rt::PagedAttention), one bound cache per layer. */
+/** A decoder (torch Concat caches, GroupQueryAttention, Attention 23 or MultiHeadAttention) rewritten onto paged caches (ai.rt::PagedAttention), one bound cache per layer. */
 export function toPagedModel<M extends ModelSource>(model: M, options?: PagedModelOptions): Promise<BoundModel<M>>;
 
 /** The token loop of InferenceSession.generate, in a worker (default) or in this thread. */

@@ -1,183 +1,34 @@
 /* A decoder rewritten onto paged KV caches (the C side of toPagedModel).
  *
- * Recognized form, per layer (torch exports, the bench's plain form):
- *   present_k = Concat(past_k, K, axis = 2)     past_k a graph input, present_k a graph output
- *   present_v = Concat(past_v, V, axis = 2)     likewise
- *   Kr, Vr    = present_k, present_v through Unsqueeze/Expand/Reshape (repeat_kv, optional)
- *   S = MatMul(Q, Transpose(Kr, perm = [0, 1, 3, 2]))
- *   P = Softmax(Add(S / sqrt(Dk) or S * (1 / sqrt(Dk)), mask), axis = -1)   (the Add optional)
- *   Y = MatMul(P, Vr)
- * becomes
- *   Y, present = ai.rt::PagedAttention(Q, K, V, past)     past <- present bound
- * with one paged-cache input `<prefix>` replacing `<prefix>.key` and
- * `<prefix>.value` (the same for outputs), declared with a layout-less
- * struct_type. The attention mask is then unused: PagedAttention is causal
- * (left padding is not supported on paged caches). Nodes that only fed the
- * replaced ones are dropped; the conversion fails, naming it, when a node
- * that stays reads a replaced cache input.
+ * Every cached attention of a recognized form (paged_model_forms.h: the
+ * torch Concat form, GroupQueryAttention, Attention 23, MultiHeadAttention)
+ * becomes one ai.rt::PagedAttention, with what adapts its inputs and output,
+ * in the place of the nodes it replaces; one paged-cache input `<prefix>`
+ * replaces `<prefix>.key` and `<prefix>.value` (the same for outputs, bound
+ * input <- output), declared with a layout-less struct_type. Masks and
+ * sequence lengths then feed nothing: PagedAttention is causal (left padding
+ * is not supported on paged caches). Nodes that only fed the replaced ones
+ * are dropped; the conversion fails, naming it, when a node that stays reads
+ * a replaced cache input or output.
  *
  * The result shares the source's weights and unchanged messages
  * (ir/proto_patch.h), like ol_model_bind_persistent. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/status.h"
-#include "ir/model.h"
 #include "core/strmap.h"
+#include "ir/model.h"
 #include "ir/proto_patch.h"
+#include "model/paged_model_forms.h"
 
 #define NO_MEMORY ol_error(OL_OUT_OF_MEMORY, "out of memory converting to paged caches")
 
-/* One recognized layer: node indices of the root graph. */
-typedef struct paged_layer {
-  int concat_k, concat_v, matmul_scores, matmul_values;
-  int chain[16]; /* the other nodes it replaces */
-  int n_chain;
-} paged_layer;
-
-static bool is_op(const ol_node *n, const char *op) {
-  return strcmp(n->op_type, op) == 0 && (!n->domain[0] || strcmp(n->domain, "ai.onnx") == 0);
-}
-
-/* The node producing name (-1: a graph input, initializer or absent). */
-static int producer(const ol_graph *g, const char *name) {
-  for (size_t i = 0; i < g->num_nodes; i++)
-    for (size_t o = 0; o < g->nodes[i].num_outputs; o++)
-      if (strcmp(g->nodes[i].outputs[o], name) == 0) return (int)i;
-  return -1;
-}
-
-static size_t readers(const ol_graph *g, const char *name) {
-  size_t n = 0;
-  for (size_t i = 0; i < g->num_nodes; i++)
-    for (size_t k = 0; k < g->nodes[i].num_inputs; k++) n += strcmp(g->nodes[i].inputs[k], name) == 0;
-  for (size_t o = 0; o < g->num_outputs; o++) n += strcmp(g->outputs[o].name, name) == 0;
-  return n;
-}
-
-static bool is_graph_input(const ol_graph *g, const char *name) {
-  for (size_t i = 0; i < g->num_inputs; i++)
-    if (strcmp(g->inputs[i].name, name) == 0) return true;
-  return false;
-}
-
-static bool is_graph_output(const ol_graph *g, const char *name) {
-  for (size_t i = 0; i < g->num_outputs; i++)
-    if (strcmp(g->outputs[i].name, name) == 0) return true;
-  return false;
-}
-
-/* A cache Concat: Concat(past, new, axis = 2) with past a graph input read
- * only here and the result a graph output. */
-static bool is_cache_concat(const ol_graph *g, int i) {
-  const ol_node *n = &g->nodes[i];
-  return is_op(n, "Concat") && n->num_inputs == 2 && ol_attr_int(n, "axis", 0) == 2 &&
-         is_graph_input(g, n->inputs[0]) && is_graph_output(g, n->outputs[0]);
-}
-
-/* Follows repeat_kv (Unsqueeze, Expand, Reshape, each with this reader only)
- * back from name to a cache Concat; its index or -1. */
-static int cache_behind(const ol_graph *g, const char *name, paged_layer *layer) {
-  for (int hops = 0; hops < 8; hops++) {
-    int p = producer(g, name);
-    if (p < 0) return -1;
-    if (is_cache_concat(g, p)) return p;
-    const ol_node *n = &g->nodes[p];
-    if ((!is_op(n, "Unsqueeze") && !is_op(n, "Expand") && !is_op(n, "Reshape")) || readers(g, name) != 1 ||
-        layer->n_chain == 16)
-      return -1;
-    layer->chain[layer->n_chain++] = p;
-    name = n->inputs[0];
-  }
-  return -1;
-}
-
-/* The scalar float constant name (an initializer or a Constant's value). */
-static bool scalar_constant(const ol_graph *g, const char *name, double *out) {
-  const ol_tensor *t = NULL;
-  const ol_initializer *init = ol_graph_find_initializer(g, name);
-  if (init && !init->encoded && init->value && init->value->kind == OL_VALUE_TENSOR) t = &init->value->tensor;
-  int p = t ? -1 : producer(g, name);
-  if (p >= 0 && is_op(&g->nodes[p], "Constant")) {
-    const ol_attr *a = ol_node_attr(&g->nodes[p], "value");
-    if (a && a->tensor && a->tensor->kind == OL_VALUE_TENSOR) t = &a->tensor->tensor;
-    if (a && a->type == OL_ATTR_FLOAT) {
-      *out = a->f;
-      return true;
-    }
-  }
-  if (!t || ol_tcount(t) != 1 || (t->dtype != OL_DTYPE_FLOAT && t->dtype != OL_DTYPE_DOUBLE)) return false;
-  *out = t->dtype == OL_DTYPE_FLOAT ? ((const float *)ol_tdata(t))[0] : ((const double *)ol_tdata(t))[0];
-  return true;
-}
-
-/* The node producing name when it is op with name its only read value. */
-static int sole_producer(const ol_graph *g, const char *name, const char *op) {
-  int p = producer(g, name);
-  return p >= 0 && is_op(&g->nodes[p], op) && readers(g, name) == 1 ? p : -1;
-}
-
-/* dims[3] of the declared type of graph input name (-1: unknown). */
-static int64_t declared_head_size(const ol_graph *g, const char *name) {
-  for (size_t i = 0; i < g->num_inputs; i++)
-    if (strcmp(g->inputs[i].name, name) == 0)
-      return g->inputs[i].type.rank == 4 ? g->inputs[i].type.dims[3] : -1;
-  return -1;
-}
-
-/* Matches a layer ending in MatMul node m (Y = MatMul(P, Vr)) whose score
- * scale is PagedAttention's, 1 / sqrt(head size). */
-static bool match_layer(const ol_graph *g, int m, paged_layer *layer) {
-  const ol_node *mv = &g->nodes[m];
-  memset(layer, 0, sizeof *layer);
-  if (!is_op(mv, "MatMul") || mv->num_inputs != 2) return false;
-  layer->matmul_values = m;
-  layer->concat_v = cache_behind(g, mv->inputs[1], layer);
-  int sm = sole_producer(g, mv->inputs[0], "Softmax");
-  if (layer->concat_v < 0 || sm < 0 || ol_attr_int(&g->nodes[sm], "axis", -1) != -1) return false;
-  layer->chain[layer->n_chain++] = sm;
-  const char *scaled = g->nodes[sm].inputs[0];
-  int add = sole_producer(g, scaled, "Add");
-  if (add >= 0) { /* the mask: whichever side is not the scaled scores */
-    layer->chain[layer->n_chain++] = add;
-    int a0 = producer(g, g->nodes[add].inputs[0]);
-    bool first = a0 >= 0 && (is_op(&g->nodes[a0], "Div") || is_op(&g->nodes[a0], "Mul"));
-    scaled = g->nodes[add].inputs[first ? 0 : 1];
-  }
-  int sc = producer(g, scaled);
-  if (sc < 0 || readers(g, scaled) != 1 || (!is_op(&g->nodes[sc], "Div") && !is_op(&g->nodes[sc], "Mul"))) return false;
-  double c;
-  if (!scalar_constant(g, g->nodes[sc].inputs[1], &c)) return false;
-  layer->chain[layer->n_chain++] = sc;
-  int ms = sole_producer(g, g->nodes[sc].inputs[0], "MatMul");
-  if (ms < 0) return false;
-  layer->matmul_scores = ms;
-  int tr = sole_producer(g, g->nodes[ms].inputs[1], "Transpose");
-  if (tr < 0) return false;
-  const ol_attr *perm = ol_node_attr(&g->nodes[tr], "perm");
-  if (!perm || perm->count != 4 || perm->ints[0] != 0 || perm->ints[1] != 1 || perm->ints[2] != 3 || perm->ints[3] != 2)
-    return false;
-  layer->chain[layer->n_chain++] = tr;
-  layer->concat_k = cache_behind(g, g->nodes[tr].inputs[0], layer);
-  if (layer->concat_k < 0) return false;
-  double scale = is_op(&g->nodes[sc], "Div") ? 1.0 / c : c;
-  int64_t dk = declared_head_size(g, g->nodes[layer->concat_k].inputs[0]);
-  return dk > 0 && fabs(scale * sqrt((double)dk) - 1.0) < 1e-6;
-}
+static const paged_matcher matchers[] = {ol_paged_match_concat, ol_paged_match_gqa, ol_paged_match_attention,
+                                         ol_paged_match_mha};
 
 /* ------------------------------------------------------------ the new graph */
-
-/* Strips ".key" / ".value" from a cache input or output name. */
-static char *cache_name(ol_proto_patch *p, const char *name) {
-  size_t n = strlen(name);
-  if (n > 4 && strcmp(name + n - 4, ".key") == 0) n -= 4;
-  else if (n > 6 && strcmp(name + n - 6, ".value") == 0) n -= 6;
-  char *s = ol_proto_patch_alloc(p, n + 1);
-  if (s) memcpy(s, name, n);
-  return s;
-}
 
 static Onnx__TypeProto *cache_type(ol_proto_patch *p) {
   Onnx__TypeProto *t = ol_proto_patch_alloc(p, sizeof *t);
@@ -198,49 +49,6 @@ static Onnx__ValueInfoProto *cache_info(ol_proto_patch *p, char *name) {
   v->name = name;
   v->type = t;
   return v;
-}
-
-static Onnx__AttributeProto *int_attribute(ol_proto_patch *p, const char *name, int64_t value) {
-  Onnx__AttributeProto *a = ol_proto_patch_alloc(p, sizeof *a);
-  char *n = ol_proto_patch_strdup(p, name);
-  if (!a || !n) return NULL;
-  onnx__attribute_proto__init(a);
-  a->name = n;
-  a->has_type = 1;
-  a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-  a->has_i = 1;
-  a->i = value;
-  return a;
-}
-
-/* The PagedAttention node of layer: (Q, K, V, past) -> (Y, present). */
-static Onnx__NodeProto *paged_node(ol_proto_patch *p, const ol_graph *g, const paged_layer *l, char *past,
-                                   char *present, const ol_paged_model_options *o) {
-  Onnx__NodeProto *n = ol_proto_patch_alloc(p, sizeof *n);
-  char **in = ol_proto_patch_alloc(p, 4 * sizeof *in), **out = ol_proto_patch_alloc(p, 2 * sizeof *out);
-  Onnx__AttributeProto **attrs = ol_proto_patch_alloc(p, 3 * sizeof *attrs);
-  char name[512];
-  snprintf(name, sizeof name, "%s/paged_attention", past);
-  char *node_name = ol_proto_patch_strdup(p, name), *op = ol_proto_patch_strdup(p, "PagedAttention"),
-       *domain = ol_proto_patch_strdup(p, "ai.rt");
-  if (!n || !in || !out || !attrs || !node_name || !op || !domain) return NULL;
-  onnx__node_proto__init(n);
-  const Onnx__GraphProto *gp = (const Onnx__GraphProto *)g->proto;
-  in[0] = gp->node[l->matmul_scores]->input[0];
-  in[1] = gp->node[l->concat_k]->input[1];
-  in[2] = gp->node[l->concat_v]->input[1];
-  in[3] = past;
-  out[0] = gp->node[l->matmul_values]->output[0];
-  out[1] = present;
-  n->name = node_name, n->op_type = op, n->domain = domain;
-  n->n_input = 4, n->input = in, n->n_output = 2, n->output = out;
-  attrs[n->n_attribute++] = int_attribute(p, "block_size", o->block_size);
-  attrs[n->n_attribute++] = int_attribute(p, "max_tokens", o->max_tokens);
-  if (o->left_window_size >= 0) attrs[n->n_attribute++] = int_attribute(p, "left_window_size", o->left_window_size);
-  for (size_t a = 0; a < n->n_attribute; a++)
-    if (!attrs[a]) return NULL;
-  n->attribute = attrs;
-  return n;
 }
 
 /* ------------------------------------------------------------ liveness */
@@ -294,70 +102,86 @@ typedef struct converter {
   size_t n_layers;
 } converter;
 
+/* name is a cache input or output some layer replaces. */
+static bool replaced_cache(const converter *c, const char *name, bool inputs) {
+  for (size_t l = 0; l < c->n_layers; l++) {
+    const paged_layer *L = &c->layers[l];
+    if (inputs ? strcmp(name, L->past_k) == 0 || strcmp(name, L->past_v) == 0
+               : strcmp(name, L->present_k) == 0 || strcmp(name, L->present_v) == 0)
+      return true;
+  }
+  return false;
+}
+
+static bool is_new(const converter *c, const Onnx__NodeProto *n) {
+  for (size_t l = 0; l < c->n_layers; l++)
+    for (int k = 0; k < c->layers[l].n_nodes; k++)
+      if (c->layers[l].nodes[k] == n) return true;
+  return false;
+}
+
+/* A kept node must not read a replaced cache input or output. */
+static ol_status check_kept(const converter *c) {
+  const Onnx__GraphProto *dst = c->dst;
+  for (size_t i = 0; i < dst->n_node; i++)
+    for (size_t k = 0; k < dst->node[i]->n_input && !is_new(c, dst->node[i]); k++) {
+      const char *in = dst->node[i]->input[k];
+      if (in && in[0] && (replaced_cache(c, in, true) || replaced_cache(c, in, false)))
+        return ol_error(OL_NOT_IMPLEMENTED, "cannot convert to paged caches: node '%s' (%s) reads the cache '%s' "
+                                            "besides the attention",
+                        dst->node[i]->name ? dst->node[i]->name : "", dst->node[i]->op_type, in);
+    }
+  return OL_OK;
+}
+
 /* Rewrites the root graph's nodes, inputs, outputs and bindings. */
-static ol_status assemble(converter *c, const ol_paged_model_options *o) {
+static ol_status assemble(converter *c) {
   const Onnx__GraphProto *src = c->src;
+  for (size_t i = 0; i < src->n_paged_cache_initializer; i++) /* defaults of inputs that would be gone */
+    if (src->paged_cache_initializer[i]->name && replaced_cache(c, src->paged_cache_initializer[i]->name, true))
+      return ol_error(OL_NOT_IMPLEMENTED, "cannot convert to paged caches: the paged cache initializer '%s' names a "
+                                          "cache input the conversion replaces",
+                      src->paged_cache_initializer[i]->name);
   Onnx__GraphProto *dst = c->dst;
-  size_t n = src->n_node;
-  bool *replaced = calloc(n + 1, 1), *live = calloc(n + c->n_layers + 1, 1);
-  Onnx__NodeProto **nodes = ol_proto_patch_alloc(c->p, (n + c->n_layers + 1) * sizeof *nodes);
+  size_t n = src->n_node, added = 0;
+  for (size_t l = 0; l < c->n_layers; l++) added += (size_t)c->layers[l].n_nodes;
+  bool *replaced = calloc(n + 1, 1), *live = calloc(n + added + 1, 1);
+  Onnx__NodeProto **nodes = ol_proto_patch_alloc(c->p, (n + added + 1) * sizeof *nodes);
   Onnx__ValueInfoProto **inputs = ol_proto_patch_alloc(c->p, (src->n_input + c->n_layers + 1) * sizeof *inputs);
   Onnx__ValueInfoProto **outputs = ol_proto_patch_alloc(c->p, (src->n_output + c->n_layers + 1) * sizeof *outputs);
-  Onnx__PersistentBindingProto **bindings =
-      ol_proto_patch_alloc(c->p, (src->n_persistent_bindings + c->n_layers + 1) * sizeof *bindings);
+  Onnx__PersistentBindingProto **bindings = ol_proto_patch_alloc(c->p, (c->n_layers + 1) * sizeof *bindings);
   ol_status s = replaced && live && nodes && inputs && outputs && bindings ? OL_OK : NO_MEMORY;
-  char **past = calloc(c->n_layers + 1, sizeof *past), **present = calloc(c->n_layers + 1, sizeof *present);
-  if (!past || !present) s = NO_MEMORY;
-  for (size_t l = 0; s == OL_OK && l < c->n_layers; l++) {
-    const paged_layer *L = &c->layers[l];
-    replaced[L->concat_k] = replaced[L->concat_v] = replaced[L->matmul_scores] = replaced[L->matmul_values] = true;
-    for (int k = 0; k < L->n_chain; k++) replaced[L->chain[k]] = true;
-    past[l] = cache_name(c->p, src->node[L->concat_k]->input[0]);
-    present[l] = cache_name(c->p, src->node[L->concat_k]->output[0]);
-    if (!past[l] || !present[l]) s = NO_MEMORY;
-  }
-  /* nodes in order, each layer's PagedAttention where its last MatMul was */
+  for (size_t l = 0; s == OL_OK && l < c->n_layers; l++)
+    for (int k = 0; k < c->layers[l].n_replaced; k++) replaced[c->layers[l].replaced[k]] = true;
+  /* nodes in order, each layer's new nodes where its anchor was */
   size_t count = 0;
   for (size_t i = 0; s == OL_OK && i < n; i++) {
     for (size_t l = 0; l < c->n_layers; l++)
-      if ((size_t)c->layers[l].matmul_values == i) {
-        nodes[count] = paged_node(c->p, c->g, &c->layers[l], past[l], present[l], o);
-        if (!nodes[count++]) s = NO_MEMORY;
-      }
+      if ((size_t)c->layers[l].anchor == i)
+        for (int k = 0; k < c->layers[l].n_nodes; k++) nodes[count++] = c->layers[l].nodes[k];
     if (!replaced[i]) nodes[count++] = src->node[i];
   }
   /* interface: cache pairs become one cache each */
   size_t ni = 0, no = 0;
-  for (size_t i = 0; s == OL_OK && i < src->n_input; i++) {
-    bool cache = false;
-    for (size_t l = 0; l < c->n_layers; l++)
-      cache |= strcmp(src->input[i]->name, src->node[c->layers[l].concat_k]->input[0]) == 0 ||
-               strcmp(src->input[i]->name, src->node[c->layers[l].concat_v]->input[0]) == 0;
-    if (!cache) inputs[ni++] = src->input[i];
-  }
-  for (size_t i = 0; s == OL_OK && i < src->n_output; i++) {
-    bool cache = false;
-    for (size_t l = 0; l < c->n_layers; l++)
-      cache |= strcmp(src->output[i]->name, src->node[c->layers[l].concat_k]->output[0]) == 0 ||
-               strcmp(src->output[i]->name, src->node[c->layers[l].concat_v]->output[0]) == 0;
-    if (!cache) outputs[no++] = src->output[i];
-  }
+  for (size_t i = 0; s == OL_OK && i < src->n_input; i++)
+    if (!replaced_cache(c, src->input[i]->name, true)) inputs[ni++] = src->input[i];
+  for (size_t i = 0; s == OL_OK && i < src->n_output; i++)
+    if (!replaced_cache(c, src->output[i]->name, false)) outputs[no++] = src->output[i];
   for (size_t l = 0; s == OL_OK && l < c->n_layers; l++) {
-    inputs[ni] = cache_info(c->p, past[l]);
-    outputs[no] = cache_info(c->p, present[l]);
+    char *past = ol_paged_cache_name(c->p, c->layers[l].past_k), *present = ol_paged_cache_name(c->p, c->layers[l].present_k);
     Onnx__PersistentBindingProto *b = ol_proto_patch_alloc(c->p, sizeof *b);
+    inputs[ni] = past ? cache_info(c->p, past) : NULL;
+    outputs[no] = present ? cache_info(c->p, present) : NULL;
     if (!inputs[ni] || !outputs[no] || !b) s = NO_MEMORY;
     else {
       onnx__persistent_binding_proto__init(b);
-      b->input_name = past[l];
-      b->output_name = present[l];
+      b->input_name = past;
+      b->output_name = present;
       bindings[l] = b;
       ni++, no++;
     }
   }
-  if (s == OL_OK) {
-    s = mark_live(nodes, count, outputs, no, live);
-  }
+  if (s == OL_OK) s = mark_live(nodes, count, outputs, no, live);
   if (s == OL_OK) {
     size_t kept = 0;
     for (size_t i = 0; i < count; i++)
@@ -367,23 +191,36 @@ static ol_status assemble(converter *c, const ol_paged_model_options *o) {
     dst->output = outputs, dst->n_output = no;
     dst->persistent_bindings = bindings, dst->n_persistent_bindings = c->n_layers;
     dst->n_value_info = 0; /* names may be gone; shape inference records them again */
+    s = check_kept(c);
   }
-  /* a kept node must not read a replaced cache input */
-  for (size_t i = 0; s == OL_OK && i < dst->n_node; i++)
-    for (size_t k = 0; k < dst->node[i]->n_input && s == OL_OK; k++)
-      for (size_t l = 0; l < c->n_layers && s == OL_OK; l++) {
-        const char *in = dst->node[i]->input[k];
-        const char *pk = src->node[c->layers[l].concat_k]->input[0], *pv = src->node[c->layers[l].concat_v]->input[0];
-        if (in && (strcmp(in, pk) == 0 || strcmp(in, pv) == 0))
-          s = ol_error(OL_NOT_IMPLEMENTED, "cannot convert to paged caches: node '%s' (%s) reads the cache input '%s' "
-                                           "besides the attention",
-                       dst->node[i]->name ? dst->node[i]->name : "", dst->node[i]->op_type, in);
-      }
   free(replaced);
   free(live);
-  free(past);
-  free(present);
   return s;
+}
+
+/* Every layer of the root graph (*n_layers of them); an error when a
+ * matcher refuses a node or names repeat across layers. */
+static ol_status find_layers(paged_build *b, paged_layer *layers, size_t *n_layers) {
+  const ol_graph *g = b->g;
+  *n_layers = 0;
+  for (size_t i = 0; i < g->num_nodes; i++) {
+    for (size_t m = 0; m < sizeof matchers / sizeof *matchers; m++) {
+      paged_layer *l = &layers[*n_layers];
+      memset(l, 0, sizeof *l);
+      l->left_window = -1;
+      bool matched = false;
+      OL_TRY(matchers[m](b, (int)i, l, &matched));
+      if (b->oom) return NO_MEMORY;
+      if (!matched) continue;
+      for (size_t k = 0; k < *n_layers; k++)
+        if (strcmp(layers[k].past_k, l->past_k) == 0 || strcmp(layers[k].past_v, l->past_v) == 0)
+          return ol_error(OL_NOT_IMPLEMENTED, "cannot convert to paged caches: the cache '%s' is read by two attentions",
+                          l->past_k);
+      (*n_layers)++;
+      break;
+    }
+  }
+  return OL_OK;
 }
 
 /* Adds ai.rt version 1 to the opset imports when missing. */
@@ -424,24 +261,27 @@ ol_status ol_model_to_paged(const ol_model *model, const ol_paged_model_options 
   if (model->data->proto->graph->n_persistent_bindings)
     return ol_error(OL_INVALID_ARGUMENT, "ol_model_to_paged: the model already has persistent bindings");
   paged_layer *layers = calloc(g->num_nodes + 1, sizeof *layers);
-  if (!layers) return NO_MEMORY;
-  size_t n_layers = 0;
-  for (size_t i = 0; i < g->num_nodes; i++)
-    if (match_layer(g, (int)i, &layers[n_layers])) n_layers++;
-  if (!n_layers) {
-    free(layers);
-    return ol_error(OL_NOT_IMPLEMENTED, "ol_model_to_paged: no attention over a Concat(past, new) cache pair was "
-                                        "recognized (see docs/paged-cache.md for the supported forms)");
-  }
   ol_proto_patch *p = calloc(1, sizeof *p);
+  if (!layers || !p) {
+    free(layers);
+    free(p);
+    return NO_MEMORY;
+  }
+  paged_build b = {p, g, &o, 0, false};
+  size_t n_layers = 0;
+  ol_status s = find_layers(&b, layers, &n_layers);
+  if (s == OL_OK && !n_layers)
+    s = ol_error(OL_NOT_IMPLEMENTED, "ol_model_to_paged: no cached attention was recognized (a Concat(past, new) "
+                                     "pair, GroupQueryAttention, Attention or MultiHeadAttention with past inputs; "
+                                     "see docs/paged-cache.md)");
   const Onnx__ModelProto *sm = model->data->proto;
-  Onnx__ModelProto *m = p ? ol_proto_patch_copy(p, sm, sizeof *sm) : NULL;
+  Onnx__ModelProto *m = s == OL_OK ? ol_proto_patch_copy(p, sm, sizeof *sm) : NULL;
   Onnx__GraphProto *dst = m ? ol_proto_patch_copy(p, sm->graph, sizeof *sm->graph) : NULL;
-  ol_status s = dst ? OL_OK : NO_MEMORY;
+  if (s == OL_OK && !dst) s = NO_MEMORY;
   if (s == OL_OK) {
     m->graph = dst;
     converter c = {p, g, sm->graph, dst, layers, n_layers};
-    s = assemble(&c, &o);
+    s = assemble(&c);
   }
   if (s == OL_OK) s = import_rt(p, m);
   free(layers);
