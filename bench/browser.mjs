@@ -109,12 +109,16 @@ async function measure(runtime, path, threads) {
   const before = new Set(renderers());
   const page = await context.newPage();
   page.on('pageerror', (error) => pageErrors.push(`${runtime}: ${error.message}`));
-  let pid = null;
-  try {
-    await page.exposeFunction('benchRendererRssMB', () => (pid ? statusMB(pid, 'VmRSS') : null));
-    await page.goto(`${server.origin}/tests/browser/index.html`);
+  // The page's renderer: the one that appeared with it. A cross-origin
+  // isolated page leaves its first (about:blank) process for a new one, which
+  // may not have exited yet: then the larger of them (the page holds the model).
+  const renderer = () => {
     const fresh = renderers().filter((p) => !before.has(p));
-    pid = fresh.length === 1 ? fresh[0] : null;
+    return fresh.length ? fresh.reduce((a, b) => (statusMB(b, 'VmRSS') > statusMB(a, 'VmRSS') ? b : a)) : null;
+  };
+  try {
+    await page.exposeFunction('benchRendererRssMB', () => statusMB(renderer(), 'VmRSS'));
+    await page.goto(`${server.origin}/tests/browser/index.html`);
     const options = {
       runtime,
       modelUrl: `/${relative(ROOT, path)}`,
@@ -128,7 +132,7 @@ async function measure(runtime, path, threads) {
     };
     const result = await page.evaluate(async (o) => (await import('/bench/lib/browser_page.mjs')).run(o), options);
     if (threads > 1 && !result.crossOriginIsolated) return { error: 'the page is not cross-origin isolated' };
-    return { ...result, peakRssMB: pid ? statusMB(pid, 'VmHWM') : null };
+    return { ...result, peakRssMB: statusMB(renderer(), 'VmHWM') };
   } catch (error) {
     return { error: error.message.slice(0, 2000) };
   } finally {

@@ -38,5 +38,7 @@ export async function run({ runtime, modelUrl, builds = {}, ...options }) {
   const importMs = now() - t;
   const rssMB = () => globalThis.benchRendererRssMB?.() ?? null;
   const result = await runDecode({ rt, runtime, bytes, modelName: modelUrl.split('/').pop(), now, rssMB, ...options });
-  return { ...result, importMs, crossOriginIsolated: globalThis.crossOriginIsolated === true };
+  // onnx-light's module threads (1: the single-threaded module), to tell which module ran
+  const moduleThreads = runtime.startsWith('ol') ? (rt.numThreads?.() ?? 1) : undefined;
+  return { ...result, importMs, moduleThreads, crossOriginIsolated: globalThis.crossOriginIsolated === true };
 }

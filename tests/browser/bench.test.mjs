@@ -26,6 +26,7 @@ test('bench/browser.mjs: tiny shape in Chromium, 1 and 2 threads, JSON with ever
   for (const [key, [result]] of Object.entries(model.raw)) {
     assert.equal(result.error, undefined, `${key}: ${result.error}`);
     assert.equal(result.crossOriginIsolated, key.endsWith('/2t'), key);
+    if (key.startsWith('ol')) assert.equal(result.moduleThreads, key.endsWith('/2t') ? 2 : 1, key);
     for (const field of ['importMs', 'createMs', 'prefillFirstMs', 'prefillSteadyMs', 'decodeMedianMs', 'decodeAt20Ms', 'rssAfterCreateMB', 'peakRssMB', 'cacheBytes']) {
       assert.ok(result[field] > 0, `${key}.${field} = ${result[field]}`);
     }
