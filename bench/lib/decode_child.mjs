@@ -1,27 +1,21 @@
-// One measurement in a fresh process (see bench/decode.mjs): create a session,
-// prefill, decode; returns plain numbers. onnx-light and onnxruntime-web share
-// the InferenceSession/Tensor API, so one driver serves both.
+// One measurement in a fresh Node process (bench/decode.mjs --child): loads
+// the runtime, reads the model and runs bench/lib/decode_run.mjs; adds the
+// import time and the process's peak RSS.
 import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
+
+import { olBuild, runDecode } from './decode_run.mjs';
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
-// 'olpaged[=dist]': the decoder rewritten onto paged caches (toPagedModel),
-// float32 pages; 'olpagedq[=dist]': appended pages stored as int8 keys and
-// uint4 values (scales calibrated per page). Both keep the caches in a
-// PersistentValueState, like olstate.
-const PAGED_FORMS = { olpagedq: [{ fromTokens: 0, key: { type: 'int8', scale: 'auto' }, value: { type: 'uint4', scale: 'auto' } }], olpaged: null };
-const pagedForm = (runtime) => Object.keys(PAGED_FORMS).find((p) => runtime === p || runtime.startsWith(`${p}=`));
-
 async function loadRuntime(runtime, threads) {
-  // 'olstate[=dist]': onnx-light with the caches bound (bindCache option) in a PersistentValueState
-  if (runtime.startsWith('olstate')) return loadRuntime(`ol${runtime.slice('olstate'.length)}`, threads);
-  const paged = pagedForm(runtime);
-  if (paged) return loadRuntime(`ol${runtime.slice(paged.length)}`, threads);
-  // 'ol=path/to/dist' (or OL_DIST): another build of onnx-light, for before/after comparisons
-  const olDist = runtime.startsWith('ol=') ? runtime.slice(3) : runtime === 'ol' ? process.env.OL_DIST : null;
-  if (runtime.startsWith('ol')) {
-    const ol = await (olDist ? import(pathToFileURL(`${olDist}/node.js`).href) : import('onnx-light'));
+  // 'ol', 'olstate', 'olpaged', 'olpagedq' (each also '=path/to/dist': another
+  // build, for before/after comparisons; OL_DIST replaces the package's own)
+  const build = olBuild(runtime);
+  if (build !== undefined) {
+    const dist = build ?? process.env.OL_DIST;
+    const ol = await (dist ? import(pathToFileURL(`${dist}/node.js`).href) : import('onnx-light'));
     if (ol.env) ol.env.wasm.numThreads = threads; // builds without threads have no env
     return ol;
   }
@@ -35,178 +29,14 @@ async function loadRuntime(runtime, threads) {
   throw new Error(`unknown runtime ${runtime}`);
 }
 
-function quantile(xs, q) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
-}
-
-export async function runChild({ runtime, modelPath, threads, prompt, steps, seed, prefillRuns = 20, contexts = [], contextSteps = 16 }) {
+export async function runChild({ runtime, modelPath, ...options }) {
   // the file's own buffer, not a copy: a garbage copy of the model would sit in
   // peak RSS whenever no GC ran before the runtime's memory grew (a shared
   // wasm memory, onnx-light's threaded module, grows without prompting one)
   const bytes = readFileSync(modelPath);
-  let t = now();
-  const rt = await loadRuntime(runtime, threads);
+  const t = now();
+  const rt = await loadRuntime(runtime, options.threads);
   const importMs = now() - t;
-  // paged forms get the model already rewritten (toPagedModel, done once by
-  // the parent and cached: an app ships or saves the paged model)
-  const paged = pagedForm(runtime);
-  const pagedBytes = paged ? bytes : null;
-  t = now();
-  const options = runtime === 'ort' ? { executionProviders: ['wasm'], intraOpNumThreads: threads, graphOptimizationLevel: 'all' } : { intraOpNumThreads: threads };
-  // olstate: the KV cache stays in a PersistentValueState (bound inside wasm
-  // as bindCache does, created with empty caches); each step fetches only the logits
-  const stateful = runtime.startsWith('olstate') || !!paged;
-  const session = paged
-    ? await rt.PersistentValueState.create(pagedBytes, await rt.emptyCaches(pagedBytes), { intraOpNumThreads: threads, pagedFormats: PAGED_FORMS[paged] ?? undefined })
-    : stateful
-      ? await rt.PersistentValueState.create(bytes, await rt.emptyCaches(bytes, { batch: 1 }), { intraOpNumThreads: threads, bindCache: true })
-      : await rt.InferenceSession.create(bytes, options);
-  const createMs = now() - t;
-  const rssAfterCreateMB = process.memoryUsage().rss / 2 ** 20;
-
-  // heads and head size from the metadata or the float caches emptyCaches makes
-  const empty = stateful && !paged ? await rt.emptyCaches(bytes, { batch: 1 }) : null;
-  const pastNames = paged ? Object.keys(await rt.emptyCaches(pagedBytes))
-    : stateful ? Object.keys(empty) : session.inputNames.filter((n) => n.startsWith('past_key_values.'));
-  const meta = (name) => {
-    const m = session.inputMetadata?.[session.inputNames.indexOf(name)];
-    return m?.shape;
-  };
-  const shapeOf = (name) => meta(name) ?? null;
-  // (a paged model's caches have no dims: heads and head size from the file name)
-  const named = /-H(\d+)x(\d+)-/.exec(modelPath);
-  const kvShape = paged ? [1, named?.[1], 0, named?.[2]] : stateful ? Object.values(empty)[0].dims : shapeOf(pastNames[0]);
-  const H = Number(kvShape?.[1]), D = Number(kvShape?.[3]);
-  let state = (seed * 2654435761) >>> 0;
-  const nextToken = (vocab) => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return state % vocab;
-  };
-  const vocab = Number(session.outputMetadata?.[session.outputNames.indexOf('logits')]?.shape?.[2]) ||
-    Number(/-V(\d+)-/.exec(modelPath)?.[1]) || 256;
-  const i64 = (values, dims) => new rt.Tensor('int64', BigInt64Array.from(values.map(BigInt)), dims);
-  const emptyPast = async () => paged ? rt.emptyCaches(pagedBytes)
-    : Object.fromEntries(pastNames.map((n) => [n, new rt.Tensor('float32', new Float32Array(0), [1, H, 0, D])]));
-  // bytes of the caches a state holds: page payloads for paged caches, else
-  // the dense float32 K and V of `tokens` (what the plain caches carry: one
-  // input per layer and K or V)
-  const cacheBytes = (tokens) => {
-    if (!paged) return pastNames.length * H * tokens * D * 4;
-    let total = 0;
-    for (const value of Object.values(session.values)) {
-      total += value.byteLength;
-      value.dispose();
-    }
-    return total;
-  };
-  const present = (n) => `present.${n.slice('past_key_values.'.length)}`;
-  const fetches = ['logits', ...pastNames.map(present)];
-
-  async function step(past, pastLen, ids) {
-    const n = ids.length;
-    const feeds = {
-      ...past,
-      input_ids: i64(ids, [1, n]),
-      attention_mask: i64(new Array(pastLen + n).fill(1), [1, pastLen + n]),
-      position_ids: i64(ids.map((_, i) => pastLen + i), [1, n]),
-    };
-    if (stateful) for (const name of pastNames) delete feeds[name];
-    const out = await session.run(feeds, stateful ? ['logits'] : fetches);
-    const logits = out.logits.data;
-    const last = logits[logits.length - 1]; // touch the result
-    if (!Number.isFinite(last)) throw new Error('non-finite logits');
-    out.logits.dispose?.();
-    if (stateful) return {};
-    for (const v of Object.values(past)) v.dispose?.();
-    return Object.fromEntries(pastNames.map((nm) => [nm, out[present(nm)]]));
-  }
-
-  const promptIds = Array.from({ length: prompt }, () => nextToken(vocab));
-  const prefills = [];
-  let past;
-  for (let r = 0; r < prefillRuns; r++) {
-    if (past) for (const v of Object.values(past)) v.dispose?.();
-    const p0 = await emptyPast();
-    if (stateful) await session.reset(p0);
-    t = now();
-    past = await step(p0, 0, promptIds);
-    prefills.push(now() - t);
-  }
-  const decode = [];
-  let pastLen = prompt;
-  for (let s = 0; s < steps; s++) {
-    const id = nextToken(vocab);
-    t = now();
-    past = await step(past, pastLen, [id]);
-    decode.push(now() - t);
-    pastLen++;
-  }
-  for (const v of Object.values(past)) v.dispose?.();
-  const decodedCacheBytes = cacheBytes(pastLen);
-  // long context: a cache of `ctx` tokens (seeded values, fed as past), then
-  // contextSteps single-token steps; per-token median
-  const longContext = {};
-  const longContextBytes = {};
-  for (const ctx of contexts) {
-    let x = seed >>> 0;
-    const values = new Float32Array(H * ctx * D);
-    for (let i = 0; i < values.length; i++) {
-      x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-      values[i] = x / 2 ** 32 - 0.5;
-    }
-    let cache = Object.fromEntries(pastNames.map((n) => [n, paged ? pagedCacheOf(rt, values, ctx, H * D, paged === 'olpagedq')
-      : new rt.Tensor('float32', values.slice(), [1, H, ctx, D])]));
-    if (stateful) {
-      await session.reset(cache); // imported: the first step moves it into capacity (excluded below)
-      cache = {};
-    }
-    const times = [];
-    for (let s = 0; s < contextSteps; s++) {
-      const id = nextToken(vocab);
-      t = now();
-      cache = await step(cache, ctx + s, [id]);
-      times.push(now() - t);
-    }
-    for (const v of Object.values(cache)) v.dispose?.();
-    longContext[ctx] = quantile(times.slice(1), 0.5);
-    longContextBytes[ctx] = cacheBytes(ctx + contextSteps);
-  }
-  if (stateful) await session.close();
-  else await session.release();
-  return {
-    runtime,
-    importMs,
-    createMs,
-    prefillFirstMs: prefills[0],
-    // V8 runs wasm in its baseline tier until functions tier up, which takes
-    // onnx-light (lazily compiled) ten to fifteen calls: steady is the second half
-    prefillSteadyMs: quantile(prefills.slice(Math.max(1, prefills.length >> 1)), 0.5),
-    decodeMedianMs: quantile(decode, 0.5),
-    decodeP90Ms: quantile(decode, 0.9),
-    ...Object.fromEntries(Object.entries(longContext).map(([ctx, ms]) => [`decodeAt${ctx}Ms`, ms])),
-    cacheBytes: decodedCacheBytes,
-    ...Object.fromEntries(Object.entries(longContextBytes).map(([ctx, b]) => [`cacheBytesAt${ctx}`, b])),
-    rssAfterCreateMB,
-    peakRssMB: process.resourceUsage().maxRSS / 1024,
-  };
-}
-
-// A paged cache of `tokens` seeded rows (values: tokens x width floats, row
-// t = every head of token t) in blocks of 16 tokens, the paged model's
-// default block size; `quantized`: keys int8, values uint4 (fixed scales for
-// values in [-0.5, 0.5]), as the olpagedq formats would have stored them.
-function pagedCacheOf(rt, values, tokens, width, quantized) {
-  const blocks = [];
-  for (let start = 0; start < tokens; start += 16) {
-    const length = Math.min(16, tokens - start);
-    const page = () => new rt.Tensor('float32', values.slice(start * width, (start + length) * width), [1, 1, length, width]);
-    blocks.push({ start, length, key: page(), value: page() });
-  }
-  const cache = rt.PagedCache.from({ blocks });
-  if (!quantized) return cache;
-  const q = rt.quantizePagedCache(cache, blocks.map((_, i) => i),
-    { key: { type: 'int8', scale: 0.5 / 127 }, value: { type: 'uint4', scale: 1 / 15, zeroPoint: 8 } });
-  cache.dispose();
-  return q;
+  const result = await runDecode({ rt, runtime, bytes, modelName: basename(modelPath), now, rssMB: () => process.memoryUsage().rss / 2 ** 20, ...options });
+  return { ...result, importMs, peakRssMB: process.resourceUsage().maxRSS / 1024 };
 }

@@ -47,6 +47,13 @@ export async function readInto() {
   return null;
 }
 
+/**
+ * The module of a .wasm URL, compiled while it downloads (compileStreaming)
+ * when the server sends application/wasm. Compiling rather than
+ * instantiating: which glue (and so which imports) a caller's URL needs is
+ * read from the compiled module's imports; instantiating a compiled module
+ * afterwards costs no second compilation. tests/browser/streaming.test.mjs.
+ */
 export async function compile(source) {
   if (ArrayBuffer.isView(source) || source instanceof ArrayBuffer) return WebAssembly.compile(source);
   const response = await fetch(source);
@@ -54,7 +61,8 @@ export async function compile(source) {
   if (response.headers.get('content-type')?.startsWith('application/wasm')) {
     return WebAssembly.compileStreaming(response);
   }
-  // Servers that do not send application/wasm: compile from the bytes.
+  // Servers that do not send application/wasm (compileStreaming would reject
+  // the response): compile from the downloaded bytes.
   return WebAssembly.compile(await response.arrayBuffer());
 }
 

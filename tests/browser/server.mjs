@@ -1,5 +1,6 @@
-// A static file server on 127.0.0.1 (random port) for the browser tests:
-// serves the repository's dist/, models/, tests/browser/ and web/ only.
+// A static file server on 127.0.0.1 (random port) for the browser tests and
+// bench/browser.mjs: serves the repository's dist/, models/, tests/browser/
+// and web/ only, unless told more.
 import { createReadStream, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, normalize } from 'node:path';
@@ -18,20 +19,32 @@ const ALLOWED = ['/dist/', '/models/', '/tests/browser/', '/web/'];
 /**
  * Starts the server; resolves to { origin, requests, close() }. isolated:
  * send COOP/COEP, so pages are cross-origin isolated (SharedArrayBuffer,
- * hence the threaded module).
+ * hence the threaded module). prefixes: more folders of root to serve
+ * ('/bench/'); mounts: { '/url/prefix/': '/folder/' } served from elsewhere;
+ * noStore: responses the browser may not cache; wasmType: the content-type
+ * of .wasm files (a misconfigured server's, for the loader's fallback).
  */
-export function serve(root, port = 0, { isolated = false } = {}) {
-  const isolation = isolated
-    ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' }
-    : {};
+export function serve(root, port = 0, { isolated = false, prefixes = [], mounts = {}, noStore = false, wasmType = TYPES['.wasm'] } = {}) {
+  const headers = {
+    ...(isolated ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' } : {}),
+    ...(noStore ? { 'cache-control': 'no-store' } : {}),
+  };
+  const allowed = [...ALLOWED, ...prefixes];
+  // the file a URL path names, or null
+  const fileOf = (path) => {
+    const mount = Object.keys(mounts).find((prefix) => path.startsWith(prefix));
+    if (mount) return join(mounts[mount], path.slice(mount.length));
+    return allowed.some((prefix) => path.startsWith(prefix)) ? join(root, path) : null;
+  };
   const requests = [];
   const server = createServer((req, res) => {
     const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
     requests.push(path);
+    const file = req.method === 'GET' ? fileOf(path) : null;
     let stat = null;
-    if (req.method === 'GET' && ALLOWED.some((prefix) => path.startsWith(prefix))) {
+    if (file) {
       try {
-        stat = statSync(join(root, path));
+        stat = statSync(file);
       } catch {
         stat = null;
       }
@@ -40,8 +53,9 @@ export function serve(root, port = 0, { isolated = false } = {}) {
       res.writeHead(404).end('not found');
       return;
     }
-    res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', 'content-length': stat.size, ...isolation });
-    createReadStream(join(root, path)).pipe(res);
+    const type = extname(path) === '.wasm' ? wasmType : (TYPES[extname(path)] ?? 'application/octet-stream');
+    res.writeHead(200, { 'content-type': type, 'content-length': stat.size, ...headers });
+    createReadStream(file).pipe(res);
   });
   return new Promise((resolve) => {
     server.listen(port, '127.0.0.1', () => {
