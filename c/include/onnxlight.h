@@ -273,7 +273,11 @@ ol_status ol_model_check(const ol_model *model);
  * outputs get the struct_type of their `type` attribute; ai.rt::Dequantize
  * its `dtype`, with the logical shape of a concrete encoded initializer.
  * The source model is not modified. External data must be in memory (the
- * result is decoded again without load options). */
+ * result is decoded again without load options). Encoded initializers are
+ * checked against their layout (payload size; type_ref resolved) and an
+ * encoded value on the input of an operator that does not take one (a
+ * tensor operator: decode it first) is OL_INVALID_MODEL naming the node.
+ * Calls of model-local functions are inferred through their bodies. */
 ol_status ol_model_infer_shapes(const ol_model *model, ol_model **out);
 void ol_model_destroy(ol_model *model);
 void ol_free(void *ptr);
@@ -1019,7 +1023,12 @@ ol_status ol_builder_add_input(ol_builder *builder, const void *value_info, size
 ol_status ol_builder_add_output(ol_builder *builder, const void *value_info, size_t size);
 ol_status ol_builder_add_node(ol_builder *builder, const void *node, size_t size);
 ol_status ol_builder_add_initializer(ol_builder *builder, const void *tensor, size_t size);
-/* MakeStructuredInitializer: the EncodedValueProto is stored unchanged. */
+/* MakeStructuredInitializer: the EncodedValueProto is stored unchanged,
+ * after the checks shape inference seeds encoded initializers with: its
+ * layout resolves (a type_ref through the struct types added so far:
+ * declare them first) and an inline payload fits the layout (quantization
+ * layouts through their decoder, other layouts against the bits their
+ * fields add up to; external and compact payloads are not size-checked). */
 ol_status ol_builder_add_structured_initializer(ol_builder *builder, const void *encoded, size_t size);
 ol_status ol_builder_add_cache_initializer(ol_builder *builder, const void *paged_cache, size_t size);
 ol_status ol_builder_add_struct_type(ol_builder *builder, const void *struct_type, size_t size);

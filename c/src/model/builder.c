@@ -10,6 +10,7 @@
 #include "core/alloc.h"
 #include "core/status.h"
 #include "ir/proto_depth.h"
+#include "ir/structured.h"
 #include "model/builder_internal.h"
 
 /* ------------------------------------------------------------ the parts */
@@ -235,6 +236,19 @@ static ol_status check_function(const Onnx__ModelProto *m, const Onnx__FunctionP
   return OL_OK;
 }
 
+/* MakeStructuredInitializer's checks, by the helper shape inference seeds
+ * encoded initializers with: the layout resolves through the catalogue as
+ * it is now (declare struct types first) and the payload fits it. */
+static ol_status check_structured(const Onnx__ModelProto *m, const Onnx__EncodedValueProto *ev, const char *what) {
+  ol_type_catalogue *types = NULL;
+  OL_TRY(ol_type_catalogue_create((const Onnx__StructTypeProto *const *)m->struct_types, m->n_struct_types, &types));
+  ol_struct_record record;
+  ol_status st = ol_structured_describe(ev, types, &record);
+  ol_type_catalogue_destroy(types);
+  if (st == OL_INVALID_MODEL) st = ol_error_wrap(OL_INVALID_ARGUMENT, "%s", what);
+  return st;
+}
+
 /* Rules that do not involve the namespace. */
 static ol_status check_part(const Onnx__ModelProto *m, ol_builder_part part, const ProtobufCMessage *msg,
                             const char *what) {
@@ -247,6 +261,9 @@ static ol_status check_part(const Onnx__ModelProto *m, ol_builder_part part, con
   case OL_BUILDER_PERSISTENT_BINDING: return check_binding(m, (const Onnx__PersistentBindingProto *)msg, what);
   case OL_BUILDER_STRUCT_TYPE: return check_struct_type(m, (const Onnx__StructTypeProto *)msg, what);
   case OL_BUILDER_FUNCTION: return check_function(m, (const Onnx__FunctionProto *)msg, what);
+  case OL_BUILDER_STRUCTURED_INITIALIZER:
+    if (!name_of(part, msg)[0]) break;
+    return check_structured(m, (const Onnx__EncodedValueProto *)msg, what);
   default: break;
   }
   if (!name_of(part, msg)[0])
