@@ -273,7 +273,11 @@ ol_status ol_model_check(const ol_model *model);
  * outputs get the struct_type of their `type` attribute; ai.rt::Dequantize
  * its `dtype`, with the logical shape of a concrete encoded initializer.
  * The source model is not modified. External data must be in memory (the
- * result is decoded again without load options). */
+ * result is decoded again without load options). Encoded initializers are
+ * checked against their layout (payload size; type_ref resolved) and an
+ * encoded value on the input of an operator that does not take one (a
+ * tensor operator: decode it first) is OL_INVALID_MODEL naming the node.
+ * Calls of model-local functions are inferred through their bodies. */
 ol_status ol_model_infer_shapes(const ol_model *model, ol_model **out);
 void ol_model_destroy(ol_model *model);
 void ol_free(void *ptr);
@@ -963,6 +967,99 @@ ol_status ol_quant_materialize(const ol_value *compact, const ol_model *model, o
  * against the set; a run needs that. Other values are left alone. */
 ol_status ol_quant_bind_model(ol_value *encoded, const ol_model *model);
 ol_status ol_quant_bind_session(ol_value *encoded, const ol_session *session);
+
+/* ---------------------------------------------------------------- graph builder */
+
+/* A model being built or edited (seed 002's GraphBuilder). Every part is kept
+ * as its protobuf message, unchanged: structured (encoded) initializers are
+ * never decoded nor converted to TensorProto, external data stays external,
+ * cache initializers, persistent bindings, model-local functions and the
+ * model's struct-type catalogue are kept. Parts cross this API as serialized
+ * messages (the message type each part takes is listed below).
+ *
+ * One namespace: graph inputs, initializers of every kind and node outputs
+ * share names. A new part whose name is already taken fails with
+ * OL_INVALID_ARGUMENT naming both holders; the one exception is ONNX's
+ * overridable default, a TensorProto initializer named like a graph input.
+ * The builder edits the root graph; subgraphs travel inside their nodes. */
+typedef struct ol_builder ol_builder;
+
+typedef enum ol_builder_part {
+  OL_BUILDER_INPUT = 0,                  /* ValueInfoProto, graph.input */
+  OL_BUILDER_OUTPUT = 1,                 /* ValueInfoProto, graph.output */
+  OL_BUILDER_NODE = 2,                   /* NodeProto, graph.node (appended in order) */
+  OL_BUILDER_INITIALIZER = 3,            /* TensorProto, graph.initializer */
+  OL_BUILDER_STRUCTURED_INITIALIZER = 4, /* EncodedValueProto, graph.encoded_initializer */
+  OL_BUILDER_CACHE_INITIALIZER = 5,      /* PagedCacheProto, graph.paged_cache_initializer */
+  OL_BUILDER_PERSISTENT_BINDING = 6,     /* PersistentBindingProto, graph.persistent_bindings */
+  OL_BUILDER_STRUCT_TYPE = 7,            /* StructTypeProto, model.struct_types */
+  OL_BUILDER_FUNCTION = 8,               /* FunctionProto, model.functions */
+  OL_BUILDER_VALUE_INFO = 9,             /* ValueInfoProto, graph.value_info */
+  OL_BUILDER_SPARSE_INITIALIZER = 10,    /* SparseTensorProto, graph.sparse_initializer */
+  OL_BUILDER_PART_COUNT
+} ol_builder_part;
+
+/* "structured initializer" etc. ("" for an unknown part). */
+const char *ol_builder_part_name(ol_builder_part part);
+
+typedef struct ol_builder_opset {
+  const char *domain; /* "" or NULL: the default ONNX domain */
+  int64_t version;
+} ol_builder_opset;
+
+/* An empty model: ir_version, opset imports and an empty graph named "graph". */
+ol_status ol_builder_create(int64_t ir_version, const ol_builder_opset *opsets, size_t count, ol_builder **out);
+/* Imports serialized ModelProto bytes (copied; the model's names must follow
+ * the namespace rule above). */
+ol_status ol_builder_from_model(const void *bytes, size_t size, ol_builder **out);
+void ol_builder_destroy(ol_builder *builder);
+
+/* Appends one part: bytes is the serialized message of the part's type.
+ * Rules besides the namespace: names are non-empty (node names may be empty;
+ * a node needs an op_type), graph outputs are declared once, a struct type
+ * has a nonzero type_id not yet in the catalogue, a persistent binding joins
+ * a declared graph input to a declared graph output and binds an input once,
+ * a function is unique by (domain, name, overload). The builder is unchanged
+ * on failure. */
+ol_status ol_builder_add(ol_builder *builder, ol_builder_part part, const void *bytes, size_t size);
+ol_status ol_builder_add_input(ol_builder *builder, const void *value_info, size_t size);
+ol_status ol_builder_add_output(ol_builder *builder, const void *value_info, size_t size);
+ol_status ol_builder_add_node(ol_builder *builder, const void *node, size_t size);
+ol_status ol_builder_add_initializer(ol_builder *builder, const void *tensor, size_t size);
+/* MakeStructuredInitializer: the EncodedValueProto is stored unchanged,
+ * after the checks shape inference seeds encoded initializers with: its
+ * layout resolves (a type_ref through the struct types added so far:
+ * declare them first) and an inline payload fits the layout (quantization
+ * layouts through their decoder, other layouts against the bits their
+ * fields add up to; external and compact payloads are not size-checked). */
+ol_status ol_builder_add_structured_initializer(ol_builder *builder, const void *encoded, size_t size);
+ol_status ol_builder_add_cache_initializer(ol_builder *builder, const void *paged_cache, size_t size);
+ol_status ol_builder_add_struct_type(ol_builder *builder, const void *struct_type, size_t size);
+ol_status ol_builder_add_persistent_binding(ol_builder *builder, const char *input_name, const char *output_name);
+
+/* Removes the part named key: a value's name; a node's name (or, for a node
+ * without a name, one of its outputs); the bound input of a persistent
+ * binding; a function's name; a struct type's type_id in decimal. A graph
+ * input or output a persistent binding names cannot be removed before the
+ * binding. OL_NOT_FOUND when nothing matches. */
+ol_status ol_builder_remove(ol_builder *builder, ol_builder_part part, const char *key);
+
+/* Number of parts of a kind, and the serialized message of one of them
+ * (*out_bytes freed with ol_free). */
+size_t ol_builder_count(const ol_builder *builder, ol_builder_part part);
+ol_status ol_builder_get(const ol_builder *builder, ol_builder_part part, size_t index, void **out_bytes,
+                         size_t *out_size);
+
+/* ToModel: the serialized ModelProto. The struct-type catalogue is compacted
+ * to the entries the model references (directly or through other entries,
+ * shared quantization descriptors included) and renumbered 1..n in catalogue
+ * order, every type_ref rewritten to match. A type_ref to an undeclared id
+ * fails naming the part that holds it. The builder is unchanged. */
+ol_status ol_builder_to_model(const ol_builder *builder, void **out_bytes, size_t *out_size);
+/* ToGraph: the serialized root GraphProto. Fails with OL_FAILED_PRECONDITION
+ * naming the part when any part uses a model-level reference
+ * (struct_type.type_ref): a standalone graph cannot resolve it. */
+ol_status ol_builder_to_graph(const ol_builder *builder, void **out_bytes, size_t *out_size);
 
 /* ---------------------------------------------------------------- cancellation */
 

@@ -6,11 +6,11 @@
  * %.9g and doubles with %.17g so values survive the round trip; nan and inf
  * print as words. Not representable (dropped): doc strings of graphs, nodes,
  * attributes, values and tensors; metadata_props below the model; dimension
- * and type denotations; quantization annotations; training info; the
- * onnx-light graph extensions (encoded initializers, persistent bindings).
+ * and type denotations; quantization annotations; training info.
  * Refused with an error naming them instead (they cannot be dropped without
- * changing what the model computes): shared quantization parameters and
- * paged cache initializers. */
+ * changing what the model computes): shared quantization parameters,
+ * encoded (structured) initializers, persistent bindings and paged cache
+ * initializers. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -604,6 +604,22 @@ static ol_status paged_error(const Onnx__GraphProto *g) {
                   "represent (serialize the model as binary protobuf)", g->name ? g->name : "", name ? name : "");
 }
 
+/* Encoded initializers and persistent bindings have no text form: refused
+ * by name (dropping them would change what the model computes). */
+static ol_status extension_error(const Onnx__GraphProto *g) {
+  if (g->n_encoded_initializer) {
+    const char *name = g->encoded_initializer[0]->name;
+    return ol_error(OL_NOT_IMPLEMENTED,
+                    "text printer: graph '%s' holds the encoded initializer '%s', which the text form cannot "
+                    "represent (serialize the model as binary protobuf)", g->name ? g->name : "", name ? name : "");
+  }
+  const Onnx__PersistentBindingProto *pb = g->persistent_bindings[0];
+  return ol_error(OL_NOT_IMPLEMENTED,
+                  "text printer: graph '%s' holds the persistent binding '%s' <- '%s', which the text form cannot "
+                  "represent (serialize the model as binary protobuf)", g->name ? g->name : "",
+                  pb->input_name ? pb->input_name : "", pb->output_name ? pb->output_name : "");
+}
+
 static void print_graph(printer *pr, const Onnx__GraphProto *g, int level) {
   const char *shared = NULL;
   if (has_shared_quantization(g, &shared)) {
@@ -612,6 +628,10 @@ static void print_graph(printer *pr, const Onnx__GraphProto *g, int level) {
   }
   if (g->n_paged_cache_initializer) {
     fail(pr, paged_error(g));
+    return;
+  }
+  if (g->n_encoded_initializer || g->n_persistent_bindings) {
+    fail(pr, extension_error(g));
     return;
   }
   id(pr, g->name ? g->name : "");

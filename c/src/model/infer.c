@@ -9,7 +9,13 @@
  * of the node's inputs, scan slices their shapes); If's outputs merge its
  * two branches, Loop/Scan outputs come from the body (loop-carried values
  * merged with their initial types, scan outputs stacked). Calls of
- * model-local functions stay uninferred. */
+ * model-local functions are inferred through their bodies: the call's input
+ * types (structured records whole) seed the body, which sees no outer value
+ * (only the model's struct-type catalogue), and the body's output types are
+ * the call's. Encoded initializers are seeded with their structured record
+ * (ir/structured.h, the helper the graph builder uses); an encoded value on
+ * an input its operator's schema row does not mark as structured
+ * (structured_inputs) is an error: tensor operators never decode implicitly. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +106,7 @@ static void unify(const ol_infer_type *a, const ol_infer_type *b, ol_infer_type 
   if (a->proto || b->proto || a->kind != OL_VALUE_TENSOR || b->kind != OL_VALUE_TENSOR) {
     if (a->proto && b->proto && a->kind == b->kind) *out = *a;
     out->encoded = NULL;
+    out->has_record = false;
     out->constant = NULL;
     return;
   }
@@ -128,6 +135,7 @@ static void dtype_only(const ol_infer_type *t, ol_infer_type *out) {
   if (t->kind != OL_VALUE_TENSOR || t->proto) {
     *out = *t;
     out->encoded = NULL;
+    out->has_record = false;
     out->constant = NULL;
     out->data_count = -1;
     return;
@@ -242,6 +250,43 @@ static ol_status infer_subgraphs(walker *w, const ol_node *n, const Onnx__NodePr
 
 /* ------------------------------------------------------------ nodes */
 
+/* A call of a model-local function: the body specialized for this call site
+ * is inferred with the call's input types (records copied whole) and no
+ * outer scope; its output types become the call's. */
+static ol_status infer_call(walker *w, const ol_node *n, const ol_infer_type *const *inputs, ol_infer_type *outputs) {
+  const ol_graph *body = n->function_body;
+  ol_infer_type *seeds = ol_xcalloc(body->num_inputs ? body->num_inputs : 1, sizeof *seeds);
+  ol_infer_type *results = ol_xcalloc(body->num_outputs ? body->num_outputs : 1, sizeof *results);
+  ol_status st = seeds && results ? OL_OK : OL_OUT_OF_MEMORY;
+  for (size_t i = 0; st == OL_OK && i < body->num_inputs; i++) {
+    if (i < n->num_inputs && inputs[i]) seeds[i] = *inputs[i];
+    else ol_infer_unknown(&seeds[i]);
+  }
+  if (st == OL_OK) st = infer_graph(w, body, NULL, NULL, seeds, results);
+  if (st != OL_OK && st != OL_OUT_OF_MEMORY)
+    st = ol_error_wrap(st, "in the body of function %s::%s called by node '%s'", n->domain, n->op_type, n->name);
+  for (size_t i = 0; st == OL_OK && i < n->num_outputs && i < body->num_outputs; i++) outputs[i] = results[i];
+  free(seeds);
+  free(results);
+  return st;
+}
+
+/* An encoded value reaches only the inputs its operator's row accepts
+ * structured values on. */
+static ol_status check_structured_inputs(const ol_node *n, const ol_infer_type *const *inputs) {
+  const ol_op_schema *row = NULL;
+  for (size_t i = 0; i < n->num_inputs; i++) {
+    if (!inputs[i] || !inputs[i]->known || inputs[i]->kind != OL_VALUE_ENCODED) continue;
+    if (!row && !(row = ol_schema_lookup(n))) return OL_OK; /* unknown operator: nothing to say */
+    if (i < 32 && (row->structured_inputs >> i & 1u)) continue;
+    return ol_error(OL_INVALID_MODEL,
+                    "shape inference: node '%s' (%s): input %zu '%s' is a structured (encoded) value, which the "
+                    "operator does not take; decode it first (ai.rt::Dequantize)", n->name, n->op_type, i,
+                    n->inputs[i]);
+  }
+  return OL_OK;
+}
+
 static ol_status infer_node(walker *w, const ol_graph *g, Onnx__GraphProto *dst, scope *s, const ol_node *n) {
   const ol_infer_type **inputs = ol_xcalloc(n->num_inputs ? n->num_inputs : 1, sizeof *inputs);
   ol_infer_type *outputs = ol_xcalloc(n->num_outputs ? n->num_outputs : 1, sizeof *outputs);
@@ -257,6 +302,8 @@ static ol_status infer_node(walker *w, const ol_graph *g, Onnx__GraphProto *dst,
   /* subgraph bodies first: their intermediates get value_info too */
   if (st == OL_OK) st = infer_subgraphs(w, n, dst ? dst->node[n->index] : NULL, s, inputs, &b);
   if (st == OL_OK && w->visit) st = w->visit(w->user, n, inputs);
+  if (st == OL_OK && n->function_body) st = infer_call(w, n, inputs, outputs);
+  if (st == OL_OK && !n->function_body && b.op == PLAIN) st = check_structured_inputs(n, inputs);
   if (st == OL_OK && !n->function_body) {
     if (b.op == IF && b.results[0] && b.results[1]) {
       for (size_t i = 0; i < n->num_outputs && i < b.counts[0] && i < b.counts[1]; i++)
@@ -297,7 +344,7 @@ static ol_status infer_node(walker *w, const ol_graph *g, Onnx__GraphProto *dst,
 
 /* ------------------------------------------------------------ graphs */
 
-static ol_status seed(scope *s, const ol_graph *g, const ol_infer_type *seeds) {
+static ol_status seed(walker *w, scope *s, const ol_graph *g, const ol_infer_type *seeds) {
   for (size_t i = 0; i < g->num_inputs; i++) {
     ol_infer_type t;
     ol_infer_from_declared(&g->inputs[i], &t);
@@ -313,6 +360,12 @@ static ol_status seed(scope *s, const ol_graph *g, const ol_infer_type *seeds) {
       t.known = true;
       t.kind = OL_VALUE_ENCODED;
       t.encoded = init->proto;
+      t.has_record = true;
+      ol_status st = ol_structured_describe(init->proto, w->types, &t.record);
+      if (st != OL_OK)
+        return st == OL_OUT_OF_MEMORY ? st
+                                      : ol_error_wrap(OL_INVALID_MODEL, "shape inference: graph '%s': encoded initializer",
+                                                      g->name);
     } else if (init->paged) {
       ol_infer_unknown(&t);
       t.known = true;
@@ -381,7 +434,7 @@ static ol_status infer_graph(walker *w, const ol_graph *g, Onnx__GraphProto *dst
   ol_strmap_init(&s.declared);
   size_t *order = ol_xcalloc(g->num_nodes ? g->num_nodes : 1, sizeof *order);
   ol_status st = order ? index_declarations(&s, g) : OL_OUT_OF_MEMORY;
-  if (st == OL_OK) st = seed(&s, g, seeds);
+  if (st == OL_OK) st = seed(w, &s, g, seeds);
   if (st == OL_OK) st = order_nodes(g, order);
   for (size_t i = 0; st == OL_OK && i < g->num_nodes; i++) st = infer_node(w, g, dst, &s, &g->nodes[order[i]]);
   for (size_t i = 0; st == OL_OK && results && i < g->num_outputs; i++) {

@@ -102,6 +102,8 @@ ol_status ol_infer_merge(const ol_node *node, const char *name, const ol_infer_t
       return contradiction(node, name, inferred, declared, "the kind of value");
     *merged = *declared;
     merged->encoded = inferred->encoded;
+    merged->has_record = inferred->has_record;
+    merged->record = inferred->record;
     return OL_OK;
   }
   if (inferred->dtype != OL_DTYPE_UNDEFINED && declared->dtype != OL_DTYPE_UNDEFINED &&

@@ -19,6 +19,7 @@
 #include "core/dtype.h"
 #include "core/status.h"
 #include "ir/model.h"
+#include "ir/structured.h"
 
 /* A dimension (or a propagated integer): value >= 0 concrete; otherwise
  * symbolic when param is set, unknown when not. Propagated integers may be
@@ -43,8 +44,13 @@ typedef struct ol_infer_type {
   /* Values of a small INT64/INT32/BOOL tensor of rank 0 or 1 (-1: none). */
   int data_count;
   ol_dim data[OL_INFER_MAX_DATA];
-  /* An encoded initializer's message (Dequantize reads its logical type). */
+  /* An encoded initializer's message. */
   const Onnx__EncodedValueProto *encoded;
+  /* A structured value's record (ir/structured.h): physical type, dims,
+   * checked byte size, logical type and logical tensor shape. Copied whole
+   * wherever the type is bound (subgraphs, function calls). */
+  bool has_record;
+  ol_struct_record record;
   /* A constant's tensor (initializer or Constant; borrowed from the model),
    * e.g. Resize's floating scales. */
   const ol_tensor *constant;

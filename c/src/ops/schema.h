@@ -105,6 +105,10 @@ typedef struct ol_op_schema {
   uint8_t flags;              /* OL_SCHEMA_* */
   ol_pack_fn pack;
   const ol_fusion *fusions;   /* producers the kernel can absorb, ending with a zero entry */
+  /* bit i: input i may be a structured (encoded) value. A tensor operator
+   * never receives one implicitly: shape inference rejects an encoded value
+   * on any other input (decode it first, e.g. with ai.rt::Dequantize). */
+  uint32_t structured_inputs;
 } ol_op_schema;
 
 /* ------------------------------------------------------------ lookup (registry.c) */

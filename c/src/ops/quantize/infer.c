@@ -57,19 +57,15 @@ ol_status ol_infer_dequantize(ol_infer_ctx *ctx) {
   if (ctx->num_outputs < 1) return OL_OK;
   ol_infer_type *out = &ctx->outputs[0];
   ol_infer_set_tensor(out, dtype, -1, NULL);
-  const Onnx__TypeProto *lt = x && x->encoded ? x->encoded->logical_type : NULL;
-  if (!lt || lt->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !lt->tensor_type->shape ||
-      lt->tensor_type->shape->n_dim > OL_MAX_RANK)
-    return OL_OK;
-  const Onnx__TensorShapeProto *shape = lt->tensor_type->shape;
+  /* the logical tensor of the value's record (ir/structured.h) */
+  const ol_struct_record *r = x && x->has_record ? &x->record : NULL;
+  if (!r || !r->has_tensor || r->tensor_rank < 0) return OL_OK;
   ol_dim dims[OL_MAX_RANK];
-  for (size_t i = 0; i < shape->n_dim; i++) {
-    const Onnx__TensorShapeProto__Dimension *d = shape->dim[i];
-    if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE || d->dim_value < 0)
-      return OL_OK; /* not concrete: the dtype only */
-    dims[i] = ol_dim_of(d->dim_value);
+  for (int i = 0; i < r->tensor_rank; i++) {
+    if (r->tensor_dims[i] < 0) return OL_OK; /* not concrete: the dtype only */
+    dims[i] = ol_dim_of(r->tensor_dims[i]);
   }
-  ol_infer_set_tensor(out, dtype, (int)shape->n_dim, dims);
+  ol_infer_set_tensor(out, dtype, r->tensor_rank, dims);
   return OL_OK;
 }
 

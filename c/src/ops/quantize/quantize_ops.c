@@ -411,6 +411,7 @@ static ol_status dequantize_create(const ol_node *node, ol_kernel **out) {
 
 const ol_op_schema ol_schema_quantize_rt[] = {
     {"ai.rt", "Quantize", 1, 1, quantize_create, ol_infer_quantize, "float32 float64 float16 bfloat16 -> encoded"},
-    {"ai.rt", "Dequantize", 1, 1, dequantize_create, ol_infer_dequantize, "encoded -> float32 float64 float16 bfloat16"},
+    {"ai.rt", "Dequantize", 1, 1, dequantize_create, ol_infer_dequantize, "encoded -> float32 float64 float16 bfloat16",
+     .structured_inputs = 1},
     {0},
 };

@@ -541,16 +541,17 @@ static ol_status get_element_create(const ol_node *node, ol_kernel **out) {
 #define SEQ_TYPES "all tensor types"
 
 const ol_op_schema ol_schema_sequence[] = {
-    {"", "SequenceConstruct", 11, OL_OPSET_LATEST, construct_create, NULL, SEQ_TYPES},
+    {"", "SequenceConstruct", 11, OL_OPSET_LATEST, construct_create, NULL, SEQ_TYPES, .structured_inputs = ~0u},
     {"", "SequenceEmpty", 11, OL_OPSET_LATEST, empty_create, NULL, SEQ_TYPES},
-    {"", "SequenceInsert", 11, OL_OPSET_LATEST, insert_create, NULL, SEQ_TYPES},
+    {"", "SequenceInsert", 11, OL_OPSET_LATEST, insert_create, NULL, SEQ_TYPES, .structured_inputs = 1u << 1},
     {"", "SequenceErase", 11, OL_OPSET_LATEST, erase_create, NULL, SEQ_TYPES},
     {"", "SequenceAt", 11, OL_OPSET_LATEST, at_create, NULL, SEQ_TYPES},
     {"", "SequenceLength", 11, OL_OPSET_LATEST, length_create, NULL, SEQ_TYPES},
     {"", "SplitToSequence", 11, OL_OPSET_LATEST, split_create, NULL, SEQ_TYPES},
     {"", "ConcatFromSequence", 11, OL_OPSET_LATEST, concat_create, NULL, SEQ_TYPES},
     {"", "SequenceMap", 17, OL_OPSET_LATEST, map_create, NULL, SEQ_TYPES},
-    {"", "Optional", 15, OL_OPSET_LATEST, optional_create, NULL, "optional(tensor) optional(seq(tensor))"},
+    {"", "Optional", 15, OL_OPSET_LATEST, optional_create, NULL, "optional(tensor) optional(seq(tensor))",
+     .structured_inputs = 1},
     {"", "OptionalHasElement", 15, 17, has_element_create, NULL, "optional(tensor) optional(seq(tensor))"},
     {"", "OptionalHasElement", 18, OL_OPSET_LATEST, has_element_create, NULL,
      "optional(tensor) optional(seq(tensor)) tensor seq(tensor)"},

@@ -562,7 +562,7 @@ const ol_op_schema ol_schema_shape[] = {
     {"", "Squeeze", 1, OL_OPSET_LATEST, squeeze_create, ol_infer_squeeze, ALL},
     {"", "Unsqueeze", 1, OL_OPSET_LATEST, unsqueeze_create, ol_infer_unsqueeze, ALL, .pitched_inputs = 1},
     {"", "Identity", 1, OL_OPSET_LATEST, identity_create, ol_infer_identity, ALL " + sequences, optionals",
-     .pitched_inputs = 1, .flags = OL_SCHEMA_FORWARDS},
+     .pitched_inputs = 1, .flags = OL_SCHEMA_FORWARDS, .structured_inputs = 1},
     {"", "Constant", 1, OL_OPSET_LATEST, const_create, ol_infer_constant, ALL},
     {"", "ConstantOfShape", 9, OL_OPSET_LATEST, cos_create, ol_infer_constant_of_shape, ALL},
     {"", "Range", 11, OL_OPSET_LATEST, ol_shape_range_create, ol_infer_range, "float32 float64 int16 int32 int64"},
