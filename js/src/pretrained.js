@@ -16,7 +16,7 @@
 // converts the decoder, on contiguous bound caches otherwise.
 import { OnnxLightError, invalidArgument } from './errors.js';
 import { emptyCaches } from './bind.js';
-import { fields } from './model.js';
+import { hasExternalData, inlineExternalData } from './external-data.js';
 import { openDirectory } from './model-directory.js';
 import { toPagedModel } from './paged.js';
 import { InferenceSession } from './session.js';
@@ -59,49 +59,6 @@ function fileReader(dir, onProgress) {
       }
     },
   };
-}
-
-/** True when an initializer of the model keeps its data in an external file (TensorProto.data_location). */
-function hasExternalData(bytes) {
-  for (const m of fields(bytes, 0, bytes.length)) {
-    if (m.field !== 7 || m.wire !== 2) continue; // ModelProto.graph
-    for (const g of fields(bytes, m.start, m.end)) {
-      if (g.field !== 5 || g.wire !== 2) continue; // GraphProto.initializer
-      for (const t of fields(bytes, g.start, g.end)) if (t.field === 14 && t.wire === 0 && t.value === 1n) return true;
-    }
-  }
-  return false;
-}
-
-/** The model with its external data (files beside it in the directory) copied into the initializers. */
-async function inlineExternalData(bytes, files, modelPath) {
-  const schemaPath = './proto/onnx_light_pb.js';
-  const protobufPath = '@bufbuild/protobuf';
-  const [{ ModelProtoSchema }, { fromBinary, toBinary }] = await Promise.all([import(/* @vite-ignore */ schemaPath), import(/* @vite-ignore */ protobufPath)]);
-  const model = fromBinary(ModelProtoSchema, bytes);
-  const folder = modelPath.includes('/') ? modelPath.slice(0, modelPath.lastIndexOf('/') + 1) : '';
-  const loaded = new Map();
-  for (const tensor of model.graph?.initializer ?? []) {
-    if (tensor.dataLocation !== 1) continue;
-    const entry = Object.fromEntries(tensor.externalData.map((e) => [e.key, e.value]));
-    if (!entry.location || entry.location.includes('..')) throw invalidArgument(`fromPretrained: initializer '${tensor.name}' has a bad external data location '${entry.location}'`);
-    const path = folder + entry.location;
-    if (!loaded.has(path)) {
-      const data = await files.bytes(path);
-      if (!data) throw notFound(`fromPretrained: ${files.name(path)} (external data of ${files.name(modelPath)}) not found`);
-      loaded.set(path, data);
-    }
-    const data = loaded.get(path);
-    const offset = Number(entry.offset ?? 0);
-    const length = entry.length === undefined ? data.length - offset : Number(entry.length);
-    if (!(offset >= 0 && length >= 0 && offset + length <= data.length)) {
-      throw invalidArgument(`fromPretrained: initializer '${tensor.name}': bytes ${offset}..${offset + length} are outside ${files.name(path)} (${data.length} bytes)`);
-    }
-    tensor.rawData = data.slice(offset, offset + length);
-    tensor.externalData = [];
-    tensor.dataLocation = 0;
-  }
-  return toBinary(ModelProtoSchema, model);
 }
 
 /** A special token's text from tokenizer_config.json (a string or an AddedToken object). */
@@ -168,7 +125,19 @@ export async function fromPretrained(source, options = {}) {
   const modelPath = modelFile ?? `onnx/${MODEL_VARIANTS[variant]}`;
   let bytes = await files.bytes(modelPath);
   if (!bytes) throw notFound(`fromPretrained: ${files.name(modelPath)} not found${dtype || modelFile ? '' : ' (the dtype option picks another variant, e.g. { dtype: \'q4\' } for onnx/model_q4.onnx)'}`);
-  if (hasExternalData(bytes)) bytes = await inlineExternalData(bytes, files, modelPath);
+  if (hasExternalData(bytes)) {
+    const folder = modelPath.slice(0, modelPath.lastIndexOf('/') + 1);
+    try {
+      bytes = await inlineExternalData(bytes, async (location) => {
+        const data = await files.bytes(folder + location);
+        if (!data) throw notFound(`${files.name(folder + location)} (external data) not found`);
+        return data;
+      });
+    } catch (error) {
+      if (error instanceof OnnxLightError) throw new OnnxLightError(error.code, `fromPretrained: ${files.name(modelPath)}: ${error.message}`);
+      throw error;
+    }
+  }
 
   // paged caches when the decoder converts, contiguous bound caches otherwise
   let session = null;
@@ -204,8 +173,7 @@ export async function fromPretrained(source, options = {}) {
 
 let jinjaModule = null;
 function jinja() {
-  const specifier = '@huggingface/jinja';
-  jinjaModule ??= import(/* @vite-ignore */ specifier);
+  jinjaModule ??= import('@huggingface/jinja');
   return jinjaModule;
 }
 

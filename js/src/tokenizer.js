@@ -33,8 +33,8 @@ let tokenizersModule = null;
  */
 export async function jsonTokenizer(json, config = {}, what = 'tokenizer.json') {
   if (!tokenizersModule) {
-    const specifier = '@huggingface/tokenizers';
-    tokenizersModule = import(/* @vite-ignore */ specifier).catch((error) => {
+    // loaded on first use (bundlers put it in the bundle, Node reads it then)
+    tokenizersModule = import('@huggingface/tokenizers').catch((error) => {
       tokenizersModule = null;
       throw new OnnxLightError('OL_FAILED_PRECONDITION', `${what}: loading the package @huggingface/tokenizers failed: ${error.message}`);
     });

@@ -8,6 +8,7 @@
 //    random-weight 32000-vocab decoder (bench/lib/llama_model.mjs), with the
 //    Llama-2 chat template: rendering equals @huggingface/jinja's, ids equal
 //    @huggingface/tokenizers', greedy tokens equal a hand-driven session;
+//  - external data beside the model;
 //  - clear errors naming the file.
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -17,9 +18,11 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { Template } from '@huggingface/jinja';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { InferenceSession, OnnxLightError, Tensor, fromPretrained } from 'onnx-light';
+import { ModelProtoSchema, StringStringEntryProtoSchema } from 'onnx-light/proto';
 
 import { SHAPES, buildLlama } from '../../bench/lib/llama_model.mjs';
 import { ROOT } from './models.mjs';
@@ -42,6 +45,14 @@ const MESSAGES = [
   { role: 'assistant', content: 'Straight ahead.' },
   { role: 'user', content: 'Thanks! And the 日本 café?' },
 ];
+
+const expectError = (promise, code, pattern) =>
+  assert.rejects(promise, (error) => {
+    assert.ok(error instanceof OnnxLightError, String(error));
+    assert.equal(error.code, code);
+    assert.match(error.message, pattern);
+    return true;
+  });
 
 function tempDir(t, name) {
   const dir = mkdtempSync(join(tmpdir(), `onnx-light-${name}-`));
@@ -309,6 +320,41 @@ describe('fromPretrained: a Llama-2 tokenizer beside a random-weight 32000-vocab
     }
   });
 
+  test('external data: onnx/model.onnx_data beside the model is read in; a missing data file is named', async (t) => {
+    const external = tempDir(t, 'external');
+    for (const name of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json']) copyFileSync(join(dir, name), join(external, name));
+    mkdirSync(join(external, 'onnx'));
+    const model = fromBinary(ModelProtoSchema, readFileSync(join(dir, 'onnx/model.onnx')));
+    const chunks = [];
+    let offset = 0;
+    for (const tensor of model.graph.initializer) {
+      if (tensor.rawData.length < 1024) continue;
+      chunks.push(tensor.rawData);
+      tensor.externalData = [
+        ['location', 'model.onnx_data'],
+        ['offset', String(offset)],
+        ['length', String(tensor.rawData.length)],
+      ].map(([key, value]) => create(StringStringEntryProtoSchema, { key, value }));
+      tensor.dataLocation = 1; // EXTERNAL
+      offset += tensor.rawData.length;
+      tensor.rawData = new Uint8Array(0);
+    }
+    assert.ok(chunks.length > 4);
+    writeFileSync(join(external, 'onnx/model.onnx'), toBinary(ModelProtoSchema, model));
+    assert.ok(statSync(join(external, 'onnx/model.onnx')).size < 100_000);
+    await expectError(fromPretrained(external, { paged: false }), 'OL_NOT_FOUND', /onnx\/model\.onnx_data \(external data\) not found/);
+    writeFileSync(join(external, 'onnx/model.onnx_data'), Buffer.concat(chunks));
+    const inline = await fromPretrained(dir, { paged: false });
+    const fromExternal = await fromPretrained(external);
+    try {
+      const options = { temperature: 0, maxNewTokens: 12 };
+      assert.deepEqual((await fromExternal.generate('Hello', options)).ids, (await inline.generate('Hello', options)).ids);
+    } finally {
+      await inline.release();
+      await fromExternal.release();
+    }
+  });
+
   test('incremental decoding never splits a character or a merged piece', async () => {
     const model = await fromPretrained(dir, { paged: false });
     try {
@@ -326,14 +372,6 @@ describe('fromPretrained: a Llama-2 tokenizer beside a random-weight 32000-vocab
 });
 
 describe('fromPretrained: errors name the file', () => {
-  const expectError = (promise, code, pattern) =>
-    assert.rejects(promise, (error) => {
-      assert.ok(error instanceof OnnxLightError, String(error));
-      assert.equal(error.code, code);
-      assert.match(error.message, pattern);
-      return true;
-    });
-
   test('missing config.json, missing onnx file, bad JSON, unknown dtype, missing tokenizer.json', async (t) => {
     const dir = defaultModelDir(t);
     await expectError(fromPretrained(join(dir, 'nowhere')), 'OL_NOT_FOUND', /nowhere is not a directory/);
