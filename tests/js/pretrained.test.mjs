@@ -219,6 +219,37 @@ describe('fromPretrained: the default byte-level model', () => {
     }
   });
 
+  test('a FileSystemDirectoryHandle (the shape showDirectoryPicker gives): nested onnx/, missing files as NotFoundError', async (t) => {
+    const dir = defaultModelDir(t, { tokenizer: false });
+    const asked = [];
+    const handle = (path, name) => ({
+      kind: 'directory',
+      name,
+      async getDirectoryHandle(child) {
+        asked.push(`dir ${child}`);
+        if (!statSync(join(path, child), { throwIfNoEntry: false })?.isDirectory()) throw new DOMException(`${child} not found`, 'NotFoundError');
+        return handle(join(path, child), child);
+      },
+      async getFileHandle(child) {
+        asked.push(`file ${child}`);
+        if (!statSync(join(path, child), { throwIfNoEntry: false })?.isFile()) throw new DOMException(`${child} not found`, 'NotFoundError');
+        return { kind: 'file', name: child, getFile: async () => new File([readFileSync(join(path, child))], child) };
+      },
+    });
+    const model = await fromPretrained(handle(dir, 'fortunes'), { paged: false });
+    const local = await fromPretrained(dir, { paged: false });
+    try {
+      assert.equal(model.tokenizer.kind, 'bytes'); // tokenizer.json was missing: NotFoundError is "absent"
+      assert.ok(asked.includes('file tokenizer.json') && asked.includes('dir onnx') && asked.includes('file model_q4.onnx'), asked.join(', '));
+      const options = { temperature: 0, maxNewTokens: 12 };
+      assert.deepEqual(await model.generate('The ', options), await local.generate('The ', options));
+    } finally {
+      await model.release();
+      await local.release();
+    }
+    await expectError(fromPretrained(handle(dir, 'fortunes'), { dtype: 'fp16' }), 'OL_NOT_FOUND', /^fromPretrained: fortunes\/onnx\/model_fp16\.onnx not found/);
+  });
+
   test('an http(s) base URL: every file fetched, progress from Content-Length', async (t) => {
     const dir = defaultModelDir(t);
     const requests = [];
