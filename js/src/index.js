@@ -14,6 +14,7 @@ export { toPagedModel, withPagedCacheInitializers } from './paged.js';
 export { PagedCache, quantizePagedCache } from './paged-cache.js';
 export { PersistentValueState } from './state.js';
 export { createGenerator } from './generator.js';
+export { fromPretrained } from './pretrained.js';
 
 /**
  * Loads the wasm module now (InferenceSession.create does it too). Needed

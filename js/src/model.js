@@ -134,7 +134,11 @@ export function withModelHandle(runtime, bytes, use) {
 
 const textDecoder = new TextDecoder();
 
-/** The fields of a message in bytes[start, end): { field, wire, value (varints) | start, end (length-delimited) }. */
+/**
+ * The fields of a message in bytes[start, end): { field, wire, value
+ * (varints) | start, end (length-delimited), from, to (the whole field, key
+ * included) }; fixed-width fields (wire 1, 5) have only from and to.
+ */
 export function* fields(bytes, start, end) {
   let i = start;
   const varint = () => {
@@ -149,21 +153,23 @@ export function* fields(bytes, start, end) {
     }
   };
   while (i < end) {
+    const from = i;
     const key = Number(varint());
     const field = key >>> 3;
     const wire = key & 7;
     if (wire === 0) {
-      yield { field, wire, value: varint() };
-    } else if (wire === 1) {
-      i += 8;
-    } else if (wire === 5) {
-      i += 4;
+      const value = varint();
+      yield { field, wire, value, from, to: i };
+    } else if (wire === 1 || wire === 5) {
+      i += wire === 1 ? 8 : 4;
+      if (i > end) throw invalidArgument('malformed model bytes (truncated field)');
+      yield { field, wire, from, to: i };
     } else if (wire === 2) {
       const length = Number(varint());
       const s = i;
       i += length;
       if (i > end) throw invalidArgument('malformed model bytes (truncated field)');
-      yield { field, wire, start: s, end: i };
+      yield { field, wire, start: s, end: i, from, to: i };
     } else {
       throw invalidArgument(`malformed model bytes (wire type ${wire})`);
     }

@@ -42,6 +42,11 @@ export async function readBytes(source) {
   return new Uint8Array(await response.arrayBuffer());
 }
 
+/** Browsers have no local directories: paths and URLs are fetched. */
+export async function localDirectory() {
+  return null;
+}
+
 /** Browsers fetch models as whole responses (readBytes): nothing to read in place. */
 export async function readInto() {
   return null;

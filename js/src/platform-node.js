@@ -1,9 +1,13 @@
 // Node.js side of module loading and model reading: files are read with fs
 // (Emscripten's own loader would call fetch() with a file path, which fails in
 // Node); http(s) URLs, when the caller names one, are fetched.
-import { open, readFile } from 'node:fs/promises';
+import { open, readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { OnnxLightError } from './errors.js';
 
 /**
  * The Emscripten factory (CommonJS glue shipped next to this file; the
@@ -82,6 +86,46 @@ export async function readInto(source, memory) {
     if (ptr) memory.free(ptr);
     await file.close();
   }
+}
+
+/**
+ * A model directory on disk (a path or file: URL; null for other URLs):
+ * { label, read(path, onChunk) -> bytes | null when the file is missing }.
+ */
+export async function localDirectory(source) {
+  const url = source instanceof URL ? source : /^[a-z][a-z0-9+.-]+:/i.test(source) && !/^[a-z]:[\\/]/i.test(source) ? new URL(source) : null;
+  if (url && url.protocol !== 'file:') return null;
+  const root = url ? fileURLToPath(url) : source;
+  const info = await stat(root).catch(() => null);
+  if (!info?.isDirectory()) {
+    throw new OnnxLightError('OL_NOT_FOUND', `fromPretrained: ${root} is not a directory`);
+  }
+  return {
+    label: root,
+    async read(path, onChunk) {
+      let file;
+      try {
+        file = await open(join(root, path), 'r');
+      } catch (error) {
+        if (error.code === 'ENOENT') return null;
+        throw error;
+      }
+      try {
+        const { size } = await file.stat();
+        const bytes = new Uint8Array(size);
+        onChunk?.(0, size);
+        for (let at = 0; at < size; ) {
+          const { bytesRead } = await file.read(bytes, at, Math.min(8 << 20, size - at), at);
+          if (bytesRead === 0) throw new Error(`${join(root, path)}: the file ended after ${at} of ${size} bytes`);
+          at += bytesRead;
+          onChunk?.(at, size);
+        }
+        return bytes;
+      } finally {
+        await file.close();
+      }
+    },
+  };
 }
 
 export async function compile(source) {

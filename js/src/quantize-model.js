@@ -108,16 +108,24 @@ function uniqueName(taken, base) {
 /**
  * Quantizes the eligible MatMul weights of model bytes.
  * @param {Uint8Array} bytes serialized ModelProto
- * @param {{format?: number, blockSize?: number, asymmetric?: boolean}} [options]
+ * @param {{format?: number, blockSize?: number, asymmetric?: boolean, accuracyLevel?: number}} [options]
  *   asymmetric: per-block integer zero points from the block's min/max
- *   (scale = (max - min) / (2^bits - 1)) instead of the midpoint zero point
+ *   (scale = (max - min) / (2^bits - 1)) instead of the midpoint zero point;
+ *   accuracyLevel: MatMulNBits' accuracy_level attribute (0-4; 4 lets the
+ *   kernel quantize activations to int8 per block), absent when not given
  * @returns {Promise<{bytes: Uint8Array, replaced: number, skipped: string[]}>}
  */
-export async function quantizeModel(bytes, { format, blockSize = 32, asymmetric = false } = {}) {
+export async function quantizeModel(bytes, { format, blockSize = 32, asymmetric = false, accuracyLevel } = {}) {
   await init(); // the catalogue comes from the C library
   format ??= QuantizationFormat.ORT_MATMULNBITS_INT4;
   const ort = formatInfo(format, 'quantizeModel').matmulNBits;
   if (!ort && asymmetric) throw invalidArgument('quantizeModel: asymmetric calibration applies to the ORT MatMulNBits formats only');
+  if (accuracyLevel !== undefined) {
+    if (!ort) throw invalidArgument('quantizeModel: accuracyLevel applies to the ORT MatMulNBits formats only');
+    if (!Number.isInteger(accuracyLevel) || accuracyLevel < 0 || accuracyLevel > 4) {
+      throw invalidArgument(`quantizeModel: accuracyLevel must be an integer 0..4, got ${accuracyLevel}`);
+    }
+  }
   const { schema, protobuf } = await protoModules();
   const model = protobuf.fromBinary(schema.ModelProtoSchema, bytes);
   const graph = model.graph;
@@ -216,7 +224,13 @@ export async function quantizeModel(bytes, { format, blockSize = 32, asymmetric 
       domain: MS_DOMAIN,
       input: [node.input[0], ...entry.names],
       output: node.output,
-      attribute: [attribute('K', entry.k), attribute('N', entry.n), attribute('bits', entry.bits), attribute('block_size', entry.blockSize)],
+      attribute: [
+        attribute('K', entry.k),
+        attribute('N', entry.n),
+        attribute('bits', entry.bits),
+        attribute('block_size', entry.blockSize),
+        ...(accuracyLevel === undefined ? [] : [attribute('accuracy_level', accuracyLevel)]),
+      ],
     });
     replaced++;
   }

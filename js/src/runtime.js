@@ -72,6 +72,14 @@ export function readIntoWasm(runtime, source) {
   });
 }
 
+/**
+ * A model directory on the local file system ({ label, read }: see
+ * model-directory.js) for a path or file: URL, or null (then fetched).
+ */
+export function localDirectory(source) {
+  return platform.localDirectory(source);
+}
+
 /** A worker running the generator loop (generator-worker.js / browser-worker.js). */
 export function startWorker() {
   return platform.startWorker();

@@ -504,6 +504,127 @@ export interface TokenGenerator {
  * pagedFormats: rules only with a worker (a function runs in the calling thread: worker: false).
  */
 export function createGenerator(model: ModelSource, options?: LoadOptions & { worker?: boolean; pagedFormats?: PagedFormats }): Promise<TokenGenerator>;
+/** A chat message for a model's chat template. */
+export interface ChatMessage {
+  role: string;
+  content: string;
+  [key: string]: unknown;
+}
+
+/** Progress of one file of a model directory. */
+export interface PretrainedProgress {
+  /** Path inside the directory, e.g. 'onnx/model_q4.onnx'. */
+  file: string;
+  loaded: number;
+  /** The file's size (undefined while unknown, e.g. a compressed HTTP response). */
+  total: number | undefined;
+}
+
+/**
+ * A model directory: a path or file: URL (Node), an http(s) base URL, a
+ * FileSystemDirectoryHandle (directory picker, OPFS), or File/Blob objects by
+ * relative path (a Map, a plain object, or the FileList of
+ * <input type="file" webkitdirectory>; a common leading folder is dropped).
+ */
+export type PretrainedSource =
+  | string
+  | URL
+  | { readonly kind: 'directory'; getFileHandle(name: string): Promise<unknown>; getDirectoryHandle(name: string): Promise<unknown> }
+  | ReadonlyMap<string, Blob>
+  | { readonly [path: string]: Blob }
+  | ArrayLike<Blob & { readonly webkitRelativePath?: string; readonly name: string }>;
+
+export interface PretrainedOptions extends LoadOptions {
+  /** Bytes read so far, per file. */
+  onProgress?: (progress: PretrainedProgress) => void;
+  /**
+   * The onnx/ variant: fp32 (model.onnx), fp16, q8 (model_quantized.onnx),
+   * int8, uint8, q4 (model_q4.onnx), q4f16, bnb4. Default: config.json's
+   * "transformers.js_config".dtype, else fp32.
+   */
+  dtype?: 'fp32' | 'fp16' | 'q8' | 'int8' | 'uint8' | 'q4' | 'q4f16' | 'bnb4';
+  /** A model file path inside the directory instead of a dtype variant. */
+  modelFile?: string;
+  /** Paged KV caches when toPagedModel converts the decoder (default true); contiguous bound caches otherwise. */
+  paged?: boolean;
+  /** Page formats of the paged caches (default float32 pages). */
+  pagedFormats?: PagedFormats;
+  /** The name of the chat template when tokenizer_config.json lists several (default 'default'). */
+  chatTemplate?: string;
+  /** Paged-cache page size and capacity (toPagedModel). */
+  blockSize?: number;
+  maxTokens?: number;
+  intraOpNumThreads?: number;
+}
+
+export interface PretrainedGenerateOptions {
+  /** Default: generation_config.json's max_new_tokens, else 64. */
+  maxNewTokens?: number;
+  /** Default: generation_config.json's temperature when do_sample is true, else 0 (greedy). */
+  temperature?: number;
+  seed?: number | bigint;
+  /** Stop tokens (default: generation_config.json's / config.json's eos_token_id; [] for none). */
+  eosTokenId?: number | number[];
+  padTokenId?: number;
+  signal?: AbortSignal;
+  pagedFormats?: PagedFormats;
+  /** Called with each generated id; return false to stop. */
+  onToken?: (id: number, step: number) => unknown;
+  /** Messages only: end the prompt with the assistant's turn (default true). */
+  addGenerationPrompt?: boolean;
+  /** Messages only: more variables for the chat template (e.g. tools, documents). */
+  templateVariables?: Record<string, unknown>;
+  /** Default: true for a text (the tokenizer's post-processor, e.g. <s>), false for messages (the template writes them). */
+  addSpecialTokens?: boolean;
+}
+
+export interface PretrainedResult {
+  /** The generated text (special tokens and a final eos left out). */
+  text: string;
+  /** Generated ids (a final eos included). */
+  ids: number[];
+  promptIds: number[];
+  /** The prompt text (the rendered chat template for messages). */
+  prompt: string;
+}
+
+/** Text <-> ids: @huggingface/tokenizers for tokenizer.json, or bytes. */
+export interface TextTokenizer {
+  readonly kind: 'tokenizer.json' | 'bytes';
+  encode(text: string, options?: { addSpecialTokens?: boolean }): number[];
+  decode(ids: readonly number[], options?: { skipSpecialTokens?: boolean }): string;
+  /** Incremental decoding: push(id) returns the new complete text (never a split character). */
+  decoder(): { push(id: number | bigint): string; end(): string };
+}
+
+/** A model directory opened for generation. */
+export interface PretrainedModel {
+  readonly session: InferenceSession;
+  readonly tokenizer: TextTokenizer;
+  readonly config: Record<string, any>;
+  readonly generationConfig: Record<string, any>;
+  readonly tokenizerConfig: Record<string, any>;
+  readonly chatTemplate: string | null;
+  readonly eosTokenIds: number[];
+  readonly bosTokenId: number | undefined;
+  readonly padTokenId: number | undefined;
+  /** True when the decoder runs on paged caches. */
+  readonly paged: boolean;
+  /** Why it does not (toPagedModel's error, or 'paged: false'). */
+  readonly pagedFallbackReason: string | null;
+  /** The model file inside the directory, e.g. 'onnx/model_q4.onnx'. */
+  readonly modelFile: string;
+  applyChatTemplate(messages: ChatMessage[], options?: { addGenerationPrompt?: boolean; [kwarg: string]: unknown }): Promise<string>;
+  encode(input: string | ChatMessage[], options?: PretrainedGenerateOptions): Promise<{ prompt: string; ids: number[] }>;
+  generate(input: string | ChatMessage[], options?: PretrainedGenerateOptions): Promise<PretrainedResult>;
+  /** Text pieces as they are generated. */
+  stream(input: string | ChatMessage[], options?: PretrainedGenerateOptions): AsyncGenerator<string, void, undefined>;
+  release(): Promise<void>;
+}
+
+/** Opens a model directory in the Hugging Face layout (config.json, tokenizer.json, onnx/model*.onnx, ...). */
+export function fromPretrained(source: PretrainedSource, options?: PretrainedOptions): Promise<PretrainedModel>;
+
 /** Testing aid: after `count` more runtime allocations every allocation fails (OL_OUT_OF_MEMORY); -1 turns it off. */
 export function injectAllocationFailure(count: number): void;
 

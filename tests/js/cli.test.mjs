@@ -1,5 +1,6 @@
-// The CLI's generate command: bound KV cache, seeded sampling, a
-// tokenizer.json through @huggingface/tokenizers; and the persistent-feedback benchmark's JSON (a smoke
+// The CLI's generate command: bound KV cache, seeded sampling by default,
+// --greedy, a tokenizer.json through @huggingface/tokenizers, --model-dir
+// (fromPretrained) with the shipped default model; and the persistent-feedback benchmark's JSON (a smoke
 // run, no timing assertions).
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -8,54 +9,41 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
+import { byteLevelTokenizer } from '../../scripts/train-default-model/model-dir.mjs';
 import { FORTUNES, ROOT } from './models.mjs';
 
-/** A tokenizer.json whose ids are the bytes (GPT-2 byte-level alphabet, no merges). */
-function byteLevelTokenizer() {
-  const bytes = [];
-  for (let i = 33; i <= 126; i++) bytes.push(i);
-  for (let i = 161; i <= 172; i++) bytes.push(i);
-  for (let i = 174; i <= 255; i++) bytes.push(i);
-  const chars = [...bytes];
-  let extra = 0;
-  for (let b = 0; b < 256; b++) {
-    if (!bytes.includes(b)) {
-      bytes.push(b);
-      chars.push(256 + extra++);
-    }
-  }
-  const vocab = Object.fromEntries(bytes.map((b, i) => [String.fromCodePoint(chars[i]), b]));
-  const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false };
-  return {
-    version: '1.0',
-    truncation: null,
-    padding: null,
-    added_tokens: [],
-    normalizer: null,
-    pre_tokenizer: byteLevel,
-    post_processor: null,
-    decoder: byteLevel,
-    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: false, byte_fallback: false, vocab, merges: [] },
-  };
-}
-
+const DEFAULT_MODEL = join(ROOT, 'models/fortunes-byte-4M');
 const cli = (...args) => spawnSync(process.execPath, [join(ROOT, 'dist/cli.js'), 'generate', '--model', FORTUNES, ...args], { encoding: 'utf8' });
 
 describe('onnx-light generate', () => {
   test('decodes with the persistent KV cache and reports tokens/s', () => {
-    const run = cli('--prompt', 'The ', '--max-new-tokens', '12');
+    const run = cli('--prompt', 'The ', '--max-new-tokens', '12', '--greedy');
     assert.equal(run.status, 0, run.stderr);
     assert.equal(Buffer.byteLength(run.stdout), 4 + 12 + 1);
     assert.match(run.stderr, /12 tokens in .* tokens\/s after the first \(persistent KV cache/);
+    assert.match(run.stderr, /sampling: greedy/);
+  });
+
+  test('samples by default (temperature 0.7, seed 0); --greedy and --temperature 0 decode greedily', () => {
+    const sampled = cli('--prompt', 'The ', '--max-new-tokens', '32');
+    assert.equal(sampled.status, 0, sampled.stderr);
+    assert.match(sampled.stderr, /sampling: temperature 0\.7, seed 0; --greedy for greedy decoding/);
+    assert.equal(sampled.stdout, cli('--prompt', 'The ', '--max-new-tokens', '32', '--temperature', '0.7', '--seed', '0').stdout);
+    const greedy = cli('--prompt', 'The ', '--max-new-tokens', '32', '--greedy');
+    assert.equal(greedy.stdout, cli('--prompt', 'The ', '--max-new-tokens', '32', '--temperature', '0').stdout);
+    assert.notEqual(sampled.stdout, greedy.stdout);
+    const help = spawnSync(process.execPath, [join(ROOT, 'dist/cli.js'), '--help'], { encoding: 'utf8' });
+    assert.match(help.stdout, /--temperature T +sampling temperature \(default 0\.7/);
+    assert.match(help.stdout, /--greedy +greedy decoding/);
   });
 
   test('--temperature with --seed is reproducible', () => {
     const a = cli('--prompt', 'The ', '--max-new-tokens', '24', '--temperature', '0.9', '--seed', '5');
     const b = cli('--prompt', 'The ', '--max-new-tokens', '24', '--temperature', '0.9', '--seed', '5');
-    const greedy = cli('--prompt', 'The ', '--max-new-tokens', '24');
+    const other = cli('--prompt', 'The ', '--max-new-tokens', '24', '--temperature', '0.9', '--seed', '6');
     assert.equal(a.status, 0, a.stderr);
     assert.equal(a.stdout, b.stdout);
-    assert.notEqual(a.stdout, greedy.stdout);
+    assert.notEqual(a.stdout, other.stdout);
   });
 
   test('bad options are usage errors', () => {
@@ -63,11 +51,27 @@ describe('onnx-light generate', () => {
     assert.equal(cli('--prompt', 'x', '--seed', 'abc').status, 2);
     assert.equal(cli('--prompt', 'x', '--max-new-tokens', '1.5').status, 2);
     assert.equal(cli('--prompt', 'x', '--threads', '0').status, 2);
+    assert.equal(cli('--prompt', 'x', '--greedy', '--temperature', '0.5').status, 2);
+    assert.equal(cli('--prompt', 'x', '--model-dir', DEFAULT_MODEL).status, 2);
+    assert.equal(cli('--prompt', 'x', '--chat').status, 2);
+  });
+
+  test('--model-dir: the shipped default model through fromPretrained, with --chat', () => {
+    const run = (...args) => spawnSync(process.execPath, [join(ROOT, 'dist/cli.js'), 'generate', '--model-dir', DEFAULT_MODEL, ...args], { encoding: 'utf8' });
+    const text = run('--prompt', 'The ', '--max-new-tokens', '24', '--seed', '1');
+    assert.equal(text.status, 0, text.stderr);
+    assert.ok(text.stdout.startsWith('The '));
+    assert.match(text.stderr, /sampling: temperature 0\.7, seed 1.*model file onnx\/model_q4\.onnx/);
+    assert.equal(text.stdout, run('--prompt', 'The ', '--max-new-tokens', '24', '--seed', '1').stdout);
+    const chat = run('--prompt', 'Never', '--chat', '--max-new-tokens', '16', '--greedy');
+    assert.equal(chat.status, 0, chat.stderr);
+    assert.match(chat.stderr, /prompt of 5 tokens/);
+    assert.equal(run('--prompt', 'x', '--dtype', 'fp32').status, 1); // onnx/model.onnx is not shipped
   });
 
   test('--threads 1 and 2 give the same text and report the count', () => {
-    const one = cli('--prompt', 'The ', '--max-new-tokens', '16', '--threads', '1');
-    const two = cli('--prompt', 'The ', '--max-new-tokens', '16', '--threads', '2');
+    const one = cli('--prompt', 'The ', '--max-new-tokens', '16', '--threads', '1', '--greedy');
+    const two = cli('--prompt', 'The ', '--max-new-tokens', '16', '--threads', '2', '--greedy');
     assert.equal(two.status, 0, two.stderr);
     assert.equal(two.stdout, one.stdout);
     assert.match(one.stderr, /; 1 thread;/);

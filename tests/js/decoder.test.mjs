@@ -44,7 +44,7 @@ describe('fortunes decoder', () => {
   test('onnx-light generate streams text and reports speed', () => {
     const result = execFileSync(
       process.execPath,
-      [join(ROOT, 'dist/cli.js'), 'generate', '--model', FORTUNES, '--prompt', 'The ', '--max-new-tokens', '8'],
+      [join(ROOT, 'dist/cli.js'), 'generate', '--model', FORTUNES, '--prompt', 'The ', '--max-new-tokens', '8', '--greedy'],
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
     );
     assert.match(result, /^The .+\n$/s);

@@ -181,7 +181,7 @@ describe('generation on paged caches', () => {
   });
 
   test('the CLI: generate --paged --kv-format int8/uint4', () => {
-    const cli = (...args) => spawnSync(process.execPath, [join(ROOT, 'dist/cli.js'), 'generate', '--model', FORTUNES, '--prompt', 'The ', '--max-new-tokens', '24', ...args], { encoding: 'utf8' });
+    const cli = (...args) => spawnSync(process.execPath, [join(ROOT, 'dist/cli.js'), 'generate', '--model', FORTUNES, '--prompt', 'The ', '--max-new-tokens', '24', '--greedy', ...args], { encoding: 'utf8' });
     const plainRun = cli();
     const float = cli('--paged');
     const quantized = cli('--paged', '--kv-format', 'int8/uint4');

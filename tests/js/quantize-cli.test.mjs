@@ -98,6 +98,25 @@ describe('onnx-light quantize', () => {
     t.diagnostic(`agreement with onnxruntime-node on the asymmetric model: ${agreement(tokens, ortTokens)}/${STEPS}`);
   });
 
+  test('--accuracy-level 4: the attribute on every MatMulNBits node, still generates', async () => {
+    const out = join(dir, 'accuracy4.onnx');
+    const run = quantize('--model', FORTUNES, '--out', out, '--accuracy-level', '4');
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stderr, /block 32 accuracy_level 4: 29 MatMul nodes/);
+    const model = fromBinary(ModelProtoSchema, readFileSync(out));
+    const nbits = model.graph.node.filter((n) => n.opType === 'MatMulNBits');
+    assert.equal(nbits.length, 29);
+    assert.ok(nbits.every((n) => Number(n.attribute.find((a) => a.name === 'accuracy_level')?.i) === 4));
+    const tokens = await greedy(out);
+    assert.equal(tokens.length, STEPS);
+    const plain = fromBinary(ModelProtoSchema, readFileSync(join(dir, 'ort_matmulnbits_int4.onnx')));
+    assert.ok(plain.graph.node.every((n) => !n.attribute.some((a) => a.name === 'accuracy_level')), 'no attribute unless asked');
+    assert.equal(quantize('--model', FORTUNES, '--out', join(dir, 'x.onnx'), '--accuracy-level', '5').status, 2);
+    const portable = quantize('--model', FORTUNES, '--out', join(dir, 'x.onnx'), '--format', 'int4', '--accuracy-level', '4');
+    assert.equal(portable.status, 1);
+    assert.match(portable.stderr, /accuracyLevel applies to the ORT MatMulNBits formats only/);
+  });
+
   test('portable int4: encoded initializers decoded by ai.rt::Dequantize, still generates', async (t) => {
     const out = join(dir, 'portable-int4.onnx');
     const run = quantize('--model', FORTUNES, '--out', out, '--format', 'int4');

@@ -34,6 +34,12 @@ import {
   type PagedCacheInput,
   type PagedFormatRule,
   type PagedFormats,
+  fromPretrained,
+  type ChatMessage,
+  type PretrainedModel,
+  type PretrainedProgress,
+  type PretrainedResult,
+  type TextTokenizer,
 } from 'onnx-light';
 import { ModelProtoSchema, type ModelProto } from 'onnx-light/proto';
 
@@ -170,4 +176,20 @@ export async function pagedCaches(bytes: Uint8Array): Promise<number> {
   await state.close();
   cache.dispose();
   return tokens.size + copied + blocks.length + fromPlain.length + quantized.byteLength + resumed.length + back.blockCount + fromWorker.tokens.size;
+}
+
+// Model directories (Hugging Face layout).
+export async function pretrained(dir: string, picked: Map<string, File>): Promise<string> {
+  const model: PretrainedModel = await fromPretrained(dir, { dtype: 'q4', onProgress: (p: PretrainedProgress) => void (p.loaded / (p.total ?? 1)) });
+  const messages: ChatMessage[] = [{ role: 'user', content: 'Hi' }];
+  const rendered: string = await model.applyChatTemplate(messages);
+  const { text, ids }: PretrainedResult = await model.generate(messages, { maxNewTokens: 8, temperature: 0.7, seed: 1, eosTokenId: [2, 3] });
+  let streamed = '';
+  for await (const piece of model.stream('Once', { temperature: 0 })) streamed += piece;
+  const fromFiles = await fromPretrained(picked, { paged: false });
+  const tokenizer: TextTokenizer = fromFiles.tokenizer;
+  const back: string = tokenizer.decode(tokenizer.encode(text));
+  await fromFiles.release();
+  await model.release();
+  return rendered + back + streamed + ids.length + String(model.paged) + model.modelFile;
 }
