@@ -1,5 +1,6 @@
 // A static file server on 127.0.0.1 (random port) for the browser tests:
-// serves the repository's dist/, models/, tests/browser/ and web/ only.
+// serves the repository's dist/, models/, tests/browser/ and web/ only (or
+// the `prefixes` given).
 import { createReadStream, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, normalize } from 'node:path';
@@ -12,29 +13,35 @@ const TYPES = {
   '.css': 'text/css; charset=utf-8',
   '.wasm': 'application/wasm',
   '.onnx': 'application/octet-stream',
+  '.json': 'application/json',
 };
 const ALLOWED = ['/dist/', '/models/', '/tests/browser/', '/web/'];
 
 /**
  * Starts the server; resolves to { origin, requests, close() }. isolated:
  * send COOP/COEP, so pages are cross-origin isolated (SharedArrayBuffer,
- * hence the threaded module).
+ * hence the threaded module). prefixes: the URL paths served.
  */
-export function serve(root, port = 0, { isolated = false } = {}) {
+export function serve(root, port = 0, { isolated = false, prefixes = ALLOWED } = {}) {
   const isolation = isolated
     ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' }
     : {};
   const requests = [];
   const server = createServer((req, res) => {
-    const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    let path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    if (path.endsWith('/') && path !== '/') path += 'index.html';
     requests.push(path);
     let stat = null;
-    if (req.method === 'GET' && ALLOWED.some((prefix) => path.startsWith(prefix))) {
+    if (req.method === 'GET' && prefixes.some((prefix) => path.startsWith(prefix))) {
       try {
         stat = statSync(join(root, path));
       } catch {
         stat = null;
       }
+    }
+    if (req.method === 'GET' && path === '/') {
+      res.writeHead(302, { location: '/web/dist/index.html' }).end();
+      return;
     }
     if (!stat?.isFile()) {
       res.writeHead(404).end('not found');
@@ -46,17 +53,29 @@ export function serve(root, port = 0, { isolated = false } = {}) {
   return new Promise((resolve) => {
     server.listen(port, '127.0.0.1', () => {
       const { port } = server.address();
-      resolve({ origin: `http://127.0.0.1:${port}`, requests, close: () => new Promise((r) => server.close(r)) });
+      resolve({
+        origin: `http://127.0.0.1:${port}`,
+        requests,
+        // also drops kept-alive connections: the origin is unreachable at once
+        close: () => new Promise((r) => {
+          server.close(r);
+          server.closeAllConnections();
+        }),
+      });
     });
   });
 }
 
-// `node tests/browser/server.mjs [port] [--isolated]` (npm run web): serves
-// the demo page (with --isolated: cross-origin isolated, threads).
+// `node tests/browser/server.mjs [port] [--not-isolated]` (npm run web):
+// serves the chat app and prints its URL as the first line. The port: the
+// argument, else $PORT, else 8080 (0: any free port). Cross-origin isolated
+// (threads) unless --not-isolated.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { fileURLToPath } = await import('node:url');
   const root = fileURLToPath(new URL('../../', import.meta.url));
-  const port = process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 0;
-  const { origin } = await serve(root, Number(port), { isolated: process.argv.includes('--isolated') });
-  console.log(`onnx-light demo: ${origin}/web/dist/index.html (Ctrl-C to stop)`);
+  const port = process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? process.env.PORT ?? 8080;
+  const isolated = !process.argv.includes('--not-isolated');
+  const { origin } = await serve(root, Number(port), { isolated });
+  console.log(`${origin}/web/dist/index.html`);
+  console.log(`onnx-light chat app, ${isolated ? 'cross-origin isolated (threads)' : 'not isolated (one thread)'}; Ctrl-C to stop`);
 }
