@@ -36,6 +36,7 @@ let transcript = []; // [{ role, text }]
 let live = null; // the answer being written: { li, decoder, count, first }
 let waiting = null; // { resolve, reject } of the worker job in progress
 let workerReady = false; // the worker has the model
+let jobs = 0; // id of the last job sent
 
 function setState(state, text = state) {
   document.body.dataset.state = state;
@@ -75,7 +76,7 @@ function seedFor(answerIndex) {
 function ask(message) {
   return new Promise((resolve, reject) => {
     waiting = { resolve, reject };
-    worker.postMessage(message);
+    worker.postMessage({ ...message, id: ++jobs });
   });
 }
 
@@ -210,7 +211,7 @@ ui.prompt.addEventListener('keydown', (event) => {
     send();
   }
 });
-ui.stop.addEventListener('click', () => worker?.postMessage({ type: 'stop' }));
+ui.stop.addEventListener('click', () => worker?.postMessage({ type: 'stop', id: jobs }));
 ui.regenerate.addEventListener('click', regenerate);
 ui.newChat.addEventListener('click', newChat);
 

@@ -2,7 +2,7 @@
 // cache. The page sends the model bytes and, when it restores a saved
 // conversation, its caches (PagedCacheProto bytes); then turns. Messages:
 //   in:  { type: 'init', model: Uint8Array, threads, saved: { caches: { name: bytes }, pending, lastTurn } | null }
-//        { type: 'turn', message, seed } | { type: 'regenerate', seed } | { type: 'stop' } | { type: 'reset' }
+//        { type: 'turn', id, message, seed } | { type: 'regenerate', id, seed } | { type: 'stop', id } | { type: 'reset' }
 //   out: { type: 'ready', threads, stats } | { type: 'token', byte }
 //        { type: 'answer', bytes, tokensPerSecond, stats, saved } | { type: 'error', message }
 // `saved` ({ caches, pending, lastTurn }) is what the page stores after every
@@ -16,14 +16,14 @@ let session = null;
 let caches = null; // { name: PagedCache }: the conversation so far
 let pending = []; // generated tokens not in the cache yet
 let lastTurn = null; // { start, input, seed }: to regenerate the last answer
-let stopRequested = false;
+let stopId = null; // the job whose answer should end (Stop may come before the job starts)
 let busy = Promise.resolve();
 
 const post = (message, transfer) => self.postMessage(message, transfer ?? []);
 
 self.addEventListener('message', ({ data }) => {
   if (data.type === 'stop') {
-    stopRequested = true;
+    stopId = data.id;
     return;
   }
   // one job at a time, in order
@@ -35,12 +35,12 @@ async function handle(message) {
     case 'init':
       return start(message);
     case 'turn':
-      return answer(turnInput(pending, message.message), cacheLength(), message.seed);
+      return answer(message.id, turnInput(pending, message.message), cacheLength(), message.seed);
     case 'regenerate': {
       if (!lastTurn) throw new Error('there is no answer to regenerate');
       const cut = Object.fromEntries(Object.entries(caches).map(([name, cache]) => [name, cache.truncate(lastTurn.start)]));
       replaceCaches(cut);
-      return answer(lastTurn.input, lastTurn.start, message.seed ?? lastTurn.seed);
+      return answer(message.id, lastTurn.input, lastTurn.start, message.seed ?? lastTurn.seed);
     }
     case 'reset':
       replaceCaches(await emptyCaches(session));
@@ -75,9 +75,8 @@ function cacheLength() {
   return Object.values(caches)[0]?.length ?? 0;
 }
 
-/** Generates the answer to `input` (fed at position `start`, the cache's length) and settles the cache. */
-async function answer(input, start, seed) {
-  stopRequested = false;
+/** Job `id`: generates the answer to `input` (fed at position `start`, the cache's length) and settles the cache. */
+async function answer(id, input, start, seed) {
   const ids = new Tensor('int64', BigInt64Array.from(input, BigInt), [1, input.length]);
   const positions = new Tensor('int64', BigInt64Array.from(input, (_, i) => BigInt(start + i)), [1, input.length]);
   let first = 0;
@@ -93,7 +92,7 @@ async function answer(input, start, seed) {
       onToken: ([token]) => {
         if (count++ === 0) first = performance.now();
         post({ type: 'token', byte: Number(token) });
-        return !stopRequested;
+        return stopId !== id; // Stop: the answer ends here, its cache kept
       },
     },
   );

@@ -4,7 +4,8 @@
 // from its service worker with the same transcript, and the next answer is
 // the one an uninterrupted session (another profile, one thread: results
 // do not depend on the thread count) gives with the same ?seed; Regenerate
-// gives the same answer again; New chat clears the saved conversation. The
+// gives the same answer again; New chat clears the saved conversation; Stop
+// ends an answer early. The
 // saved cache (IndexedDB) is compared with dense fp32 pages of the same
 // tokens. Screenshots of every step go to tests/browser/screenshots/
 // (git-ignored).
@@ -204,6 +205,25 @@ describe('the chat app in Chromium', () => {
     await waitReady(page);
     assert.deepEqual(await transcriptOf(page), []);
     await shot(page, '06-new-chat');
+  });
+
+  test('Stop ends the answer early and keeps it; Regenerate then gives the whole answer it began', async () => {
+    // Send and Stop in one task: the Stop reaches the worker before its first step is over
+    const given = Number(await page.getAttribute('body', 'data-answers') ?? 0);
+    await page.fill('[data-testid=prompt]', MESSAGES[1]);
+    await page.evaluate(() => {
+      document.querySelector('[data-testid=send]').click();
+      document.querySelector('[data-testid=stop]').click();
+    });
+    await page.waitForFunction((n) => Number(document.body.dataset.answers) === n, given + 1);
+    await waitReady(page);
+    const stopped = (await transcriptOf(page)).at(-1).text;
+    await shot(page, '07-stopped');
+    await page.click('[data-testid=regenerate]');
+    await page.waitForFunction((n) => Number(document.body.dataset.answers) === n, given + 2);
+    await waitReady(page);
+    const whole = (await transcriptOf(page)).at(-1).text;
+    assert.ok(stopped.length < whole.length && whole.startsWith(stopped), `stopped ${JSON.stringify(stopped)}, whole ${JSON.stringify(whole)}`);
   });
 
   test('no page errors', () => {
