@@ -1,7 +1,8 @@
 // The chat app (web/, npm run web) in headless Chromium: the first visit
 // shows the model's download progress, then `ready`; messages get answers;
-// with the origin gone (server closed, context offline) the page reloads
-// from its service worker with the same transcript, and the next answer is
+// with the origin gone (server closed, browser restarted on the same
+// profile, context offline) the page opens from its service worker with the
+// same transcript, and the next answer is
 // the one an uninterrupted session (another profile, one thread: results
 // do not depend on the thread count) gives with the same ?seed; Regenerate
 // gives the same answer again; New chat clears the saved conversation; Stop
@@ -35,15 +36,25 @@ const opened = []; // { context, profile, server }
 const pageErrors = [];
 let page; // the main session's page
 let server;
+let main; // its { profile, server, context }
 const answers = []; // the main session's answers
 const timings = {};
 
 async function openApp({ isolated }) {
   const s = await serve(ROOT, 0, { isolated });
   const profile = mkdtempSync(join(tmpdir(), 'onnx-light-app-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 900, height: 900 } });
-  opened.push({ context, profile, server: s });
-  const p = context.pages()[0] ?? (await context.newPage());
+  const entry = { profile, server: s };
+  opened.push(entry);
+  const p = await launch(entry);
+  await p.goto(`${s.origin}/web/dist/index.html?seed=${SEED}`);
+  await waitReady(p);
+  return { page: p, context: entry.context, server: s, entry };
+}
+
+/** (Re)starts the browser on the entry's profile; resolves to its page. */
+async function launch(entry) {
+  entry.context = await chromium.launchPersistentContext(entry.profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 900, height: 900 } });
+  const p = entry.context.pages()[0] ?? (await entry.context.newPage());
   p.on('pageerror', (error) => pageErrors.push(error.message));
   p.on('console', (message) => message.type() === 'error' && pageErrors.push(`${message.text()} ${message.location().url}`));
   // every download progress value the page shows
@@ -54,9 +65,7 @@ async function openApp({ isolated }) {
       if (v !== undefined && globalThis.progressSeen.at(-1) !== v) globalThis.progressSeen.push(v);
     }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-loaded'] });
   });
-  await p.goto(`${s.origin}/web/dist/index.html?seed=${SEED}`);
-  await waitReady(p);
-  return { page: p, context, server: s };
+  return p;
 }
 
 function waitReady(p) {
@@ -104,12 +113,12 @@ async function savedCaches(p) {
 before(async () => {
   mkdirSync(SHOTS, { recursive: true });
   await ol.init();
-  ({ page, server } = await openApp({ isolated: true }));
+  ({ page, server, entry: main } = await openApp({ isolated: true }));
 });
 
 after(async () => {
   for (const { context, profile, server: s } of opened) {
-    await context.close();
+    await context?.close();
     await s.close();
     rmSync(profile, { recursive: true, force: true });
   }
@@ -138,11 +147,14 @@ describe('the chat app in Chromium', () => {
     await shot(page, '02-answer');
   });
 
-  test('offline: the page reloads from the service worker and the next answer equals an uninterrupted session\'s', async () => {
+  test('offline, after a browser restart: the page opens from the service worker and the next answer equals an uninterrupted session\'s', async () => {
     assert.ok(await page.evaluate(() => navigator.serviceWorker.ready.then((r) => r.active !== null)));
+    const url = page.url();
+    await main.context.close();
     await server.close(); // the origin is gone...
-    await page.context().setOffline(true); // ...and the browser offline
-    await page.reload();
+    page = await launch(main);
+    await main.context.setOffline(true); // ...and the browser offline
+    await page.goto(url);
     await waitReady(page);
     timings.offlineLoadMs = Number(await page.getAttribute('body', 'data-load-ms'));
     assert.deepEqual(await transcriptOf(page), [{ role: 'user', text: MESSAGES[0] }, { role: 'bot', text: answers[0] }]);
