@@ -9,11 +9,12 @@
 //   browser-worker.js                the generator's Web Worker (esbuild)
 //   index.d.ts                       TypeScript declarations (js/types)
 //   proto/onnx_light_pb.{js,d.ts}    typed ModelProto etc. (protoc-gen-es)
-// and web/dist/ (the demo page, bundled with esbuild).
+// and web/dist/ (the chat app, bundled with esbuild: buildApp).
 // CMake rebuilds only what changed; the JS steps take well under a second.
 // Options: --quiet (print tool output only on failure), --native, --wasm, --js
 // (only those steps; default all).
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -142,35 +143,40 @@ async function buildJs() {
   await bundle('js/src/browser.js', join(DIST, 'browser.js'));
   // The Web Worker of createGenerator(model, { worker: true }), next to browser.js.
   await bundle('js/src/worker-browser.js', join(DIST, 'browser-worker.js'));
-  // The demo page: web/ -> web/dist/ (git-ignored, not part of the package);
-  // its script loads the package's dist/browser.js and the worker next to it.
-  if (existsSync(join(ROOT, 'web/index.html'))) {
-    const out = join(ROOT, 'web/dist');
-    mkdirSync(out, { recursive: true });
-    for (const file of readdirSync(join(ROOT, 'web'))) {
-      if (/\.(html|css)$/.test(file)) copyIfChanged(join(ROOT, 'web', file), join(out, file));
-    }
-    await esbuild.build({
-      entryPoints: [join(ROOT, 'web/demo.js')],
-      outfile: join(out, 'demo.js'),
-      bundle: true,
-      format: 'esm',
-      platform: 'browser',
-      target: 'es2022',
-      minify: true,
-      sourcemap: true,
-      logLevel: 'error',
-      plugins: [
-        {
-          name: 'package-bundle',
-          setup(build) {
-            // web/demo.js imports ../dist/browser.js; from web/dist/ that is ../../dist/browser.js
-            build.onResolve({ filter: /dist\/browser\.js$/ }, () => ({ path: '../../dist/browser.js', external: true }));
-          },
-        },
-      ],
-    });
+  if (existsSync(join(ROOT, 'web/index.html'))) await buildApp(esbuild);
+}
+
+// The files of dist/ a page using the browser bundle serves beside it (the
+// README's "Bundlers" section): the wasm modules and the threaded module's
+// scripts, which its Web Workers load by URL.
+const RUNTIME_FILES = ['onnx_light.wasm', 'threads/onnx_light_threads.wasm', 'threads/onnx_light_threads.js', 'threads/onnx_light_threads.worker.js'];
+
+/**
+ * The chat app: web/ -> web/dist/ (git-ignored, not part of the package),
+ * built the way the README tells bundler users to: the page's scripts
+ * bundled with esbuild ('onnx-light' resolved to dist/browser.js), the
+ * runtime files copied beside them, and a service worker that caches all of
+ * it (its cache version is a hash of the files, so a new build replaces it).
+ */
+async function buildApp(esbuild) {
+  const out = join(ROOT, 'web/dist');
+  mkdirSync(out, { recursive: true });
+  for (const file of readdirSync(join(ROOT, 'web'))) {
+    if (/\.(html|css)$/.test(file)) copyIfChanged(join(ROOT, 'web', file), join(out, file));
   }
+  for (const file of RUNTIME_FILES) copyIfChanged(join(DIST, file), join(out, file));
+  const common = { bundle: true, format: 'esm', platform: 'browser', target: 'es2022', minify: true, logLevel: 'error', alias: { 'onnx-light': join(DIST, 'browser.js') } };
+  await esbuild.build({ ...common, entryPoints: [join(ROOT, 'web/app.js')], outfile: join(out, 'app.js'), sourcemap: true });
+  await esbuild.build({ ...common, entryPoints: [join(ROOT, 'web/chat-worker.js')], outfile: join(out, 'chat-worker.js'), sourcemap: true });
+  const files = ['index.html', 'app.css', 'app.js', 'chat-worker.js', ...RUNTIME_FILES];
+  const hash = createHash('sha256');
+  for (const file of files) hash.update(readFileSync(join(out, file)));
+  await esbuild.build({
+    ...common,
+    entryPoints: [join(ROOT, 'web/sw.js')],
+    outfile: join(out, 'sw.js'),
+    define: { APP_VERSION: JSON.stringify(hash.digest('hex').slice(0, 16)), APP_FILES: JSON.stringify(['./', ...files]) },
+  });
 }
 
 try {

@@ -557,8 +557,9 @@ ol_status ol_paged_cache_truncate(const ol_value *cache, int64_t tokens, ol_valu
 /* A new cache with the blocks `indices` (unique, in range) converted to
  * the formats key and value, the others shared (what ai.rt::QuantizePagedCache
  * does): INT8, UINT8, INT4, UINT4, INT2, UINT2 with scale > 0 and a zero
- * point in range, or FLOAT, FLOAT16, BFLOAT16 (scale and zero point
- * ignored). A converted block keeps its capacity and length: its valid rows
+ * point in range, or scale 0: calibrated for each converted page from its
+ * valid rows as appended pages are (the zero point chosen), or FLOAT,
+ * FLOAT16, BFLOAT16 (scale and zero point ignored). A converted block keeps its capacity and length: its valid rows
  * are decoded and encoded again (ties to even, saturated), the rest hold
  * zeros. The whole cache is checked first, then the request; nothing is
  * made before both pass. */

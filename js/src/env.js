@@ -6,11 +6,18 @@
 //                        threaded module: always available in Node, in
 //                        browsers only on cross-origin isolated pages
 //                        (COOP/COEP), else the single-threaded one is used.
+//   env.wasm.wasmPaths   browsers: the base URL of the package's dist/ files
+//                        (a string, resolved against the page, or a URL),
+//                        like onnxruntime-web's: every module variant is
+//                        found there at its dist/ path (onnx_light.wasm,
+//                        threads/onnx_light_threads.{wasm,js,worker.js}),
+//                        and the generator's browser-worker.js. Default:
+//                        the directory of the script that holds the package.
 import { invalidArgument } from './errors.js';
 
 export const MAX_THREADS = 64;
 
-export const env = { wasm: { numThreads: 0 } };
+export const env = { wasm: { numThreads: 0, wasmPaths: undefined } };
 
 /**
  * A thread count option: undefined or 0 for the default, else an integer in

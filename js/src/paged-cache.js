@@ -225,9 +225,10 @@ export class PagedCache {
 /**
  * A new cache with the blocks blockIndices converted (others shared):
  * formats { type, scale, zeroPoint } for keys and values, type int8, uint8,
- * int4, uint4, int2, uint2 (scale > 0) or float32, float16, bfloat16.
+ * int4, uint4, int2, uint2 (scale > 0, or 'auto': calibrated for each page
+ * from its values, as appended pages are) or float32, float16, bfloat16.
  * @param {PagedCache} cache @param {number[]} blockIndices
- * @param {{key: {type: string, scale?: number, zeroPoint?: number}, value: {type: string, scale?: number, zeroPoint?: number}}} formats
+ * @param {{key: {type: string, scale?: number | 'auto', zeroPoint?: number}, value: {type: string, scale?: number | 'auto', zeroPoint?: number}}} formats
  */
 export function quantizePagedCache(cache, blockIndices, formats) {
   if (!(cache instanceof PagedCache)) throw invalidArgument('quantizePagedCache: cache must be a PagedCache');

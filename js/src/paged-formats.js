@@ -29,9 +29,9 @@ const RULE_BYTES = 32;
 
 /**
  * One format { type, scale, zeroPoint } -> { type: code, scale, zeroPoint }
- * (scale 0 = 'auto'). append: a format PagedAttention appends (float32 or
- * codes, 'auto' allowed); else a conversion (also float16/bfloat16, numeric
- * scales). Ranges are C's to check.
+ * (scale 0 = 'auto': calibrated per page). append: a format PagedAttention
+ * appends (float32 or codes); else a conversion (also float16/bfloat16).
+ * Ranges are C's to check.
  */
 export function pageFormat(format, what, append) {
   if (format === undefined || format === null) return { type: PAGE_TYPES.float32, scale: 0, zeroPoint: 0 };
@@ -44,12 +44,11 @@ export function pageFormat(format, what, append) {
   const dense = type === 'float32' || type === 'float16' || type === 'bfloat16';
   if (dense) return { type: PAGE_TYPES[type], scale: 1, zeroPoint: 0 };
   if (scale === 'auto') {
-    if (!append) throw invalidArgument(`${what}.scale must be a positive number ('auto' is for appended pages)`);
     if (zeroPoint !== undefined) throw invalidArgument(`${what}.zeroPoint is chosen with scale 'auto' (0 for signed, the midpoint for unsigned codes); leave it out`);
     return { type: PAGE_TYPES[type], scale: 0, zeroPoint: 0 };
   }
   if (typeof scale !== 'number' || !(scale > 0) || !Number.isFinite(scale)) {
-    throw invalidArgument(`${what}.scale must be a positive finite number${append ? " or 'auto'" : ''}, got ${scale}`);
+    throw invalidArgument(`${what}.scale must be a positive finite number or 'auto', got ${scale}`);
   }
   const zero = zeroPoint ?? 0;
   if (!Number.isInteger(zero)) throw invalidArgument(`${what}.zeroPoint must be an integer, got ${zeroPoint}`);

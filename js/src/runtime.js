@@ -3,14 +3,15 @@
 // other classes need: status checks, strings, scratch memory, heap views.
 //
 // Nothing is fetched from anywhere the caller did not name: the .wasm comes
-// from `wasmBinary`, else `wasmUrl`, else the file next to this script.
+// from `wasmBinary`, else `wasmUrl`, else the package's file (in browsers
+// under env.wasm.wasmPaths, by default next to this script).
 import { env, threadCount } from './env.js';
 import { OnnxLightError } from './errors.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** @type {{loadFactory(threaded: boolean): Promise<Function>, defaultWasmUrl(threaded: boolean): URL, readBytes(source: any): Promise<Uint8Array>, readInto(source: any, memory: object): Promise<{ptr: number, size: number} | null>, startWorker(): Promise<any>, compile(source: any): Promise<WebAssembly.Module>, threadsSupported(): boolean, cores(): number, moduleOptions(threaded: boolean): object, releaseWorkers(module: any): void}} */
+/** @type {{loadFactory(threaded: boolean): Promise<Function>, defaultWasmUrl(threaded: boolean): URL, readBytes(source: any): Promise<Uint8Array>, readInto(source: any, memory: object): Promise<{ptr: number, size: number} | null>, startWorker(): Promise<any>, compile(source: any): Promise<WebAssembly.Module>, checkFiles(threaded: boolean): Promise<void>, threadsSupported(): boolean, cores(): number, moduleOptions(threaded: boolean): object, releaseWorkers(module: any): void}} */
 let platform = null;
 let loading = null;
 let current = null;
@@ -171,15 +172,22 @@ export class Runtime {
   static async load({ wasmUrl, wasmBinary } = {}, threads = 1) {
     const supported = platform.threadsSupported();
     const source = wasmBinary ?? wasmUrl ?? platform.defaultWasmUrl(threads > 1 && supported);
+    // the platform's own errors keep their code (OL_NOT_FOUND for a missing file in browsers)
+    const cannotLoad = (error) => new OnnxLightError(error instanceof OnnxLightError ? error.code : 'OL_INVALID_ARGUMENT', `cannot load the onnx-light wasm module: ${error.message}`);
     let module;
     try {
       module = await platform.compile(source);
     } catch (error) {
-      throw new OnnxLightError('OL_INVALID_ARGUMENT', `cannot load the onnx-light wasm module: ${error.message}`);
+      throw cannotLoad(error);
     }
     const threaded = WebAssembly.Module.imports(module).some((i) => i.kind === 'memory');
     if (threaded && !supported) {
       throw new OnnxLightError('OL_FAILED_PRECONDITION', 'the threaded onnx-light wasm module needs SharedArrayBuffer (a cross-origin isolated page); pass the single-threaded onnx_light.wasm');
+    }
+    try {
+      await platform.checkFiles(threaded);
+    } catch (error) {
+      throw cannotLoad(error);
     }
     const factory = await platform.loadFactory(threaded);
     let failed;

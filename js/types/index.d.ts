@@ -24,6 +24,16 @@ export const env: {
      * Set it before the first session or init(); later changes have no effect.
      */
     numThreads: number;
+    /**
+     * Browsers: the base URL of the package's dist/ files (a string resolved
+     * against the page, or a URL), like onnxruntime-web's env.wasm.wasmPaths.
+     * Every module variant is found under it at its dist/ path
+     * (onnx_light.wasm; threads/onnx_light_threads.wasm, .js and .worker.js),
+     * and so is the generator's browser-worker.js. Default: the directory of
+     * the script holding the package. A missing file fails the load with an
+     * OnnxLightError naming its URL. Set it before the module loads.
+     */
+    wasmPaths?: string | URL;
   };
 };
 
@@ -467,10 +477,11 @@ export type PagedFormats =
   | readonly PagedFormatRule[]
   | ((key: Tensor, value: Tensor, pastLength: number) => { key?: PageFormat; value?: PageFormat });
 
-/** A conversion target of quantizePagedCache. */
+/** A conversion target of quantizePagedCache ('auto': calibrated for each converted page). */
 export type PageConversion =
   | { type: 'float32' | 'float16' | 'bfloat16' }
-  | { type: 'int8' | 'uint8' | 'int4' | 'uint4' | 'int2' | 'uint2'; scale: number; zeroPoint?: number };
+  | { type: 'int8' | 'uint8' | 'int4' | 'uint4' | 'int2' | 'uint2'; scale: number; zeroPoint?: number }
+  | { type: 'int8' | 'uint8' | 'int4' | 'uint4' | 'int2' | 'uint2'; scale: 'auto' };
 /** A new cache with the blocks blockIndices converted (others shared), as ai.rt::QuantizePagedCache. */
 export function quantizePagedCache(cache: PagedCache, blockIndices: readonly number[], formats: { key: PageConversion; value: PageConversion }): PagedCache;
 /** The model with the caches as GraphProto.paged_cache_initializer of the graph inputs they are named after. */

@@ -1,6 +1,6 @@
-// A static file server on 127.0.0.1 (random port) for the browser tests and
-// bench/browser.mjs: serves the repository's dist/, models/, tests/browser/
-// and web/ only, unless told more.
+// A static file server on 127.0.0.1 (random port) for the browser tests,
+// the chat app (npm run web) and bench/browser.mjs: serves the repository's
+// dist/, models/, tests/browser/ and web/ only, unless told more.
 import { createReadStream, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, normalize } from 'node:path';
@@ -13,6 +13,7 @@ const TYPES = {
   '.css': 'text/css; charset=utf-8',
   '.wasm': 'application/wasm',
   '.onnx': 'application/octet-stream',
+  '.json': 'application/json',
 };
 const ALLOWED = ['/dist/', '/models/', '/tests/browser/', '/web/'];
 
@@ -38,7 +39,8 @@ export function serve(root, port = 0, { isolated = false, prefixes = [], mounts 
   };
   const requests = [];
   const server = createServer((req, res) => {
-    const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    let path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    if (path.endsWith('/') && path !== '/') path += 'index.html';
     requests.push(path);
     const file = req.method === 'GET' ? fileOf(path) : null;
     let stat = null;
@@ -48,6 +50,10 @@ export function serve(root, port = 0, { isolated = false, prefixes = [], mounts 
       } catch {
         stat = null;
       }
+    }
+    if (req.method === 'GET' && path === '/') {
+      res.writeHead(302, { location: '/web/dist/index.html' }).end();
+      return;
     }
     if (!stat?.isFile()) {
       res.writeHead(404).end('not found');
@@ -60,17 +66,29 @@ export function serve(root, port = 0, { isolated = false, prefixes = [], mounts 
   return new Promise((resolve) => {
     server.listen(port, '127.0.0.1', () => {
       const { port } = server.address();
-      resolve({ origin: `http://127.0.0.1:${port}`, requests, close: () => new Promise((r) => server.close(r)) });
+      resolve({
+        origin: `http://127.0.0.1:${port}`,
+        requests,
+        // also drops kept-alive connections: the origin is unreachable at once
+        close: () => new Promise((r) => {
+          server.close(r);
+          server.closeAllConnections();
+        }),
+      });
     });
   });
 }
 
-// `node tests/browser/server.mjs [port] [--isolated]` (npm run web): serves
-// the demo page (with --isolated: cross-origin isolated, threads).
+// `node tests/browser/server.mjs [port] [--not-isolated]` (npm run web):
+// serves the chat app and prints its URL as the first line. The port: the
+// argument, else $PORT, else 8080 (0: any free port). Cross-origin isolated
+// (threads) unless --not-isolated.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { fileURLToPath } = await import('node:url');
   const root = fileURLToPath(new URL('../../', import.meta.url));
-  const port = process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 0;
-  const { origin } = await serve(root, Number(port), { isolated: process.argv.includes('--isolated') });
-  console.log(`onnx-light demo: ${origin}/web/dist/index.html (Ctrl-C to stop)`);
+  const port = process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? process.env.PORT ?? 8080;
+  const isolated = !process.argv.includes('--not-isolated');
+  const { origin } = await serve(root, Number(port), { isolated });
+  console.log(`${origin}/web/dist/index.html`);
+  console.log(`onnx-light chat app, ${isolated ? 'cross-origin isolated (threads)' : 'not isolated (one thread)'}; Ctrl-C to stop`);
 }

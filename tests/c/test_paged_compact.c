@@ -301,7 +301,28 @@ static void quantize_function(void) {
     ol_page_clear(&a), ol_page_clear(&b);
   }
   ol_value_release(out);
-  ol_page_format int32 = {OL_DTYPE_INT32, 1.0f, 0}, no_scale = {OL_DTYPE_INT8, 0.0f, 0}, wide = {OL_DTYPE_UINT4, 1.0f, 16};
+  /* scale 0: calibrated from the block's valid rows (as appended pages are) */
+  ol_page_format int8_auto = {OL_DTYPE_INT8, 0.0f, 0}, uint4_auto = {OL_DTYPE_UINT4, 0.0f, 0};
+  out = NULL;
+  CHECK_OK(ol_paged_cache_quantize(cache, one, 1, &int8_auto, &uint4_auto, &out));
+  if (out) {
+    ol_page a, b;
+    CHECK_OK(ol_page_view(ol_paged_cache_block(cache, 1), 1, &a));
+    CHECK_OK(ol_page_view(ol_paged_cache_block(out, 1), 1, &b));
+    float x[4], y[4], v[4], w[4], kmax = 0.0f, vmax = 0.0f;
+    ol_page_decode(&a.key, 0, 0, 4, x);
+    ol_page_decode(&b.key, 0, 0, 4, y);
+    ol_page_decode(&a.value, 0, 0, 4, v);
+    ol_page_decode(&b.value, 0, 0, 4, w);
+    for (int i = 0; i < 4; i++) kmax = fmaxf(kmax, fabsf(x[i])), vmax = fmaxf(vmax, fabsf(v[i]));
+    CHECK(kmax > 0.0f && b.key.scale0 == kmax / 127.0f && b.key.zero0 == 0);
+    CHECK(vmax > 0.0f && b.value.scale0 == vmax / 7.0f && b.value.zero0 == 8);
+    for (int i = 0; i < 4; i++) CHECK(fabsf(x[i] - y[i]) <= b.key.scale0 / 2 + 1e-6f);
+    for (int i = 0; i < 4; i++) CHECK(fabsf(v[i] - w[i]) <= b.value.scale0 / 2 + 1e-6f);
+    ol_page_clear(&a), ol_page_clear(&b);
+  }
+  ol_value_release(out);
+  ol_page_format int32 = {OL_DTYPE_INT32, 1.0f, 0}, no_scale = {OL_DTYPE_INT8, -1.0f, 0}, wide = {OL_DTYPE_UINT4, 1.0f, 16};
   struct {
     const int64_t *indices;
     size_t count;

@@ -269,7 +269,12 @@ describe('PagedCache', () => {
     const back = ol.quantizePagedCache(q, [1], { key: { type: 'float16' }, value: { type: 'bfloat16' } });
     assert.deepEqual(layout(back)[1], [4, 1, 'float16', 'bfloat16']);
     assert.throws(() => ol.quantizePagedCache(cache, [1, 1], { key: { type: 'int8', scale: 1 }, value: { type: 'int8', scale: 1 } }), isCode('OL_INVALID_ARGUMENT', /repeated/));
-    assert.throws(() => ol.quantizePagedCache(cache, [0], { key: { type: 'int8', scale: 'auto' }, value: { type: 'float32' } }), isCode('OL_INVALID_ARGUMENT', /positive number/));
+    // 'auto': each converted page calibrated from its own values (C checks the scales: tests/c/test_paged_compact.c)
+    const calibrated = ol.quantizePagedCache(cache, [0], { key: { type: 'int8', scale: 'auto' }, value: { type: 'uint4', scale: 'auto' } });
+    assert.deepEqual(layout(calibrated)[0], [0, 4, 'encoded float32', 'encoded float32']);
+    calibrated.dispose();
+    assert.throws(() => ol.quantizePagedCache(cache, [0], { key: { type: 'int8', scale: 'auto', zeroPoint: 1 }, value: { type: 'float32' } }), isCode('OL_INVALID_ARGUMENT', /zeroPoint is chosen/));
+    assert.throws(() => ol.quantizePagedCache(cache, [0], { key: { type: 'int8', scale: 0 }, value: { type: 'float32' } }), isCode('OL_INVALID_ARGUMENT', /positive finite number or 'auto'/));
     assert.throws(() => ol.quantizePagedCache(cache, [0], { key: { type: 'int8', scale: 1 } }), isCode('OL_INVALID_ARGUMENT'));
     // a state continues from the mixed cache
     const initial = { ...state.values, 'past_key_values.0': q };

@@ -5,6 +5,7 @@ import { create, toBinary } from '@bufbuild/protobuf';
 import {
   InferenceSession,
   OnnxLightError,
+  env,
   Tensor,
   inferShapes,
   init,
@@ -167,6 +168,8 @@ export async function pagedCaches(bytes: Uint8Array): Promise<number> {
   const plain: PagedCacheInput = { blocks: [{ start: 0, length: 1n, key: new Tensor('float32', new Float32Array(64), [1, 1, 1, 64]), value: { data: new Float32Array(64), dims: [1, 1, 1, 64] } }] };
   const fromPlain: PagedCache = PagedCache.from(plain);
   const quantized: PagedCache = quantizePagedCache(back, [0], { key: { type: 'int8', scale: 0.1 }, value: { type: 'float16' } });
+  const calibrated: PagedCache = quantizePagedCache(back, [0], { key: { type: 'int8', scale: 'auto' }, value: { type: 'uint4', scale: 'auto' } });
+  calibrated.dispose();
   const resumed: Uint8Array = await withPagedCacheInitializers(paged, { 'past_key_values.0': back, 'past_key_values.1': saved });
   const fn: PagedFormats = (key: Tensor, value: Tensor, pastLength: number) => (pastLength > 8 && key.size === value.size ? { key: { type: 'int4', scale: 'auto' } } : {});
   const state = await PersistentValueState.create<Value>(paged, { ...caches, 'past_key_values.1': plain }, { pagedFormats: fn });
@@ -193,3 +196,8 @@ export async function pretrained(dir: string, picked: Map<string, File>): Promis
   await model.release();
   return rendered + back + streamed + ids.length + String(model.paged) + model.modelFile;
 }
+
+// env.wasm: threads and the base URL of the run-time files (browsers)
+env.wasm.numThreads = 2;
+env.wasm.wasmPaths = '/vendor/onnx-light/';
+env.wasm.wasmPaths = new URL('https://example.invalid/onnx-light/');

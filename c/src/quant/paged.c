@@ -33,6 +33,15 @@ void ol_page_code_range(ol_dtype storage, int32_t *lo, int32_t *hi) {
   *hi = code_signed(storage) ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
 }
 
+void ol_page_calibrate(ol_dtype storage, const float *x, int64_t n, float *scale, int32_t *zero) {
+  int32_t lo, hi;
+  ol_page_code_range(storage, &lo, &hi);
+  *zero = lo < 0 ? 0 : (hi + 1) / 2;
+  float absmax = 0.0f;
+  for (int64_t i = 0; i < n; i++) absmax = fabsf(x[i]) > absmax ? fabsf(x[i]) : absmax;
+  *scale = absmax > 0.0f ? absmax / (float)(hi - *zero) : 1.0f;
+}
+
 /* Code number e of a packed payload (ONNX raw_data packing: element 0 in
  * the lowest bits). */
 static int32_t code_at(ol_dtype storage, const uint8_t *codes, int64_t e) {

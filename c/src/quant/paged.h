@@ -117,8 +117,8 @@ ol_status ol_page_affine_rows_new(ol_dtype storage, const float *scales, const i
 void ol_page_copy_codes(ol_dtype storage, const uint8_t *src, int64_t from, uint8_t *dst, int64_t to, int64_t n);
 
 /* Checks a requested page format: for pages PagedAttention appends
- * (append: FLOAT, or codes with scale >= 0, 0 meaning calibrated) or for a
- * conversion (FLOAT, FLOAT16, BFLOAT16, or codes with scale > 0); zero
+ * (append: FLOAT) or for a conversion (FLOAT, FLOAT16, BFLOAT16), or codes
+ * with scale >= 0 (0 meaning calibrated from each page's values); zero
  * points in the code range. Errors name `what` ("key", "value"). */
 ol_status ol_page_format_validate(const char *what, const ol_page_format *f, bool append);
 
@@ -133,5 +133,10 @@ void ol_page_encode(ol_dtype storage, float scale, int32_t zero, const float *x,
                     int64_t at);
 /* The code range of an affine storage type. */
 void ol_page_code_range(ol_dtype storage, int32_t *lo, int32_t *hi);
+/* A calibrated scale and zero point for n floats in storage (a format's
+ * scale 0): the largest magnitude over the largest code distance from the
+ * zero point, which is 0 for signed codes and the midpoint for unsigned
+ * ones; scale 1 when every value is 0. */
+void ol_page_calibrate(ol_dtype storage, const float *x, int64_t n, float *scale, int32_t *zero);
 
 #endif

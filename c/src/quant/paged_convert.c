@@ -20,9 +20,9 @@ ol_status ol_page_format_validate(const char *what, const ol_page_format *f, boo
   if (!ol_page_code_bits(f->type))
     return ol_error(OL_INVALID_ARGUMENT, "%s pages cannot be %s (%s, INT8, UINT8, INT4, UINT4, INT2 or UINT2)", what,
                     ol_dtype_name(f->type), append ? "FLOAT" : "FLOAT, FLOAT16, BFLOAT16");
-  if (!isfinite(f->scale) || !(append ? f->scale >= 0.0f : f->scale > 0.0f))
-    return ol_error(OL_INVALID_ARGUMENT, "%s page scale %g must be finite and positive%s", what, (double)f->scale,
-                    append ? " (0: calibrated)" : "");
+  if (!isfinite(f->scale) || !(f->scale >= 0.0f))
+    return ol_error(OL_INVALID_ARGUMENT, "%s page scale %g must be finite and positive (0: calibrated)", what,
+                    (double)f->scale);
   int32_t lo, hi;
   ol_page_code_range(f->type, &lo, &hi);
   if (f->scale > 0.0f && (f->zero_point < lo || f->zero_point > hi))
@@ -41,10 +41,13 @@ static ol_status convert(ol_allocator *alloc, const ol_page_payload *p, int64_t 
   for (int64_t t = 0; t < length; t++) ol_page_decode(p, t, 0, p->width, x + t * p->width);
   ol_status s;
   if (ol_page_code_bits(f->type)) {
+    float scale = f->scale;
+    int32_t zero = f->zero_point;
+    if (scale == 0.0f) ol_page_calibrate(f->type, x, length * p->width, &scale, &zero); /* from the valid rows */
     uint8_t *codes;
     size_t bytes;
-    s = ol_page_affine_new(f->type, f->scale, f->zero_point, p->capacity, p->width, out, &codes, &bytes);
-    if (s == OL_OK) ol_page_encode(f->type, f->scale, f->zero_point, x, n, codes, 0);
+    s = ol_page_affine_new(f->type, scale, zero, p->capacity, p->width, out, &codes, &bytes);
+    if (s == OL_OK) ol_page_encode(f->type, scale, zero, x, n, codes, 0);
   } else {
     s = ol_page_dense_new(NULL, f->type, p->capacity, p->width, out);
     if (s == OL_OK && n > 0) ol_dtype_info(f->type)->store_row(x, n, ol_tdata(&(*out)->tensor));

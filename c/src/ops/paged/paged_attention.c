@@ -203,14 +203,8 @@ static ol_status new_payload(ol_kernel_ctx *ctx, const ol_tensor *x, int64_t l0,
     }
   } else {
     float scale = f->scale;
-    int32_t zero = f->zero_point, lo, hi;
-    ol_page_code_range(f->type, &lo, &hi);
-    if (scale == 0.0f) { /* calibrated from this page's values */
-      zero = lo < 0 ? 0 : (hi + 1) / 2;
-      float absmax = 0.0f;
-      for (int64_t i = 0; i < n * width; i++) absmax = fabsf(rows[i]) > absmax ? fabsf(rows[i]) : absmax;
-      scale = absmax > 0.0f ? absmax / (float)(hi - zero) : 1.0f;
-    }
+    int32_t zero = f->zero_point;
+    if (scale == 0.0f) ol_page_calibrate(f->type, rows, n * width, &scale, &zero); /* from this page's values */
     uint8_t *codes;
     size_t nbytes;
     s = ol_page_affine_new(f->type, scale, zero, n, width, out, &codes, &nbytes);
