@@ -1,8 +1,8 @@
 // The files of a model directory, whatever holds them: a folder on disk
 // (Node: a path or file: URL, platform part), an http(s) base URL (fetch), a
 // FileSystemDirectoryHandle (browsers' directory picker, OPFS), or File /
-// Blob objects by relative path (a Map, a plain object, or a FileList from
-// <input type="file" webkitdirectory>). Every form reads the same way:
+// Blob objects by relative path (a Map, a plain object, or a FileList / File
+// array from <input type="file" webkitdirectory>, keyed by webkitRelativePath). Every form reads the same way:
 //   { label, read(path, onChunk(loaded, total)) -> Uint8Array | null (missing) }
 import { OnnxLightError, invalidArgument } from './errors.js';
 import { localDirectory } from './runtime.js';
@@ -93,8 +93,8 @@ function handleDirectory(handle) {
 function fileDirectory(source) {
   let entries;
   if (source instanceof Map) entries = [...source.entries()];
-  else if (typeof source.length === 'number' && typeof source.item === 'function') {
-    entries = Array.from(source, (file) => [file.webkitRelativePath || file.name, file]); // FileList
+  else if (Array.isArray(source) || (typeof source.length === 'number' && typeof source.item === 'function')) {
+    entries = Array.from(source, (file) => [file?.webkitRelativePath || file?.name, file]); // FileList, File[]
   } else entries = Object.entries(source);
   for (const [path, file] of entries) {
     if (typeof path !== 'string' || file === null || typeof file !== 'object' || typeof file.arrayBuffer !== 'function') {

@@ -140,18 +140,20 @@ export async function fromPretrained(source, options = {}) {
   }
 
   // paged caches when the decoder converts, contiguous bound caches otherwise
-  let session = null;
+  let pagedBytes = null;
   let pagedReason = paged ? null : 'paged: false';
   if (paged) {
     try {
-      session = await InferenceSession.create(await toPagedModel(bytes, sessionOptions), { ...sessionOptions, pagedFormats });
+      pagedBytes = await toPagedModel(bytes, sessionOptions);
     } catch (error) {
       if (!(error instanceof OnnxLightError)) throw error;
-      pagedReason = error.message;
+      pagedReason = error.message; // e.g. attention this rewrite does not know
     }
   }
-  session ??= await InferenceSession.create(bytes, { ...sessionOptions, bindCache: true });
-  bytes = null;
+  const session = pagedBytes
+    ? await InferenceSession.create(pagedBytes, { ...sessionOptions, pagedFormats })
+    : await InferenceSession.create(bytes, { ...sessionOptions, bindCache: true });
+  bytes = pagedBytes = null;
 
   const eosIds = idList(generationConfig.eos_token_id ?? config.eos_token_id);
   const template = pickTemplate(tokenizerConfig, templateFile && new TextDecoder().decode(templateFile), templateName);

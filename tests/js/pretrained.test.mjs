@@ -88,9 +88,11 @@ async function greedyByHand(modelPath, promptIds, steps, eosIds = []) {
     const feeds = {
       input_ids: new Tensor('int64', BigInt64Array.from(ids, BigInt), [1, n]),
       attention_mask: new Tensor('int64', new BigInt64Array(position + n).fill(1n), [1, position + n]),
-      position_ids: new Tensor('int64', BigInt64Array.from({ length: n }, (_, i) => BigInt(position + i)), [1, n]),
       ...past,
     };
+    if (session.inputNames.includes('position_ids')) {
+      feeds.position_ids = new Tensor('int64', BigInt64Array.from({ length: n }, (_, i) => BigInt(position + i)), [1, n]);
+    }
     const result = await session.run(feeds);
     const vocab = result.logits.dims[2];
     const last = result.logits.data.subarray((n - 1) * vocab, n * vocab);
@@ -202,6 +204,15 @@ describe('fromPretrained: the default byte-level model', () => {
       files.set(`picked/${name}`, new Blob([readFileSync(join(dir, name))]));
     }
     const fromFiles = await fromPretrained(files, { paged: false });
+    // what <input type="file" webkitdirectory> gives: File objects named by webkitRelativePath
+    const picked = [...files].map(([path, blob]) => Object.defineProperty(new File([blob], path.split('/').at(-1)), 'webkitRelativePath', { value: path }));
+    const fromPicked = await fromPretrained(picked, { paged: false });
+    try {
+      assert.equal(fromPicked.modelFile, 'onnx/model_q4.onnx');
+      assert.deepEqual(await fromPicked.generate('The ', { temperature: 0, maxNewTokens: 8 }), await fromFiles.generate('The ', { temperature: 0, maxNewTokens: 8 }));
+    } finally {
+      await fromPicked.release();
+    }
     try {
       const last = new Map();
       for (const e of events) {
@@ -348,6 +359,24 @@ describe('fromPretrained: a Llama-2 tokenizer beside a random-weight 32000-vocab
     } finally {
       await contiguous.release();
       await paged.release();
+    }
+  });
+
+  test('a decoder toPagedModel does not convert (GroupQueryAttention) falls back to contiguous caches', async (t) => {
+    const fused = tempDir(t, 'fused');
+    for (const name of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json']) copyFileSync(join(dir, name), join(fused, name));
+    mkdirSync(join(fused, 'onnx'));
+    writeFileSync(join(fused, 'onnx/model_q4.onnx'), buildLlama({ ...SHAPES.tiny, vocab: 32000 }, 7, 'fused'));
+    const model = await fromPretrained(fused, { dtype: 'q4' });
+    try {
+      assert.equal(model.paged, false);
+      assert.ok(model.pagedFallbackReason?.length > 0);
+      t.diagnostic(`fallback: ${model.pagedFallbackReason}`);
+      const { ids: promptIds } = await model.encode('Hello there');
+      const { ids } = await model.generate('Hello there', { temperature: 0, maxNewTokens: 8 });
+      assert.deepEqual(ids, await greedyByHand(join(fused, 'onnx/model_q4.onnx'), promptIds, 8, [2]));
+    } finally {
+      await model.release();
     }
   });
 
