@@ -750,7 +750,6 @@ export interface MatMulNBitsInputs {
 }
 export function exportMatMulNBitsInputs(encoded: EncodedValue | Uint8Array, options?: { model?: Uint8Array | ArrayBuffer }): MatMulNBitsInputs;
 
-type P = import('onnx-light/proto');
 type Schemas = typeof import('onnx-light/proto');
 /** A message object or its init shape (what @bufbuild/protobuf's create takes), or its serialized bytes. */
 export type MessageInput<K extends keyof Schemas> = Schemas[K] extends import('@bufbuild/protobuf').DescMessage
@@ -799,25 +798,25 @@ export class GraphBuilder {
   removeStructType(typeId: number | bigint): this;
   removeFunction(name: string): this;
 
-  readonly inputs: P['ValueInfoProto'][];
-  readonly outputs: P['ValueInfoProto'][];
-  readonly nodes: P['NodeProto'][];
-  readonly initializers: P['TensorProto'][];
-  readonly structuredInitializers: P['EncodedValueProto'][];
-  readonly cacheInitializers: P['PagedCacheProto'][];
-  readonly persistentBindings: P['PersistentBindingProto'][];
-  readonly structTypes: P['StructTypeProto'][];
-  readonly functions: P['FunctionProto'][];
-  readonly valueInfos: P['ValueInfoProto'][];
+  readonly inputs: import('onnx-light/proto').ValueInfoProto[];
+  readonly outputs: import('onnx-light/proto').ValueInfoProto[];
+  readonly nodes: import('onnx-light/proto').NodeProto[];
+  readonly initializers: import('onnx-light/proto').TensorProto[];
+  readonly structuredInitializers: import('onnx-light/proto').EncodedValueProto[];
+  readonly cacheInitializers: import('onnx-light/proto').PagedCacheProto[];
+  readonly persistentBindings: import('onnx-light/proto').PersistentBindingProto[];
+  readonly structTypes: import('onnx-light/proto').StructTypeProto[];
+  readonly functions: import('onnx-light/proto').FunctionProto[];
+  readonly valueInfos: import('onnx-light/proto').ValueInfoProto[];
 
   /** Removes initializers equal to an earlier one (structured: resolved physical type, payload and metadata compared); returns the count. */
   dedupInitializers(): number;
   /** ToModel as bytes: the struct-type catalogue compacted to what is referenced, ids renumbered 1..n, references remapped. */
   toBytes(): Uint8Array;
   /** ToModel as a ModelProto object. */
-  toModel(): P['ModelProto'];
+  toModel(): import('onnx-light/proto').ModelProto;
   /** ToGraph: throws OL_FAILED_PRECONDITION when a part uses a model-level struct_type.type_ref. */
-  toGraph(): P['GraphProto'];
+  toGraph(): import('onnx-light/proto').GraphProto;
   dispose(): void;
 }
 
