@@ -6,11 +6,16 @@
 //                        threaded module: always available in Node, in
 //                        browsers only on cross-origin isolated pages
 //                        (COOP/COEP), else the single-threaded one is used.
+//   env.wasm.relaxedSimd true (the default): the relaxed-SIMD module (8-bit
+//                        dot products in the int4 MatMulNBits kernels, the
+//                        same bits) where a known-answer probe passes
+//                        (js/src/relaxed-probe.js), else the SIMD128 one;
+//                        false: always the SIMD128 module.
 import { invalidArgument } from './errors.js';
 
 export const MAX_THREADS = 64;
 
-export const env = { wasm: { numThreads: 0 } };
+export const env = { wasm: { numThreads: 0, relaxedSimd: true } };
 
 /**
  * A thread count option: undefined or 0 for the default, else an integer in

@@ -7,8 +7,10 @@ export async function loadFactory(threaded) {
   return threaded ? createOnnxLightThreads : createOnnxLight;
 }
 
-export function defaultWasmUrl(threaded) {
-  return new URL(threaded ? './threads/onnx_light_threads.wasm' : './onnx_light.wasm', import.meta.url);
+/** The package's module: threaded or not, relaxed SIMD or SIMD128 (the glue is the same). */
+export function defaultWasmUrl(threaded, relaxed) {
+  const name = `${threaded ? 'threads/onnx_light_threads' : 'onnx_light'}${relaxed ? '_relaxed' : ''}.wasm`;
+  return new URL(`./${name}`, import.meta.url);
 }
 
 /** Shared memory needs a cross-origin isolated page (COOP + COEP headers). */

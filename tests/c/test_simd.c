@@ -17,6 +17,30 @@
 
 /* ------------------------------------------------------------ vec.h */
 
+/* ol_i32x4_dot_i8x16_u7_add (the relaxed-SIMD dot where OL_VEC_DOT_I8)
+ * equals plain integer sums for every signed byte against 0..127, the
+ * extremes included (-128 * 127 pairs: no 16-bit intermediate saturates). */
+static void test_vec_dot_i8(void) {
+  for (int round = 0; round < 2000; round++) {
+    int8_t a[16];
+    uint8_t b[16];
+    int32_t c[4], want[4], got[4];
+    for (int i = 0; i < 16; i++) {
+      uint32_t r = next_u32();
+      a[i] = round < 2 ? (int8_t)(round ? 127 : -128) : (int8_t)(r & 0xff);
+      b[i] = round < 2 ? 127 : (uint8_t)((r >> 8) % 128);
+    }
+    for (int l = 0; l < 4; l++) {
+      c[l] = (int32_t)next_u32() >> 4;
+      want[l] = c[l];
+      for (int k = 0; k < 4; k++) want[l] += a[4 * l + k] * b[4 * l + k];
+    }
+    ol_i32x4 r = ol_i32x4_dot_i8x16_u7_add(ol_i32x4_load(a), ol_i32x4_load(b), ol_i32x4_load(c));
+    for (int l = 0; l < 4; l++) got[l] = ol_i32x4_lane(r, l);
+    CHECK(memcmp(got, want, sizeof got) == 0);
+  }
+}
+
 static void test_vec_lanewise(void) {
   const float xs[] = {1.5f, -2.25f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN, 3e38f, 1e-40f, -7.0f, 0.1f, 1.0f};
   const int n = (int)(sizeof xs / sizeof xs[0]);
@@ -150,5 +174,5 @@ static void test_gemm_nonfinite(void) {
   for (int i = 0; i < M * N; i++) CHECK(isnan(want[i]) ? isnan(got[i]) : fbits(want[i]) == fbits(got[i]));
 }
 
-OL_TEST_MAIN(TEST(test_vec_lanewise), TEST(test_vec_horizontal), TEST(test_gemm_edges),
+OL_TEST_MAIN(TEST(test_vec_dot_i8), TEST(test_vec_lanewise), TEST(test_vec_horizontal), TEST(test_gemm_edges),
              TEST(test_gemm_blocks), TEST(test_gemm_order_matters), TEST(test_gemm_nonfinite))
