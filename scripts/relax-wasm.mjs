@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Makes a relaxed-SIMD module from one linked with OL_WASM_RELAXED
-// (CMakeLists.txt): every call to ol_relaxed_dot_i8x16_i7x16_add (simd/relaxed_dot.h)
-// becomes the instruction i32x4.relaxed_dot_i8x16_i7x16_add_s. Both take three
+// (CMakeLists.txt): every call to ol_relaxed_dot_i8x16_i7x16 (simd/relaxed_dot.h)
+// becomes the instruction i16x8.relaxed_dot_i8x16_i7x16_s. Both take two
 // v128 from the wasm stack and leave one, so in wabt's flat text the call line
 // is replaced by the instruction line and nothing else moves.
 //
@@ -9,7 +9,7 @@
 //
 // IN.wasm is linked without a name section (a name section changes emcc's
 // glue), so the function is found by its shape: the only function of type
-// (v128, v128, v128) -> v128, with a loop and integer products (its plain C
+// (v128, v128) -> v128 with a loop and integer products (its plain C
 // definition, simd/relaxed_dot.c). Anything else (none, two, no call to it:
 // emcc's optimizer inlined it) fails the build rather than ship a module
 // without the instruction. The package loads OUT.wasm with the SIMD128 glue
@@ -17,7 +17,7 @@
 // OUT.wasm gets a custom section "onnx-light:relaxed-simd" by which the
 // loader (js/src/runtime.js) recognises a relaxed module it is given.
 // Tools: wabt's wasm2wat and wat2wasm (Debian package wabt, scripts/setup.sh;
-// 1.0.32 spells the instruction i32x4.dot_i8x16_i7x16_add_s).
+// 1.0.32 spells the instruction i16x8.dot_i8x16_i7x16_s).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,7 +41,7 @@ function dotName() {
   const version = tool('wat2wasm', ['--version']).trim();
   const [major, minor, patch] = version.split('.').map(Number);
   const old = major < 1 || (major === 1 && (minor === 0 && patch < 33));
-  return old ? 'i32x4.dot_i8x16_i7x16_add_s' : 'i32x4.relaxed_dot_i8x16_i7x16_add_s';
+  return old ? 'i16x8.dot_i8x16_i7x16_s' : 'i16x8.relaxed_dot_i8x16_i7x16_s';
 }
 
 /** The flat text with every call to the marker replaced; throws unless exactly one marker with calls. */
@@ -49,14 +49,14 @@ function relaxText(wat, instruction) {
   const lines = wat.split('\n');
   const markers = [];
   for (let i = 0; i < lines.length; i++) {
-    const m = /^ {2}\(func \(;(\d+);\) \(type \d+\) \(param v128 v128 v128\) \(result v128\)/.exec(lines[i]);
+    const m = /^ {2}\(func \(;(\d+);\) \(type \d+\) \(param v128 v128\) \(result v128\)/.exec(lines[i]);
     if (!m) continue;
     const body = [];
     for (let j = i + 1; j < lines.length && !lines[j].startsWith('  ('); j++) body.push(lines[j].trim());
     markers.push({ index: m[1], plain: body.some((l) => l.startsWith('loop')) && body.includes('i32.mul') });
   }
   if (markers.length !== 1 || !markers[0].plain) {
-    throw new Error(`expected one function (v128, v128, v128) -> v128 with a loop of i32.mul, found ${markers.length}` +
+    throw new Error(`expected one function (v128, v128) -> v128 with a loop of i32.mul, found ${markers.length}` +
       `${markers.length === 1 ? ' without them' : ''}`);
   }
   const call = `call ${markers[0].index}`;

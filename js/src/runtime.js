@@ -185,7 +185,7 @@ export class Runtime {
     }
     const relaxedModule = WebAssembly.Module.customSections(module, RELAXED_SECTION).length > 0;
     if (relaxedModule && !relaxedSimdSupported()) {
-      throw new OnnxLightError('OL_FAILED_PRECONDITION', 'this engine compiles relaxed SIMD but fails the known-answer test of i32x4.relaxed_dot_i8x16_i7x16_add_s; pass the SIMD128 module (onnx_light.wasm or threads/onnx_light_threads.wasm)');
+      throw new OnnxLightError('OL_FAILED_PRECONDITION', 'this engine compiles relaxed SIMD but fails the known-answer test of its 8-bit dot products; pass the SIMD128 module (onnx_light.wasm or threads/onnx_light_threads.wasm)');
     }
     const factory = await platform.loadFactory(threaded);
     let failed;

@@ -31,7 +31,7 @@ export const env: {
      * true (default): the relaxed-SIMD module (8-bit dot products in the int4
      * MatMulNBits kernels with accuracy_level 4; results identical to the
      * SIMD128 module's bits) where the engine passes a known-answer test of
-     * i32x4.relaxed_dot_i8x16_i7x16_add_s, else the SIMD128 module. false:
+     * the relaxed 8-bit dot products, else the SIMD128 module. false:
      * always the SIMD128 module. Set it before the first session or init().
      */
     relaxedSimd: boolean;

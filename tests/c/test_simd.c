@@ -17,26 +17,31 @@
 
 /* ------------------------------------------------------------ vec.h */
 
-/* ol_i32x4_dot_i8x16_u7_add (the relaxed-SIMD dot where OL_VEC_DOT_I8)
- * equals plain integer sums for every signed byte against 0..127, the
- * extremes included (-128 * 127 pairs: no 16-bit intermediate saturates). */
+/* ol_i16x8_dot_i8x16_u7 (the relaxed-SIMD dot where OL_VEC_DOT_I8),
+ * ol_i16x8_add and ol_i32x4_sum_i16x8_pairs equal plain integer sums for
+ * every signed byte against 0..127, the extremes included (-128 * 127
+ * pairs: no 16-bit sum saturates). */
 static void test_vec_dot_i8(void) {
   for (int round = 0; round < 2000; round++) {
     int8_t a[16];
     uint8_t b[16];
-    int32_t c[4], want[4], got[4];
+    int16_t c[8], want16[8], got16[8];
+    int32_t want[4], got[4];
     for (int i = 0; i < 16; i++) {
       uint32_t r = next_u32();
       a[i] = round < 2 ? (int8_t)(round ? 127 : -128) : (int8_t)(r & 0xff);
       b[i] = round < 2 ? 127 : (uint8_t)((r >> 8) % 128);
     }
-    for (int l = 0; l < 4; l++) {
-      c[l] = (int32_t)next_u32() >> 4;
-      want[l] = c[l];
-      for (int k = 0; k < 4; k++) want[l] += a[4 * l + k] * b[4 * l + k];
+    for (int j = 0; j < 8; j++) {
+      c[j] = (int16_t)((int32_t)(next_u32() % 1024) - 512);
+      want16[j] = (int16_t)(c[j] + a[2 * j] * b[2 * j] + a[2 * j + 1] * b[2 * j + 1]);
     }
-    ol_i32x4 r = ol_i32x4_dot_i8x16_u7_add(ol_i32x4_load(a), ol_i32x4_load(b), ol_i32x4_load(c));
-    for (int l = 0; l < 4; l++) got[l] = ol_i32x4_lane(r, l);
+    for (int l = 0; l < 4; l++) want[l] = (int32_t)want16[2 * l] + want16[2 * l + 1];
+    ol_i32x4 s = ol_i16x8_add(ol_i32x4_load(c), ol_i16x8_dot_i8x16_u7(ol_i32x4_load(a), ol_i32x4_load(b)));
+    memcpy(got16, &s, sizeof got16);
+    ol_i32x4 w = ol_i32x4_sum_i16x8_pairs(s);
+    for (int l = 0; l < 4; l++) got[l] = ol_i32x4_lane(w, l);
+    CHECK(memcmp(got16, want16, sizeof got16) == 0);
     CHECK(memcmp(got, want, sizeof got) == 0);
   }
 }

@@ -16,8 +16,13 @@
  * elements 8c + 2b (low nibble) and 8c + 2b + 1 (high nibble), so the
  * chunk's low and high nibbles, kept as bytes 0..15, meet two prepared
  * vectors of int8 codes whose byte 4i + b is that element's code (the same
- * for every i), and ol_i32x4_dot_i8x16_u7_add sums each output's four
- * bytes into its i32 lane: the same exact integer sums. */
+ * for every i). ol_i16x8_dot_i8x16_u7 sums byte pairs into 16-bit lanes,
+ * added up over at most four chunks (per lane 16 products of at most
+ * 15 * 127: |sum| <= 30480, no overflow), then widened, each output's two
+ * 16-bit lanes into its i32 lane: the same exact integer sums. (The 8-bit
+ * dot into 32 bits with its add, i32x4.relaxed_dot_i8x16_i7x16_add_s, is
+ * three instructions in V8 on x86 without AVX-VNNI and measured no faster
+ * than SIMD128 here; the 16-bit one is one pmaddubsw.) */
 #include "simd/qgemv_i8_lane.h"
 
 #include <stdbool.h>
@@ -76,23 +81,23 @@ void ol_qgemv_i8_lane_prepare(const ol_qgemv_shape *s, const float *a, void *wor
   }
 }
 
-/* DOT8: the chunk's sums from its low nibbles (lo) and high nibbles (hi),
- * 0..15 as bytes, and the prepared codes a_lo, a_hi. Summed from zero and
- * then added to the accumulator: chaining the dots through it would make
- * every chunk wait for the previous one's two dot latencies (measured 1.4x
- * slower than SIMD128 in V8). */
+/* DOT8: the chunk's 16-bit sums from its low nibbles (lo) and high nibbles
+ * (hi), 0..15 as bytes, and the prepared codes a_lo, a_hi */
 OL_AI ol_i32x4 dot8_chunk(ol_i32x4 a_lo, ol_i32x4 lo, ol_i32x4 a_hi, ol_i32x4 hi) {
-  return ol_i32x4_dot_i8x16_u7_add(a_hi, hi, ol_i32x4_dot_i8x16_u7_add(a_lo, lo, ol_i32x4_splat(0)));
+  return ol_i16x8_add(ol_i16x8_dot_i8x16_u7(a_lo, lo), ol_i16x8_dot_i8x16_u7(a_hi, hi));
 }
 
+/* DOT8: chunks summed in 16 bits before widening (see above) */
+#define DOT8_SPAN 4
+
 /* DOT8: one 16-byte chunk (four outputs' words) times R rows' prepared
- * codes at codes[r] + at, added to d[r] */
-OL_AI void chunk4_dot8(const int R, ol_i32x4 v, const int16_t *const *codes, ptrdiff_t at, ol_i32x4 *d) {
+ * codes at codes[r] + at, added to the 16-bit sums s[r] */
+OL_AI void chunk4_dot8(const int R, ol_i32x4 v, const int16_t *const *codes, ptrdiff_t at, ol_i32x4 *s) {
   const ol_i32x4 low4 = ol_i16x8_splat(0x0f0f);
   ol_i32x4 lo = ol_i32x4_and(v, low4), hi = ol_i32x4_and(ol_u16x8_shr(v, 4), low4);
   for (int r = 0; r < R; r++) {
     const int16_t *q = codes[r] + at;
-    d[r] = ol_i32x4_add(d[r], dot8_chunk(ol_i32x4_load(q), lo, ol_i32x4_load(q + 8), hi));
+    s[r] = ol_i16x8_add(s[r], dot8_chunk(ol_i32x4_load(q), lo, ol_i32x4_load(q + 8), hi));
   }
 }
 
@@ -131,8 +136,8 @@ OL_AI void half(const int bits, const int R, const bool GIVEN, const bool tail, 
   for (int r = 0; r < R; r++) acc[r] = ol_f32x4_zero();
   ptrdiff_t at = 0; /* codes of chunk (j, c) at (j * cpb + c) * CHUNK_CODES */
   for (ptrdiff_t j = 0; j < kb; j++) {
-    ol_i32x4 d[4];
-    for (int r = 0; r < R; r++) d[r] = ol_i32x4_splat(0);
+    ol_i32x4 d[4], s16[4]; /* s16: DOT8's 16-bit sums */
+    for (int r = 0; r < R; r++) d[r] = s16[r] = ol_i32x4_splat(0);
     /* kept a loop: unrolled, the compiler hoists every load of the block
      * ahead and the wasm engine spills them (measured 1.3x slower) */
 #if defined(__clang__)
@@ -148,9 +153,18 @@ OL_AI void half(const int bits, const int R, const bool GIVEN, const bool tail, 
         v = ol_i32x4_load(b);
         b += bstride;
       }
-      if (DOT8(bits)) chunk4_dot8(R, v, codes, at, d);
-      else if (bits == 4) ol_qgemv_i8_chunk4(R, v, codes, at, d);
-      else ol_qgemv_i8_chunk8(R, v, codes, at, d);
+      if (DOT8(bits)) {
+        chunk4_dot8(R, v, codes, at, s16);
+        if (c % DOT8_SPAN == DOT8_SPAN - 1 || c == cpb - 1)
+          for (int r = 0; r < R; r++) {
+            d[r] = ol_i32x4_add(d[r], ol_i32x4_sum_i16x8_pairs(s16[r]));
+            s16[r] = ol_i32x4_splat(0);
+          }
+      } else if (bits == 4) {
+        ol_qgemv_i8_chunk4(R, v, codes, at, d);
+      } else {
+        ol_qgemv_i8_chunk8(R, v, codes, at, d);
+      }
     }
     ol_f32x4 z = GIVEN ? zero_points(bits, kb, zp_u8, zp_f, n, m, j) : zdef, sw;
     if (tail) {
@@ -177,7 +191,7 @@ OL_AI void group1(const int bits, const bool GIVEN, const ol_qgemv_shape *s, con
   ol_f32x4 acc[2] = {ol_f32x4_zero(), ol_f32x4_zero()};
   const int16_t *q = codes[0];
   for (ptrdiff_t j = 0; j < kb; j++) {
-    ol_i32x4 d[2] = {ol_i32x4_splat(0), ol_i32x4_splat(0)};
+    ol_i32x4 d[2] = {ol_i32x4_splat(0), ol_i32x4_splat(0)}, s16[2] = {ol_i32x4_splat(0), ol_i32x4_splat(0)};
 #if defined(__clang__)
 #pragma clang loop unroll(disable)
 #endif
@@ -186,8 +200,13 @@ OL_AI void group1(const int bits, const bool GIVEN, const ol_qgemv_shape *s, con
         ol_i32x4 a_lo = ol_i32x4_load(q), a_hi = ol_i32x4_load(q + 8);
         for (int h = 0; h < 2; h++) {
           ol_i32x4 v = ol_i32x4_load(b + 16 * h);
-          d[h] = ol_i32x4_add(d[h], dot8_chunk(a_lo, ol_i32x4_and(v, nibbles), a_hi, ol_i32x4_and(ol_u16x8_shr(v, 4), nibbles)));
+          s16[h] = ol_i16x8_add(s16[h], dot8_chunk(a_lo, ol_i32x4_and(v, nibbles), a_hi, ol_i32x4_and(ol_u16x8_shr(v, 4), nibbles)));
         }
+        if (c % DOT8_SPAN == DOT8_SPAN - 1 || c == cpb - 1)
+          for (int h = 0; h < 2; h++) {
+            d[h] = ol_i32x4_add(d[h], ol_i32x4_sum_i16x8_pairs(s16[h]));
+            s16[h] = ol_i32x4_splat(0);
+          }
       } else if (bits == 4) {
         ol_i32x4 a0 = ol_i32x4_load(q), a1 = ol_i32x4_load(q + 8), a2 = ol_i32x4_load(q + 16), a3 = ol_i32x4_load(q + 24);
         for (int h = 0; h < 2; h++) {
