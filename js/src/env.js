@@ -13,11 +13,16 @@
 //                        threads/onnx_light_threads.{wasm,js,worker.js}),
 //                        and the generator's browser-worker.js. Default:
 //                        the directory of the script that holds the package.
+//   env.wasm.relaxedSimd true (the default): the relaxed-SIMD module (8-bit
+//                        dot products in the int4 MatMulNBits kernels, the
+//                        same bits) where a known-answer probe passes
+//                        (js/src/relaxed-probe.js), else the SIMD128 one;
+//                        false: always the SIMD128 module.
 import { invalidArgument } from './errors.js';
 
 export const MAX_THREADS = 64;
 
-export const env = { wasm: { numThreads: 0, wasmPaths: undefined } };
+export const env = { wasm: { numThreads: 0, wasmPaths: undefined, relaxedSimd: true } };
 
 /**
  * A thread count option: undefined or 0 for the default, else an integer in

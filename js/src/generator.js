@@ -118,7 +118,7 @@ class WorkerGenerator {
     this.#ready = new Promise((resolve, reject) => this.#jobs.set(null, { resolve, reject, onStep() {} }));
     this.#updateRef();
     // the worker's own module follows this realm's thread setting
-    this.#port.post({ type: 'init', model, options, numThreads: env.wasm.numThreads }, [model.buffer]);
+    this.#port.post({ type: 'init', model, options, numThreads: env.wasm.numThreads, relaxedSimd: env.wasm.relaxedSimd }, [model.buffer]);
     return this.#ready;
   }
 

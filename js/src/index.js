@@ -33,6 +33,14 @@ export function numThreads() {
   return currentRuntime().threads;
 }
 
+/**
+ * The loaded module's vector instructions: 'relaxed' (8-bit dot products in
+ * the int4 MatMulNBits kernels; env.wasm.relaxedSimd) or 'simd128'.
+ */
+export function simdLevel() {
+  return currentRuntime().simd;
+}
+
 /** Allocation statistics of the runtime's default allocator, and wasm memory size. */
 export function memoryStats() {
   return currentRuntime().stats();

@@ -9,13 +9,17 @@ import createOnnxLightThreads from './threads/onnx_light_threads.js';
 // The files each module variant loads at run time, by their path in dist/
 // (the glue itself is bundled). A new variant is a new entry here; the base
 // they are found under stays the one option env.wasm.wasmPaths.
+// The relaxed-SIMD forms share their SIMD128 twin's glue and scripts.
+const THREAD_SCRIPTS = ['threads/onnx_light_threads.js', 'threads/onnx_light_threads.worker.js'];
 const VARIANTS = {
   single: { wasm: 'onnx_light.wasm', scripts: [] },
+  singleRelaxed: { wasm: 'onnx_light_relaxed.wasm', scripts: [] },
   // the pool's Web Workers load the glue and the worker script as classic scripts
-  threads: { wasm: 'threads/onnx_light_threads.wasm', scripts: ['threads/onnx_light_threads.js', 'threads/onnx_light_threads.worker.js'] },
+  threads: { wasm: 'threads/onnx_light_threads.wasm', scripts: THREAD_SCRIPTS },
+  threadsRelaxed: { wasm: 'threads/onnx_light_threads_relaxed.wasm', scripts: THREAD_SCRIPTS },
 };
 
-const variant = (threaded) => VARIANTS[threaded ? 'threads' : 'single'];
+const variant = (threaded, relaxed = false) => VARIANTS[`${threaded ? 'threads' : 'single'}${relaxed ? 'Relaxed' : ''}`];
 
 /** The base URL of the package's run-time files (ends with '/'). */
 export function filesBase() {
@@ -36,8 +40,9 @@ export async function loadFactory(threaded) {
   return threaded ? createOnnxLightThreads : createOnnxLight;
 }
 
-export function defaultWasmUrl(threaded) {
-  return new URL(variant(threaded).wasm, filesBase());
+/** The package's module: threaded or not, relaxed SIMD or SIMD128 (the glue is the same). */
+export function defaultWasmUrl(threaded, relaxed) {
+  return new URL(variant(threaded, relaxed).wasm, filesBase());
 }
 
 /** fetch() whose failures name the URL (OL_NOT_FOUND for a missing file). */

@@ -18,8 +18,10 @@ export async function loadFactory(threaded) {
   return threaded ? require('./threads/onnx_light_threads.js') : require('./onnx_light.cjs');
 }
 
-export function defaultWasmUrl(threaded) {
-  return new URL(threaded ? './threads/onnx_light_threads.wasm' : './onnx_light.wasm', import.meta.url);
+/** The package's module: threaded or not, relaxed SIMD or SIMD128 (the glue is the same). */
+export function defaultWasmUrl(threaded, relaxed) {
+  const name = `${threaded ? 'threads/onnx_light_threads' : 'onnx_light'}${relaxed ? '_relaxed' : ''}.wasm`;
+  return new URL(`./${name}`, import.meta.url);
 }
 
 /** worker_threads and SharedArrayBuffer: always in Node 20. */

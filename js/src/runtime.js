@@ -7,11 +7,15 @@
 // under env.wasm.wasmPaths, by default next to this script).
 import { env, threadCount } from './env.js';
 import { OnnxLightError } from './errors.js';
+import { relaxedSimdSupported } from './relaxed-probe.js';
+
+/** The custom section scripts/relax-wasm.mjs adds to the relaxed-SIMD modules. */
+const RELAXED_SECTION = 'onnx-light:relaxed-simd';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** @type {{loadFactory(threaded: boolean): Promise<Function>, defaultWasmUrl(threaded: boolean): URL, readBytes(source: any): Promise<Uint8Array>, readInto(source: any, memory: object): Promise<{ptr: number, size: number} | null>, startWorker(): Promise<any>, compile(source: any): Promise<WebAssembly.Module>, checkFiles(threaded: boolean): Promise<void>, threadsSupported(): boolean, cores(): number, moduleOptions(threaded: boolean): object, releaseWorkers(module: any): void}} */
+/** @type {{loadFactory(threaded: boolean): Promise<Function>, defaultWasmUrl(threaded: boolean, relaxed: boolean): URL, readBytes(source: any): Promise<Uint8Array>, readInto(source: any, memory: object): Promise<{ptr: number, size: number} | null>, startWorker(): Promise<any>, compile(source: any): Promise<WebAssembly.Module>, checkFiles(threaded: boolean): Promise<void>, threadsSupported(): boolean, cores(): number, moduleOptions(threaded: boolean): object, releaseWorkers(module: any): void}} */
 let platform = null;
 let loading = null;
 let current = null;
@@ -38,10 +42,13 @@ export function init(options = {}) {
     let threads;
     try {
       threads = threadCount(env.wasm.numThreads, 'env.wasm.numThreads') || platform.cores();
+      if (typeof env.wasm.relaxedSimd !== 'boolean') {
+        throw new OnnxLightError('OL_INVALID_ARGUMENT', `env.wasm.relaxedSimd must be true or false, got ${String(env.wasm.relaxedSimd)}`);
+      }
     } catch (error) {
       return Promise.reject(error);
     }
-    loading = Runtime.load(options, threads).then(
+    loading = Runtime.load(options, threads, env.wasm.relaxedSimd).then(
       (runtime) => {
         current = runtime;
         for (const hook of loadHooks) hook(runtime);
@@ -163,15 +170,18 @@ export class Runtime {
 
   /**
    * Loads the module with `threads` intra-op threads: the threaded build when
-   * threads > 1 and the platform allows it, else the single-threaded one. A
-   * caller-supplied .wasm (wasmBinary / wasmUrl) may be either build: its
-   * imports tell which (the threaded one imports a shared memory).
+   * threads > 1 and the platform allows it, else the single-threaded one;
+   * each in its relaxed-SIMD form when `relaxed` and the engine passes the
+   * known-answer probe, else in its SIMD128 form. A caller-supplied .wasm
+   * (wasmBinary / wasmUrl) may be any of the four: its imports tell threads
+   * (the threaded one imports a shared memory), a custom section relaxed SIMD.
    * @param {{wasmUrl?: string | URL, wasmBinary?: ArrayBuffer | ArrayBufferView}} options
    * @param {number} threads
+   * @param {boolean} relaxed
    */
-  static async load({ wasmUrl, wasmBinary } = {}, threads = 1) {
+  static async load({ wasmUrl, wasmBinary } = {}, threads = 1, relaxed = true) {
     const supported = platform.threadsSupported();
-    const source = wasmBinary ?? wasmUrl ?? platform.defaultWasmUrl(threads > 1 && supported);
+    const source = wasmBinary ?? wasmUrl ?? platform.defaultWasmUrl(threads > 1 && supported, relaxed && relaxedSimdSupported());
     // the platform's own errors keep their code (OL_NOT_FOUND for a missing file in browsers)
     const cannotLoad = (error) => new OnnxLightError(error instanceof OnnxLightError ? error.code : 'OL_INVALID_ARGUMENT', `cannot load the onnx-light wasm module: ${error.message}`);
     let module;
@@ -183,6 +193,10 @@ export class Runtime {
     const threaded = WebAssembly.Module.imports(module).some((i) => i.kind === 'memory');
     if (threaded && !supported) {
       throw new OnnxLightError('OL_FAILED_PRECONDITION', 'the threaded onnx-light wasm module needs SharedArrayBuffer (a cross-origin isolated page); pass the single-threaded onnx_light.wasm');
+    }
+    const relaxedModule = WebAssembly.Module.customSections(module, RELAXED_SECTION).length > 0;
+    if (relaxedModule && !relaxedSimdSupported()) {
+      throw new OnnxLightError('OL_FAILED_PRECONDITION', 'this engine compiles relaxed SIMD but fails the known-answer test of its 8-bit dot products; pass the SIMD128 module (onnx_light.wasm or threads/onnx_light_threads.wasm)');
     }
     try {
       await platform.checkFiles(threaded);
@@ -208,7 +222,7 @@ export class Runtime {
       print: (text) => console.log(text),
       printErr: (text) => console.error(text),
     });
-    const runtime = new Runtime(await Promise.race([ready, failure]));
+    const runtime = new Runtime(await Promise.race([ready, failure]), relaxedModule ? 'relaxed' : 'simd128');
     if (threaded) {
       runtime.check(runtime.m._olw_set_num_threads(threads));
       platform.releaseWorkers(runtime.m);
@@ -216,8 +230,10 @@ export class Runtime {
     return runtime;
   }
 
-  constructor(module) {
+  constructor(module, simd) {
     this.m = unsignedResults(module);
+    /** 'relaxed' (the relaxed-SIMD module) or 'simd128'. */
+    this.simd = simd;
     /** The threaded build's shared memory (its views must be re-derived after growth in any thread). */
     this.memory = module.wasmMemory ?? null;
     this.version = this.string(this.m._olw_version());

@@ -1,7 +1,7 @@
 // The worker side of createGenerator(model, { worker: true }): shared by the
 // Node worker_threads entry (generator-worker.js) and the browser Web Worker
 // bundle (browser-worker.js). Messages (structured clones):
-//   in:  { type: 'init', model: Uint8Array, options, numThreads }
+//   in:  { type: 'init', model: Uint8Array, options, numThreads, relaxedSimd }
 //        { type: 'generate', id, feeds: { name: { type, data, dims } | { paged: bytes } }, options }
 //        { type: 'abort', id, reason } | { type: 'stop', id }
 //   out: { type: 'ready' } | { type: 'token', id, tokens, step }
@@ -40,6 +40,7 @@ export function serveGenerator(api, port) {
     switch (message.type) {
       case 'init':
         if (message.numThreads !== undefined) api.env.wasm.numThreads = message.numThreads;
+        if (message.relaxedSimd !== undefined) api.env.wasm.relaxedSimd = message.relaxedSimd;
         ready = api.InferenceSession.create(message.model, message.options ?? {}).then(
           (s) => {
             session = s;

@@ -4,9 +4,12 @@
 /** Where the wasm module comes from; nothing else is ever fetched. */
 export interface LoadOptions {
   /**
-   * URL (browsers, Node) or file path (Node) of onnx_light.wasm or of the
-   * threaded threads/onnx_light_threads.wasm (told apart by its imports).
-   * Default: the package's own file, chosen by env.wasm.numThreads.
+   * URL (browsers, Node) or file path (Node) of onnx_light.wasm, of the
+   * threaded threads/onnx_light_threads.wasm (told apart by its imports), or
+   * of their relaxed-SIMD forms onnx_light_relaxed.wasm and
+   * threads/onnx_light_threads_relaxed.wasm (which need an engine that passes
+   * the relaxed-SIMD known-answer test). Default: the package's own file,
+   * chosen by env.wasm.numThreads and env.wasm.relaxedSimd.
    */
   wasmUrl?: string | URL;
   /** The module's bytes; takes precedence over wasmUrl. */
@@ -34,6 +37,14 @@ export const env: {
      * OnnxLightError naming its URL. Set it before the module loads.
      */
     wasmPaths?: string | URL;
+    /**
+     * true (default): the relaxed-SIMD module (8-bit dot products in the int4
+     * MatMulNBits kernels with accuracy_level 4; results identical to the
+     * SIMD128 module's bits) where the engine passes a known-answer test of
+     * the relaxed 8-bit dot products, else the SIMD128 module. false:
+     * always the SIMD128 module. Set it before the first session or init().
+     */
+    relaxedSimd: boolean;
   };
 };
 
@@ -657,6 +668,8 @@ export interface MemoryStats {
 export function init(options?: LoadOptions): Promise<void>;
 /** Threads runs use by default in the loaded module (1 for the single-threaded module); needs the module loaded. */
 export function numThreads(): number;
+/** The loaded module's vector instructions: 'relaxed' (env.wasm.relaxedSimd) or 'simd128'; needs the module loaded. */
+export function simdLevel(): 'relaxed' | 'simd128';
 /** Allocation statistics; needs the module loaded. */
 export function memoryStats(): MemoryStats;
 /** Starts a new peak (peakBytes = liveBytes + pooledBytes). */

@@ -123,6 +123,7 @@ describe('browser bundle in Chromium', () => {
         view: x.data.byteOffset === x.wasmByteOffset && x.data.buffer.byteLength > 0,
         version: api.version,
         threads: api.numThreads(),
+        simd: api.simdLevel(),
       };
     });
     assert.deepEqual(result, {
@@ -133,13 +134,14 @@ describe('browser bundle in Chromium', () => {
       view: true,
       version: ol.version,
       threads: 1, // not cross-origin isolated: the single-threaded module
+      simd: 'relaxed', // Chromium passes the relaxed-SIMD probe
     });
   });
 
   test('the page fetched nothing beyond the local server, and the wasm came from dist/', () => {
     assert.deepEqual(offsite, []);
     assert.deepEqual(pageErrors, []);
-    assert.ok(server.requests.includes('/dist/onnx_light.wasm'));
+    assert.ok(server.requests.includes('/dist/onnx_light_relaxed.wasm'));
     assert.ok(!server.requests.some((path) => path.startsWith('/dist/threads/')), 'no threaded module without isolation');
   });
 });

@@ -1,7 +1,9 @@
 // Threads in Chromium: on a cross-origin isolated page (COOP/COEP) the bundle
 // loads the threaded module, its pool runs on Web Workers, and the fortunes
 // decoder's tokens equal the single-threaded Node run; env.wasm.numThreads = 1
-// still picks the single-threaded module there.
+// still picks the single-threaded module there. Chromium passes the
+// relaxed-SIMD probe, so both come in their relaxed form unless
+// env.wasm.relaxedSimd = false asks for SIMD128.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,19 +50,20 @@ after(async () => {
   if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
-/** A fresh page (a fresh module) running fn(args) after setting env.wasm.numThreads. */
-async function inPage(numThreads, fn, args) {
+/** A fresh page (a fresh module) running fn(args) after setting env.wasm.numThreads (and relaxedSimd). */
+async function inPage(numThreads, fn, args, relaxedSimd = true) {
   const page = await context.newPage();
   page.on('pageerror', (error) => pageErrors.push(error.message));
   try {
     await page.goto(`${server.origin}/tests/browser/index.html`);
     return await page.evaluate(
-      async ({ numThreads, source, args }) => {
+      async ({ numThreads, relaxedSimd, source, args }) => {
         const api = await import('/dist/browser.js');
         api.env.wasm.numThreads = numThreads;
+        api.env.wasm.relaxedSimd = relaxedSimd;
         return (0, eval)(`(${source})`)(api, args);
       },
-      { numThreads, source: fn.toString(), args },
+      { numThreads, relaxedSimd, source: fn.toString(), args },
     );
   } finally {
     await page.close();
@@ -74,22 +77,29 @@ async function decode(api, { steps, prompt }) {
   const promptIds = [...new TextEncoder().encode(prompt)];
   for await (const t of greedyDecode({ session, Tensor: api.Tensor, promptIds, maxNewTokens: steps })) tokens.push(t);
   await session.release();
-  return { isolated: globalThis.crossOriginIsolated, threads: api.numThreads(), shared: api.Tensor.alloc('float32', [1]).data.buffer instanceof SharedArrayBuffer, tokens };
+  return { isolated: globalThis.crossOriginIsolated, threads: api.numThreads(), simd: api.simdLevel(), shared: api.Tensor.alloc('float32', [1]).data.buffer instanceof SharedArrayBuffer, tokens };
 }
 
 describe('threads in Chromium (cross-origin isolated page)', () => {
   test(`numThreads 2: the threaded module, ${STEPS} greedy tokens equal Node's`, async () => {
     const result = await inPage(2, decode, { steps: STEPS, prompt: PROMPT });
-    assert.deepEqual({ ...result, tokens: undefined }, { isolated: true, threads: 2, shared: true, tokens: undefined });
+    assert.deepEqual({ ...result, tokens: undefined }, { isolated: true, threads: 2, simd: 'relaxed', shared: true, tokens: undefined });
     assert.deepEqual(result.tokens, nodeTokens);
-    assert.ok(server.requests.includes('/dist/threads/onnx_light_threads.wasm'));
+    assert.ok(server.requests.includes('/dist/threads/onnx_light_threads_relaxed.wasm'));
     assert.ok(server.requests.includes('/dist/threads/onnx_light_threads.worker.js'));
   });
 
   test('numThreads 1: the single-threaded module even when isolated', async () => {
     const result = await inPage(1, decode, { steps: 4, prompt: PROMPT });
-    assert.deepEqual([result.isolated, result.threads, result.shared], [true, 1, false]);
+    assert.deepEqual([result.isolated, result.threads, result.simd, result.shared], [true, 1, 'relaxed', false]);
     assert.deepEqual(result.tokens, nodeTokens.slice(0, 4));
+  });
+
+  test('relaxedSimd false: the SIMD128 threaded module, the same tokens', async () => {
+    const result = await inPage(2, decode, { steps: 4, prompt: PROMPT }, false);
+    assert.deepEqual([result.threads, result.simd, result.shared], [2, 'simd128', true]);
+    assert.deepEqual(result.tokens, nodeTokens.slice(0, 4));
+    assert.ok(server.requests.includes('/dist/threads/onnx_light_threads.wasm'));
   });
 
   test('no page errors', () => {

@@ -17,6 +17,35 @@
 
 /* ------------------------------------------------------------ vec.h */
 
+/* ol_i16x8_dot_i8x16_u7 (the relaxed-SIMD dot where OL_VEC_DOT_I8),
+ * ol_i16x8_add and ol_i32x4_sum_i16x8_pairs equal plain integer sums for
+ * every signed byte against 0..127, the extremes included (-128 * 127
+ * pairs: no 16-bit sum saturates). */
+static void test_vec_dot_i8(void) {
+  for (int round = 0; round < 2000; round++) {
+    int8_t a[16];
+    uint8_t b[16];
+    int16_t c[8], want16[8], got16[8];
+    int32_t want[4], got[4];
+    for (int i = 0; i < 16; i++) {
+      uint32_t r = next_u32();
+      a[i] = round < 2 ? (int8_t)(round ? 127 : -128) : (int8_t)(r & 0xff);
+      b[i] = round < 2 ? 127 : (uint8_t)((r >> 8) % 128);
+    }
+    for (int j = 0; j < 8; j++) {
+      c[j] = (int16_t)((int32_t)(next_u32() % 1024) - 512);
+      want16[j] = (int16_t)(c[j] + a[2 * j] * b[2 * j] + a[2 * j + 1] * b[2 * j + 1]);
+    }
+    for (int l = 0; l < 4; l++) want[l] = (int32_t)want16[2 * l] + want16[2 * l + 1];
+    ol_i32x4 s = ol_i16x8_add(ol_i32x4_load(c), ol_i16x8_dot_i8x16_u7(ol_i32x4_load(a), ol_i32x4_load(b)));
+    memcpy(got16, &s, sizeof got16);
+    ol_i32x4 w = ol_i32x4_sum_i16x8_pairs(s);
+    for (int l = 0; l < 4; l++) got[l] = ol_i32x4_lane(w, l);
+    CHECK(memcmp(got16, want16, sizeof got16) == 0);
+    CHECK(memcmp(got, want, sizeof got) == 0);
+  }
+}
+
 static void test_vec_lanewise(void) {
   const float xs[] = {1.5f, -2.25f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN, 3e38f, 1e-40f, -7.0f, 0.1f, 1.0f};
   const int n = (int)(sizeof xs / sizeof xs[0]);
@@ -150,5 +179,5 @@ static void test_gemm_nonfinite(void) {
   for (int i = 0; i < M * N; i++) CHECK(isnan(want[i]) ? isnan(got[i]) : fbits(want[i]) == fbits(got[i]));
 }
 
-OL_TEST_MAIN(TEST(test_vec_lanewise), TEST(test_vec_horizontal), TEST(test_gemm_edges),
+OL_TEST_MAIN(TEST(test_vec_dot_i8), TEST(test_vec_lanewise), TEST(test_vec_horizontal), TEST(test_gemm_edges),
              TEST(test_gemm_blocks), TEST(test_gemm_order_matters), TEST(test_gemm_nonfinite))

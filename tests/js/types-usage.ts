@@ -10,6 +10,8 @@ import {
   inferShapes,
   init,
   memoryStats,
+  env,
+  simdLevel,
   parseModel,
   printModel,
   resetPeakMemory,
@@ -47,7 +49,10 @@ import { ModelProtoSchema, type ModelProto } from 'onnx-light/proto';
 
 export async function usage(bytes: Uint8Array): Promise<number> {
   const options: LoadOptions = { wasmUrl: new URL('https://example.invalid/onnx_light.wasm') };
+  env.wasm.relaxedSimd = false;
   await init(options);
+  const simd: 'relaxed' | 'simd128' = simdLevel();
+  if (simd === 'relaxed') env.wasm.numThreads = 1;
   const session = await InferenceSession.create(bytes, { wasmBinary: new ArrayBuffer(8) });
   const names: readonly string[] = session.inputNames;
   for (const meta of session.inputMetadata) {

@@ -76,14 +76,7 @@ OL_AI void chunk_acc(const int bits, const float *p, ol_i32x4 v, const ol_i32x4 
 
 static float zero_point(const ol_qgemv_shape *s, const uint8_t *zp_u8, const float *zp_f,
                         int64_t n, int64_t j) {
-  int64_t kb = ol_qgemv_blocks(s);
-  if (zp_f) return zp_f[n * kb + j];
-  int64_t zrow = (kb * s->bits + 7) / 8;
-  if (s->bits == 4) {
-    uint8_t b = zp_u8[n * zrow + j / 2];
-    return (float)((j & 1) ? b >> 4 : b & 15);
-  }
-  return (float)zp_u8[n * zrow + j];
+  return ol_qgemv_given_zero_point(s->bits, ol_qgemv_blocks(s), zp_u8, zp_f, n, j);
 }
 
 float ol_qgemv_zero_point(const ol_qgemv_shape *s, const uint8_t *zp_u8, const float *zp_f, int64_t n, int64_t j) {

@@ -57,6 +57,21 @@ void ol_qgemv_nbits(const ol_qgemv_shape *s, const float *work, const uint8_t *B
                     const float *scales, const uint8_t *zp_u8, const float *zp_f,
                     const float *bias, int64_t n0, int64_t n1, float *y);
 
+/* The zero point of output n, block j when zero points are given (zp_f, else
+ * zp_u8 packed bits wide; kb blocks per output). Inline: kernels call it per
+ * block from their hot loops, where a call makes the compiler spill their
+ * vector accumulators. */
+static inline __attribute__((always_inline)) float ol_qgemv_given_zero_point(const int bits, int64_t kb, const uint8_t *zp_u8,
+                                                                            const float *zp_f, int64_t n, int64_t j) {
+  if (zp_f) return zp_f[n * kb + j];
+  int64_t zrow = (kb * bits + 7) / 8;
+  if (bits == 4) {
+    uint8_t b = zp_u8[n * zrow + j / 2];
+    return (float)((j & 1) ? b >> 4 : b & 15);
+  }
+  return (float)zp_u8[n * zrow + j];
+}
+
 /* The zero point of output n, block j: from zp_f, zp_u8, else 2^(bits-1). */
 float ol_qgemv_zero_point(const ol_qgemv_shape *s, const uint8_t *zp_u8, const float *zp_f, int64_t n, int64_t j);
 

@@ -86,14 +86,15 @@ OL_AI void block_dots(const int bits, const int NC, const int R, ptrdiff_t nc, c
 /* R prepared rows, four outputs n..n+3: each weight block's fields are
  * extracted once for all rows; per row the integer sums are transposed so
  * that lane i is output n+i, and the float part runs four outputs wide (the
- * same operations in the same order as one output at a time). */
-OL_AI void four_outputs(const int bits, const int NC, const int R, const ol_qgemv_shape *s,
+ * same operations in the same order as one output at a time). GIVEN: zero
+ * points given (else 2^(bits-1)), a constant, so that no call sits in the
+ * block loop (a call there spilled the integer sums). */
+OL_AI void four_outputs(const int bits, const int NC, const int R, const bool GIVEN, const ol_qgemv_shape *s,
                         const int16_t *const *codes, const float *const *sa, const float *const *asum,
                         const uint8_t *B, const float *scales, const uint8_t *zp_u8, const float *zp_f,
                         const float *bias, int64_t n, float *y, int64_t ldy) {
   const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), blob = (ptrdiff_t)ol_qgemv_blob_bytes(s), nc = (ptrdiff_t)ol_qgemv_chunks(s);
   const ptrdiff_t block_codes = nc * (ptrdiff_t)chunk_codes(bits);
-  const bool given = zp_u8 || zp_f;
   const ol_f32x4 zdef = ol_f32x4_splat((float)(1 << (bits - 1)));
   const uint8_t *b = B + n * kb * blob;
   const float *sc = scales + n * kb;
@@ -102,8 +103,10 @@ OL_AI void four_outputs(const int bits, const int NC, const int R, const ol_qgem
   for (ptrdiff_t j = 0; j < kb; j++) {
     ol_i32x4 d[4][4]; /* [output][row] */
     for (int o = 0; o < 4; o++) block_dots(bits, NC, R, nc, b + (o * kb + j) * blob, codes, j * block_codes, d[o]);
-    ol_f32x4 z = given ? ol_f32x4_set(ol_qgemv_zero_point(s, zp_u8, zp_f, n, j), ol_qgemv_zero_point(s, zp_u8, zp_f, n + 1, j),
-                                      ol_qgemv_zero_point(s, zp_u8, zp_f, n + 2, j), ol_qgemv_zero_point(s, zp_u8, zp_f, n + 3, j))
+    ol_f32x4 z = GIVEN ? ol_f32x4_set(ol_qgemv_given_zero_point(bits, kb, zp_u8, zp_f, n, j),
+                                      ol_qgemv_given_zero_point(bits, kb, zp_u8, zp_f, n + 1, j),
+                                      ol_qgemv_given_zero_point(bits, kb, zp_u8, zp_f, n + 2, j),
+                                      ol_qgemv_given_zero_point(bits, kb, zp_u8, zp_f, n + 3, j))
                        : zdef;
     ol_f32x4 sw = ol_f32x4_set(sc[j], sc[kb + j], sc[2 * kb + j], sc[3 * kb + j]);
     for (int r = 0; r < R; r++) {
@@ -122,7 +125,7 @@ OL_AI void four_outputs(const int bits, const int NC, const int R, const ol_qgem
 }
 
 /* y[r * ldy + n - n0] for R prepared rows (works[r]) and n in [n0, n1). */
-OL_AI void rows(const int bits, const int NC, const int R, const ol_qgemv_shape *s, const void *const *works,
+OL_AI void rows(const int bits, const int NC, const int R, const bool GIVEN, const ol_qgemv_shape *s, const void *const *works,
                 const uint8_t *B, const float *scales, const uint8_t *zp_u8, const float *zp_f, const float *bias,
                 int64_t n0, int64_t n1, float *y, int64_t ldy) {
   const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), blob = (ptrdiff_t)ol_qgemv_blob_bytes(s), nc = (ptrdiff_t)ol_qgemv_chunks(s);
@@ -135,10 +138,9 @@ OL_AI void rows(const int bits, const int NC, const int R, const ol_qgemv_shape 
     asum[r] = sa[r] + kb;
   }
   const float zdef = (float)(1 << (bits - 1));
-  const bool given = zp_u8 || zp_f;
   int64_t n = n0;
   for (; n + 4 <= n1; n += 4)
-    four_outputs(bits, NC, R, s, codes, sa, asum, B, scales, zp_u8, zp_f, bias, n, y + n - n0, ldy);
+    four_outputs(bits, NC, R, GIVEN, s, codes, sa, asum, B, scales, zp_u8, zp_f, bias, n, y + n - n0, ldy);
   for (; n < n1; n++) {
     const uint8_t *b0 = B + n * kb * blob;
     const float *s0 = scales + n * kb;
@@ -146,7 +148,7 @@ OL_AI void rows(const int bits, const int NC, const int R, const ol_qgemv_shape 
     for (ptrdiff_t j = 0; j < kb; j++) {
       ol_i32x4 d[4];
       block_dots(bits, NC, R, nc, b0 + j * blob, codes, j * block_codes, d);
-      float z = given ? ol_qgemv_zero_point(s, zp_u8, zp_f, n, j) : zdef;
+      float z = GIVEN ? ol_qgemv_given_zero_point(bits, kb, zp_u8, zp_f, n, j) : zdef;
       for (int r = 0; r < R; r++) {
         int32_t isum = (ol_i32x4_lane(d[r], 0) + ol_i32x4_lane(d[r], 1)) + (ol_i32x4_lane(d[r], 2) + ol_i32x4_lane(d[r], 3));
         acc[r] = acc[r] + ((float)isum - z * asum[r][j]) * (sa[r][j] * s0[j]);
@@ -156,16 +158,21 @@ OL_AI void rows(const int bits, const int NC, const int R, const ol_qgemv_shape 
   }
 }
 
-#define OL_QGEMV_I8_DISPATCH(R)                                                                         \
-  do {                                                                                                  \
-    if (s->bits == 4) {                                                                                 \
-      if (blob == 8) rows(4, 0, R, s, works, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);             \
-      else if (blob == 16) rows(4, 1, R, s, works, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);       \
-      else rows(4, -1, R, s, works, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);                      \
-    } else {                                                                                            \
-      if (blob == 16) rows(8, 1, R, s, works, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);            \
-      else rows(8, -1, R, s, works, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);                      \
-    }                                                                                                   \
+#define OL_QGEMV_I8_ROWS(R, GIVEN)                                                                        \
+  do {                                                                                                    \
+    if (s->bits == 4) {                                                                                   \
+      if (blob == 8) rows(4, 0, R, GIVEN, s, works, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);        \
+      else if (blob == 16) rows(4, 1, R, GIVEN, s, works, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);  \
+      else rows(4, -1, R, GIVEN, s, works, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);                 \
+    } else {                                                                                              \
+      if (blob == 16) rows(8, 1, R, GIVEN, s, works, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);       \
+      else rows(8, -1, R, GIVEN, s, works, B, scales, zp_u8, zp_f, bias, n0, n1, y, ldy);                 \
+    }                                                                                                     \
+  } while (0)
+#define OL_QGEMV_I8_DISPATCH(R)                           \
+  do {                                                    \
+    if (zp_u8 || zp_f) OL_QGEMV_I8_ROWS(R, true);         \
+    else OL_QGEMV_I8_ROWS(R, false);                      \
   } while (0)
 
 void ol_qgemv_i8_nbits_rows(const ol_qgemv_shape *s, const void *const *works, int nrows, const uint8_t *B,

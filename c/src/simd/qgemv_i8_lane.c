@@ -9,7 +9,20 @@
  * i's integer block sum. The float part is that of qgemv_i8.c, four outputs
  * wide, in the same order. A group of eight outputs is two such halves side
  * by side (32 bytes per chunk); with one row both halves share each chunk's
- * activation vectors. */
+ * activation vectors.
+ *
+ * 4-bit codes where the 8-bit dot is one instruction (OL_VEC_DOT_I8: the
+ * relaxed wasm build, SSSE3 natively): byte b of output i's word holds
+ * elements 8c + 2b (low nibble) and 8c + 2b + 1 (high nibble), so the
+ * chunk's low and high nibbles, kept as bytes 0..15, meet two prepared
+ * vectors of int8 codes whose byte 4i + b is that element's code (the same
+ * for every i). ol_i16x8_dot_i8x16_u7 sums byte pairs into 16-bit lanes,
+ * added up over at most four chunks (per lane 16 products of at most
+ * 15 * 127: |sum| <= 30480, no overflow), then widened, each output's two
+ * 16-bit lanes into its i32 lane: the same exact integer sums. (The 8-bit
+ * dot into 32 bits with its add, i32x4.relaxed_dot_i8x16_i7x16_add_s, is
+ * three instructions in V8 on x86 without AVX-VNNI and measured no faster
+ * than SIMD128 here; the 16-bit one is one pmaddubsw.) */
 #include "simd/qgemv_i8_lane.h"
 
 #include <stdbool.h>
@@ -21,7 +34,14 @@
 
 #define OL_AI static inline __attribute__((always_inline))
 
-/* per chunk F vectors of 8 codes: 4 * block int16 per block for either width */
+/* 4-bit codes on 8-bit dot products (see above) */
+#define DOT8(bits) ((bits) == 4 && OL_VEC_DOT_I8)
+
+/* int16 units of prepared codes per chunk: F vectors of 8 int16, or two of
+ * 16 int8 for DOT8 */
+#define CHUNK_CODES(bits) (DOT8(bits) ? 16 : 8 * (16 / (bits)))
+
+/* per chunk at most F vectors of 8 codes: 4 * block int16 per block for either width */
 static size_t codes_bytes(const ol_qgemv_shape *s) {
   return sizeof(int16_t) * 4 * (size_t)(ol_qgemv_blocks(s) * s->block);
 }
@@ -38,6 +58,18 @@ void ol_qgemv_i8_lane_prepare(const ol_qgemv_shape *s, const float *a, void *wor
   int16_t q[256];
   for (int64_t j = 0; j < kb; j++) {
     sa[j] = ol_qgemv_i8_quantize_block_sum(s, a, j, q, &asum[j]);
+    if (DOT8(s->bits)) {
+      /* chunk c: 16 bytes of the low nibbles' codes, then 16 of the high */
+      for (int64_t c = 0; c < cpb; c++) {
+        int8_t *dst = (int8_t *)(codes + (j * cpb + c) * CHUNK_CODES(4));
+        for (int i = 0; i < 4; i++)
+          for (int b = 0; b < 4; b++) {
+            dst[4 * i + b] = (int8_t)q[8 * c + 2 * b];
+            dst[16 + 4 * i + b] = (int8_t)q[8 * c + 2 * b + 1];
+          }
+      }
+      continue;
+    }
     /* lanes 2l and 2l + 1 of vector (c, k): the codes of elements E c + k
      * and E c + F + k, the same pair in all four 32-bit lanes */
     for (int64_t c = 0; c < cpb; c++)
@@ -49,15 +81,24 @@ void ol_qgemv_i8_lane_prepare(const ol_qgemv_shape *s, const float *a, void *wor
   }
 }
 
-/* output n's zero point of block j (ol_qgemv_zero_point, inlined) */
-OL_AI float zero_point(const int bits, ptrdiff_t kb, const uint8_t *zp_u8, const float *zp_f, int64_t n, ptrdiff_t j) {
-  if (zp_f) return zp_f[n * kb + j];
-  ptrdiff_t zrow = (kb * bits + 7) / 8;
-  if (bits == 4) {
-    uint8_t b = zp_u8[n * zrow + j / 2];
-    return (float)((j & 1) ? b >> 4 : b & 15);
+/* DOT8: the chunk's 16-bit sums from its low nibbles (lo) and high nibbles
+ * (hi), 0..15 as bytes, and the prepared codes a_lo, a_hi */
+OL_AI ol_i32x4 dot8_chunk(ol_i32x4 a_lo, ol_i32x4 lo, ol_i32x4 a_hi, ol_i32x4 hi) {
+  return ol_i16x8_add(ol_i16x8_dot_i8x16_u7(a_lo, lo), ol_i16x8_dot_i8x16_u7(a_hi, hi));
+}
+
+/* DOT8: chunks summed in 16 bits before widening (see above) */
+#define DOT8_SPAN 4
+
+/* DOT8: one 16-byte chunk (four outputs' words) times R rows' prepared
+ * codes at codes[r] + at, added to the 16-bit sums s[r] */
+OL_AI void chunk4_dot8(const int R, ol_i32x4 v, const int16_t *const *codes, ptrdiff_t at, ol_i32x4 *s) {
+  const ol_i32x4 low4 = ol_i16x8_splat(0x0f0f);
+  ol_i32x4 lo = ol_i32x4_and(v, low4), hi = ol_i32x4_and(ol_u16x8_shr(v, 4), low4);
+  for (int r = 0; r < R; r++) {
+    const int16_t *q = codes[r] + at;
+    s[r] = ol_i16x8_add(s[r], dot8_chunk(ol_i32x4_load(q), lo, ol_i32x4_load(q + 8), hi));
   }
-  return (float)zp_u8[n * zrow + j];
 }
 
 /* acc[r] = acc[r] + ((float)d[r] - z * asum_j) * (sa_j * sw), four outputs
@@ -75,7 +116,7 @@ OL_AI void block_epilogue(const int R, const ol_i32x4 *d, ol_f32x4 z, ol_f32x4 s
 OL_AI ol_f32x4 zero_points(const int bits, ptrdiff_t kb, const uint8_t *zp_u8, const float *zp_f, int64_t n, int m,
                            ptrdiff_t j) {
   float zz[4] = {0, 0, 0, 0};
-  for (int i = 0; i < m; i++) zz[i] = zero_point(bits, kb, zp_u8, zp_f, n + i, j);
+  for (int i = 0; i < m; i++) zz[i] = ol_qgemv_given_zero_point(bits, kb, zp_u8, zp_f, n + i, j);
   return ol_f32x4_set(zz[0], zz[1], zz[2], zz[3]);
 }
 
@@ -90,20 +131,19 @@ OL_AI void half(const int bits, const int R, const bool GIVEN, const bool tail, 
                 ptrdiff_t bstride, const float *sc, ptrdiff_t sstride, const uint8_t *zp_u8, const float *zp_f,
                 int64_t n, int m, float *y, ptrdiff_t ldy) {
   const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), blob = (ptrdiff_t)ol_qgemv_blob_bytes(s), cpb = blob / 4;
-  const int F = 16 / bits;
   const ol_f32x4 zdef = ol_f32x4_splat((float)(1 << (bits - 1)));
   ol_f32x4 acc[4];
   for (int r = 0; r < R; r++) acc[r] = ol_f32x4_zero();
-  ptrdiff_t at = 0; /* codes of chunk (j, c) at (j * cpb + c) * 8F */
+  ptrdiff_t at = 0; /* codes of chunk (j, c) at (j * cpb + c) * CHUNK_CODES */
   for (ptrdiff_t j = 0; j < kb; j++) {
-    ol_i32x4 d[4];
-    for (int r = 0; r < R; r++) d[r] = ol_i32x4_splat(0);
+    ol_i32x4 d[4], s16[4]; /* s16: DOT8's 16-bit sums */
+    for (int r = 0; r < R; r++) d[r] = s16[r] = ol_i32x4_splat(0);
     /* kept a loop: unrolled, the compiler hoists every load of the block
      * ahead and the wasm engine spills them (measured 1.3x slower) */
 #if defined(__clang__)
 #pragma clang loop unroll(disable)
 #endif
-    for (ptrdiff_t c = 0; c < cpb; c++, at += 8 * F) {
+    for (ptrdiff_t c = 0; c < cpb; c++, at += CHUNK_CODES(bits)) {
       ol_i32x4 v;
       if (tail) {
         uint8_t t[16] = {0};
@@ -113,8 +153,18 @@ OL_AI void half(const int bits, const int R, const bool GIVEN, const bool tail, 
         v = ol_i32x4_load(b);
         b += bstride;
       }
-      if (bits == 4) ol_qgemv_i8_chunk4(R, v, codes, at, d);
-      else ol_qgemv_i8_chunk8(R, v, codes, at, d);
+      if (DOT8(bits)) {
+        chunk4_dot8(R, v, codes, at, s16);
+        if (c % DOT8_SPAN == DOT8_SPAN - 1 || c == cpb - 1)
+          for (int r = 0; r < R; r++) {
+            d[r] = ol_i32x4_add(d[r], ol_i32x4_sum_i16x8_pairs(s16[r]));
+            s16[r] = ol_i32x4_splat(0);
+          }
+      } else if (bits == 4) {
+        ol_qgemv_i8_chunk4(R, v, codes, at, d);
+      } else {
+        ol_qgemv_i8_chunk8(R, v, codes, at, d);
+      }
     }
     ol_f32x4 z = GIVEN ? zero_points(bits, kb, zp_u8, zp_f, n, m, j) : zdef, sw;
     if (tail) {
@@ -136,18 +186,28 @@ OL_AI void group1(const int bits, const bool GIVEN, const ol_qgemv_shape *s, con
                   const float *const *sa, const float *const *asum, const uint8_t *b, const float *sc,
                   const uint8_t *zp_u8, const float *zp_f, int64_t n, float *y) {
   const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), blob = (ptrdiff_t)ol_qgemv_blob_bytes(s), cpb = blob / 4;
-  const int F = 16 / bits;
   const ol_f32x4 zdef = ol_f32x4_splat((float)(1 << (bits - 1)));
-  const ol_i32x4 low4 = ol_i16x8_splat(0x000f), low8 = ol_i16x8_splat(0x00ff);
+  const ol_i32x4 low4 = ol_i16x8_splat(0x000f), low8 = ol_i16x8_splat(0x00ff), nibbles = ol_i16x8_splat(0x0f0f);
   ol_f32x4 acc[2] = {ol_f32x4_zero(), ol_f32x4_zero()};
   const int16_t *q = codes[0];
   for (ptrdiff_t j = 0; j < kb; j++) {
-    ol_i32x4 d[2] = {ol_i32x4_splat(0), ol_i32x4_splat(0)};
+    ol_i32x4 d[2] = {ol_i32x4_splat(0), ol_i32x4_splat(0)}, s16[2] = {ol_i32x4_splat(0), ol_i32x4_splat(0)};
 #if defined(__clang__)
 #pragma clang loop unroll(disable)
 #endif
-    for (ptrdiff_t c = 0; c < cpb; c++, q += 8 * F, b += 32) {
-      if (bits == 4) {
+    for (ptrdiff_t c = 0; c < cpb; c++, q += CHUNK_CODES(bits), b += 32) {
+      if (DOT8(bits)) {
+        ol_i32x4 a_lo = ol_i32x4_load(q), a_hi = ol_i32x4_load(q + 8);
+        for (int h = 0; h < 2; h++) {
+          ol_i32x4 v = ol_i32x4_load(b + 16 * h);
+          s16[h] = ol_i16x8_add(s16[h], dot8_chunk(a_lo, ol_i32x4_and(v, nibbles), a_hi, ol_i32x4_and(ol_u16x8_shr(v, 4), nibbles)));
+        }
+        if (c % DOT8_SPAN == DOT8_SPAN - 1 || c == cpb - 1)
+          for (int h = 0; h < 2; h++) {
+            d[h] = ol_i32x4_add(d[h], ol_i32x4_sum_i16x8_pairs(s16[h]));
+            s16[h] = ol_i32x4_splat(0);
+          }
+      } else if (bits == 4) {
         ol_i32x4 a0 = ol_i32x4_load(q), a1 = ol_i32x4_load(q + 8), a2 = ol_i32x4_load(q + 16), a3 = ol_i32x4_load(q + 24);
         for (int h = 0; h < 2; h++) {
           ol_i32x4 v = ol_i32x4_load(b + 16 * h);

@@ -23,7 +23,18 @@
  * pairs into 32-bit lanes (ol_i32x4_dot_i16x8: lane i = a2i*b2i + a2i+1*b2i+1,
  * wasm i32x4.dot_i16x8_s, SSE2 pmaddwd), interleaves of 32- and 64-bit
  * lanes (zip_lo/zip_hi, for transposing sums) and ol_f32x4_set (lanes in
- * order). Integer results are exact. */
+ * order). Integer results are exact.
+ *
+ * ol_i16x8_dot_i8x16_u7(a, b): 16-bit lane j = a[2j] * b[2j] + a[2j+1] *
+ * b[2j+1], a signed bytes, b bytes the CALLER keeps in 0..127 (there the
+ * relaxed-SIMD instruction i16x8.relaxed_dot_i8x16_i7x16_s is deterministic
+ * and cannot saturate), with ol_i16x8_add (wrapping; callers keep sums in
+ * range) and ol_i32x4_sum_i16x8_pairs (lane i = 16-bit lanes 2i + 2i+1,
+ * signed: i32x4.extadd_pairwise_i16x8_s). OL_VEC_DOT_I8 is 1 where the dot
+ * is one instruction (SSSE3 pmaddubsw; the relaxed wasm build,
+ * OL_WASM_RELAXED, see simd/relaxed_dot.h), 0 where it is emulated (wasm
+ * SIMD128, SSE2, scalar): kernels pick their formulation by it, and every
+ * formulation sums the same integers exactly. */
 #ifndef OL_SIMD_VEC_H
 #define OL_SIMD_VEC_H
 #include <stdint.h>
@@ -69,6 +80,21 @@ static inline ol_i32x4 ol_i32x4_zip_hi(ol_i32x4 a, ol_i32x4 b) { return wasm_i32
 static inline ol_i32x4 ol_i64x2_zip_lo(ol_i32x4 a, ol_i32x4 b) { return wasm_i64x2_shuffle(a, b, 0, 2); }
 static inline ol_i32x4 ol_i64x2_zip_hi(ol_i32x4 a, ol_i32x4 b) { return wasm_i64x2_shuffle(a, b, 1, 3); }
 static inline ol_f32x4 ol_f32x4_set(float a, float b, float c, float d) { return wasm_f32x4_make(a, b, c, d); }
+static inline ol_i32x4 ol_i16x8_add(ol_i32x4 a, ol_i32x4 b) { return wasm_i16x8_add(a, b); }
+static inline ol_i32x4 ol_i32x4_sum_i16x8_pairs(ol_i32x4 a) { return wasm_i32x4_extadd_pairwise_i16x8(a); }
+#if defined(OL_WASM_RELAXED)
+#include "simd/relaxed_dot.h"
+#define OL_VEC_DOT_I8 1
+static inline ol_i32x4 ol_i16x8_dot_i8x16_u7(ol_i32x4 a, ol_i32x4 b) { return ol_relaxed_dot_i8x16_i7x16(a, b); }
+#else
+#define OL_VEC_DOT_I8 0
+/* even and odd bytes as 16-bit lanes (a sign-extended, b zero-extended) */
+static inline ol_i32x4 ol_i16x8_dot_i8x16_u7(ol_i32x4 a, ol_i32x4 b) {
+  ol_i32x4 a_even = wasm_i16x8_shr(wasm_i16x8_shl(a, 8), 8), a_odd = wasm_i16x8_shr(a, 8);
+  ol_i32x4 b_even = wasm_v128_and(b, wasm_i16x8_splat(0x00ff)), b_odd = wasm_u16x8_shr(b, 8);
+  return wasm_i16x8_add(wasm_i16x8_mul(a_even, b_even), wasm_i16x8_mul(a_odd, b_odd));
+}
+#endif
 
 #elif defined(__SSE2__)
 #include <emmintrin.h>
@@ -110,6 +136,22 @@ static inline ol_i32x4 ol_i32x4_zip_hi(ol_i32x4 a, ol_i32x4 b) { return _mm_unpa
 static inline ol_i32x4 ol_i64x2_zip_lo(ol_i32x4 a, ol_i32x4 b) { return _mm_unpacklo_epi64(a, b); }
 static inline ol_i32x4 ol_i64x2_zip_hi(ol_i32x4 a, ol_i32x4 b) { return _mm_unpackhi_epi64(a, b); }
 static inline ol_f32x4 ol_f32x4_set(float a, float b, float c, float d) { return _mm_setr_ps(a, b, c, d); }
+static inline ol_i32x4 ol_i16x8_add(ol_i32x4 a, ol_i32x4 b) { return _mm_add_epi16(a, b); }
+static inline ol_i32x4 ol_i32x4_sum_i16x8_pairs(ol_i32x4 a) { return _mm_madd_epi16(a, _mm_set1_epi16(1)); }
+#if defined(__SSSE3__)
+#include <tmmintrin.h>
+#define OL_VEC_DOT_I8 1
+/* pmaddubsw: unsigned b times signed a, byte pairs summed to 16 bits
+ * (|sum| <= 2 * 127 * 128: no saturation) */
+static inline ol_i32x4 ol_i16x8_dot_i8x16_u7(ol_i32x4 a, ol_i32x4 b) { return _mm_maddubs_epi16(b, a); }
+#else
+#define OL_VEC_DOT_I8 0
+static inline ol_i32x4 ol_i16x8_dot_i8x16_u7(ol_i32x4 a, ol_i32x4 b) {
+  __m128i a_even = _mm_srai_epi16(_mm_slli_epi16(a, 8), 8), a_odd = _mm_srai_epi16(a, 8);
+  __m128i b_even = _mm_and_si128(b, _mm_set1_epi16(0x00ff)), b_odd = _mm_srli_epi16(b, 8);
+  return _mm_add_epi16(_mm_mullo_epi16(a_even, b_even), _mm_mullo_epi16(a_odd, b_odd));
+}
+#endif
 
 #else
 #include <string.h>
@@ -205,6 +247,32 @@ static inline ol_i32x4 ol_i32x4_zip_hi(ol_i32x4 a, ol_i32x4 b) { return (ol_i32x
 static inline ol_i32x4 ol_i64x2_zip_lo(ol_i32x4 a, ol_i32x4 b) { return (ol_i32x4){{a.u[0], a.u[1], b.u[0], b.u[1]}}; }
 static inline ol_i32x4 ol_i64x2_zip_hi(ol_i32x4 a, ol_i32x4 b) { return (ol_i32x4){{a.u[2], a.u[3], b.u[2], b.u[3]}}; }
 static inline ol_f32x4 ol_f32x4_set(float a, float b, float c, float d) { return (ol_f32x4){{a, b, c, d}}; }
+#define OL_VEC_DOT_I8 0
+static inline ol_i32x4 ol_i16x8_dot_i8x16_u7(ol_i32x4 a, ol_i32x4 b) {
+  ol_i32x4 r;
+  for (int i = 0; i < 4; i++) {
+    uint32_t w = 0;
+    for (int h = 0; h < 2; h++) {
+      int32_t sum = 0;
+      for (int k = 2 * h; k < 2 * h + 2; k++) sum += (int8_t)(a.u[i] >> (8 * k)) * (int32_t)(uint8_t)(b.u[i] >> (8 * k));
+      w |= (uint32_t)(uint16_t)sum << (16 * h);
+    }
+    r.u[i] = w;
+  }
+  return r;
+}
+static inline ol_i32x4 ol_i16x8_add(ol_i32x4 a, ol_i32x4 b) {
+  ol_i32x4 r;
+  for (int i = 0; i < 4; i++)
+    r.u[i] = (uint32_t)(uint16_t)(ol_i16x8_get(a, 2 * i) + ol_i16x8_get(b, 2 * i)) |
+             (uint32_t)(uint16_t)(ol_i16x8_get(a, 2 * i + 1) + ol_i16x8_get(b, 2 * i + 1)) << 16;
+  return r;
+}
+static inline ol_i32x4 ol_i32x4_sum_i16x8_pairs(ol_i32x4 a) {
+  ol_i32x4 r;
+  for (int i = 0; i < 4; i++) r.u[i] = (uint32_t)((int32_t)(int16_t)ol_i16x8_get(a, 2 * i) + (int16_t)ol_i16x8_get(a, 2 * i + 1));
+  return r;
+}
 #endif
 
 /* ------------------------------------------------------------ shared helpers */
