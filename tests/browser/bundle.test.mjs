@@ -23,7 +23,8 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const STEPS = 6;
 const PROMPT = [84, 104, 101, 32]; // 'The '
-const WASM_ONLY = ['onnx_light.wasm', 'threads/onnx_light_threads.wasm'];
+// the SIMD128 and relaxed-SIMD modules (Chromium passes the relaxed probe)
+const WASM_ONLY = ['onnx_light.wasm', 'onnx_light_relaxed.wasm', 'threads/onnx_light_threads.wasm', 'threads/onnx_light_threads_relaxed.wasm'];
 const ALL = [...WASM_ONLY, 'threads/onnx_light_threads.js', 'threads/onnx_light_threads.worker.js'];
 
 const APP = `
@@ -153,10 +154,10 @@ describe('an esbuild bundle of the package in Chromium', () => {
   test('a missing or unreachable module fails within seconds, naming the URL', async () => {
     const missing = await run('plain', { threads: 1, wasmPaths: '/site/nowhere/' });
     assert.equal(missing.error?.code, 'OL_NOT_FOUND', JSON.stringify(missing));
-    assert.match(missing.error.message, new RegExp(`${servers.plain.origin}/site/nowhere/onnx_light\\.wasm failed: HTTP 404`));
+    assert.match(missing.error.message, new RegExp(`${servers.plain.origin}/site/nowhere/onnx_light_relaxed\\.wasm failed: HTTP 404`));
     const unreachable = await run('isolated', { threads: 2, wasmPaths: 'http://127.0.0.1:9/onnx-light/' });
     assert.equal(unreachable.error?.code, 'OL_NOT_FOUND', JSON.stringify(unreachable));
-    assert.match(unreachable.error.message, /http:\/\/127\.0\.0\.1:9\/onnx-light\/threads\/onnx_light_threads\.wasm failed/);
+    assert.match(unreachable.error.message, /http:\/\/127\.0\.0\.1:9\/onnx-light\/threads\/onnx_light_threads_relaxed\.wasm failed/);
     for (const r of [missing, unreachable]) assert.ok(r.seconds < 5, `failed after ${r.seconds} s`);
     const bad = await run('plain', { threads: 1, wasmPaths: 42 });
     assert.equal(bad.error?.code, 'OL_INVALID_ARGUMENT');

@@ -10,7 +10,6 @@ import {
   inferShapes,
   init,
   memoryStats,
-  env,
   simdLevel,
   parseModel,
   printModel,
