@@ -1051,6 +1051,17 @@ size_t ol_builder_count(const ol_builder *builder, ol_builder_part part);
 ol_status ol_builder_get(const ol_builder *builder, ol_builder_part part, size_t index, void **out_bytes,
                          size_t *out_size);
 
+/* Initializer de-duplication: a later initializer equal to an earlier one
+ * of the same kind is removed and the node inputs naming it (subgraphs
+ * included) renamed to the first. Equal means: TensorProto data type, dims,
+ * payload and external data entries; structured initializers: the resolved
+ * physical type (type_ref followed, type_id ignored), payload, logical type,
+ * affine layout, parameter_ref and external data (equal bytes alone are not
+ * enough). Names and doc strings do not count. Initializers named by graph
+ * inputs or outputs, persistent bindings or quantization annotations stay.
+ * *removed (may be NULL) receives the count. */
+ol_status ol_builder_dedup_initializers(ol_builder *builder, size_t *removed);
+
 /* ToModel: the serialized ModelProto. The struct-type catalogue is compacted
  * to the entries the model references (directly or through other entries,
  * shared quantization descriptors included) and renumbered 1..n in catalogue

@@ -71,3 +71,4 @@ export {
 } from './quantization.js';
 export { addQuantizationParameters, materializeQuantizedValue, quantizeTensorShared } from './quantization-shared.js';
 export { SharedQuantizedValue } from './shared-value.js';
+export { GraphBuilder } from './graph-builder.js';

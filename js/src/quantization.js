@@ -99,7 +99,7 @@ export function parseQuantizationFormat(name) {
 }
 
 /** Bytes the library allocated (ptr at out, length at out + 4), copied out and freed. */
-function takeBytes(runtime, out) {
+export function takeBytes(runtime, out) {
   const [ptr, length] = [runtime.u32(out), runtime.u32(out + 4)];
   const copy = runtime.heap.slice(ptr, ptr + length);
   runtime.m._olw_ol_free(ptr);

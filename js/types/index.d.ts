@@ -881,3 +881,78 @@ export interface MatMulNBitsInputs {
   blockSize: number;
 }
 export function exportMatMulNBitsInputs(encoded: EncodedValue | Uint8Array, options?: { model?: Uint8Array | ArrayBuffer }): MatMulNBitsInputs;
+
+type Schemas = typeof import('onnx-light/proto');
+/** A message object or its init shape (what @bufbuild/protobuf's create takes), or its serialized bytes. */
+export type MessageInput<K extends keyof Schemas> = Schemas[K] extends import('@bufbuild/protobuf').DescMessage
+  ? import('@bufbuild/protobuf').MessageInitShape<Schemas[K]> | Uint8Array
+  : never;
+
+/**
+ * Builds or edits a model (seed 002's GraphBuilder); the behaviour is the C
+ * builder's (ol_builder_*). Every part is kept as its message, unchanged:
+ * structured initializers stay encoded, external data stays external, cache
+ * initializers and persistent bindings are kept. Graph inputs, initializers of
+ * every kind and node outputs share one namespace: a clash throws an
+ * OnnxLightError ('OL_INVALID_ARGUMENT') naming both holders.
+ */
+export class GraphBuilder {
+  /** Loads the wasm module and the protobuf schema; needed before `new GraphBuilder`. */
+  static load(): Promise<void>;
+  /** Loads, then `new GraphBuilder(options)`. */
+  static create(options?: GraphBuilderOptions): Promise<GraphBuilder>;
+  /** Imports a model (bytes, a path or URL, or a ModelProto object). */
+  static fromModel(model: ModelSource): Promise<GraphBuilder>;
+  /** An empty model (defaults: irVersion 10, opset 18 of the default domain). Throws OL_FAILED_PRECONDITION before load(). */
+  constructor(options?: GraphBuilderOptions);
+  /** A tensor ValueInfoProto init object; dims are numbers (dim_value) or strings (dim_param). */
+  static tensorInfo(name: string, type: string, dims?: (number | string)[]): MessageInput<'ValueInfoProtoSchema'>;
+
+  addInput(valueInfo: MessageInput<'ValueInfoProtoSchema'>): this;
+  addOutput(valueInfo: MessageInput<'ValueInfoProtoSchema'>): this;
+  addNode(node: MessageInput<'NodeProtoSchema'>): this;
+  addInitializer(tensor: MessageInput<'TensorProtoSchema'>): this;
+  /** Stores an encoded value unchanged; returns its name. */
+  makeStructuredInitializer(value: EncodedValue | MessageInput<'EncodedValueProtoSchema'>): string;
+  addCacheInitializer(cache: MessageInput<'PagedCacheProtoSchema'>): this;
+  /** A model-level struct type (nonzero typeId, unique). */
+  addStructType(type: MessageInput<'StructTypeProtoSchema'>): this;
+  addFunction(fn: MessageInput<'FunctionProtoSchema'>): this;
+  addPersistentBinding(inputName: string, outputName: string): this;
+
+  removeInput(name: string): this;
+  removeOutput(name: string): this;
+  /** By node name, or for an unnamed node by one of its outputs. */
+  removeNode(nameOrOutput: string): this;
+  /** An initializer of any kind. */
+  removeInitializer(name: string): this;
+  removePersistentBinding(inputName: string): this;
+  removeStructType(typeId: number | bigint): this;
+  removeFunction(name: string): this;
+
+  readonly inputs: import('onnx-light/proto').ValueInfoProto[];
+  readonly outputs: import('onnx-light/proto').ValueInfoProto[];
+  readonly nodes: import('onnx-light/proto').NodeProto[];
+  readonly initializers: import('onnx-light/proto').TensorProto[];
+  readonly structuredInitializers: import('onnx-light/proto').EncodedValueProto[];
+  readonly cacheInitializers: import('onnx-light/proto').PagedCacheProto[];
+  readonly persistentBindings: import('onnx-light/proto').PersistentBindingProto[];
+  readonly structTypes: import('onnx-light/proto').StructTypeProto[];
+  readonly functions: import('onnx-light/proto').FunctionProto[];
+  readonly valueInfos: import('onnx-light/proto').ValueInfoProto[];
+
+  /** Removes initializers equal to an earlier one (structured: resolved physical type, payload and metadata compared); returns the count. */
+  dedupInitializers(): number;
+  /** ToModel as bytes: the struct-type catalogue compacted to what is referenced, ids renumbered 1..n, references remapped. */
+  toBytes(): Uint8Array;
+  /** ToModel as a ModelProto object. */
+  toModel(): import('onnx-light/proto').ModelProto;
+  /** ToGraph: throws OL_FAILED_PRECONDITION when a part uses a model-level struct_type.type_ref. */
+  toGraph(): import('onnx-light/proto').GraphProto;
+  dispose(): void;
+}
+
+export interface GraphBuilderOptions {
+  irVersion?: number;
+  opsetImports?: { domain?: string; version: number }[];
+}

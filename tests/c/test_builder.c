@@ -496,5 +496,72 @@ static void test_import_keeps_everything(void) {
   ol_builder_destroy(NULL);
 }
 
-OL_TEST_MAIN(TEST(test_build_and_run), TEST(test_name_clash), TEST(test_remove_and_bindings),
+
+/* An inline array uint8[4] or int8[4] layout. */
+static ol_status add_typed_structured(ol_builder *b, const char *name, ol_dtype elem, const char *payload) {
+  Onnx__TypeProto__Tensor elem_tensor = ONNX__TYPE_PROTO__TENSOR__INIT;
+  elem_tensor.has_elem_type = 1;
+  elem_tensor.elem_type = (int32_t)elem;
+  Onnx__TypeProto et = ONNX__TYPE_PROTO__INIT;
+  et.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+  et.tensor_type = &elem_tensor;
+  Onnx__StructTypeProto__Array array = ONNX__STRUCT_TYPE_PROTO__ARRAY__INIT;
+  array.element_type = &et;
+  array.has_dimension = 1;
+  array.dimension = 4;
+  Onnx__StructTypeProto st = ONNX__STRUCT_TYPE_PROTO__INIT;
+  st.kind_case = ONNX__STRUCT_TYPE_PROTO__KIND_ARRAY;
+  st.array = &array;
+  Onnx__EncodedValueProto ev = ONNX__ENCODED_VALUE_PROTO__INIT;
+  ev.layout_case = ONNX__ENCODED_VALUE_PROTO__LAYOUT_STRUCT_TYPE;
+  ev.struct_type = &st;
+  ev.name = (char *)name;
+  ev.has_raw_data = 1;
+  ev.raw_data.data = (uint8_t *)payload;
+  ev.raw_data.len = 4;
+  return add_packed(b, OL_BUILDER_STRUCTURED_INITIALIZER, &ev.base);
+}
+
+static bool node_reads(const ol_builder *b, size_t node, size_t input, const char *name) {
+  void *data = NULL;
+  size_t size = 0;
+  if (ol_builder_get(b, OL_BUILDER_NODE, node, &data, &size) != OL_OK) return false;
+  Onnx__NodeProto *n = onnx__node_proto__unpack(NULL, size, data);
+  bool same = n && input < n->n_input && strcmp(n->input[input], name) == 0;
+  if (n) onnx__node_proto__free_unpacked(n, NULL);
+  ol_free(data);
+  return same;
+}
+
+/* De-duplication compares what a value decodes to: byte-identical payloads
+ * with different descriptors stay apart; equal ones merge, readers renamed. */
+static void test_dedup(void) {
+  ol_builder *b = new_builder();
+  CHECK_OK(add_type(b, 7, 0)); /* array uint8[4], like the inline u1 below */
+  CHECK_OK(add_typed_structured(b, "u1", OL_DTYPE_UINT8, "abcd"));
+  CHECK_OK(add_typed_structured(b, "s1", OL_DTYPE_INT8, "abcd"));    /* same bytes, another descriptor */
+  CHECK_OK(add_structured(b, "u2", 7, "abcd"));                       /* same resolved type as u1 */
+  CHECK_OK(add_typed_structured(b, "u3", OL_DTYPE_UINT8, "abce"));   /* other bytes */
+  CHECK_OK(add_tensor(b, "t1", 2.0f));
+  CHECK_OK(add_tensor(b, "t2", 2.0f));
+  CHECK_OK(add_tensor(b, "t3", 3.0f));
+  CHECK_OK(add_value(b, OL_BUILDER_INPUT, "x", 2));
+  CHECK_OK(add_tensor(b, "x", 2.0f)); /* an input's default: kept, never a keeper */
+  CHECK_OK(add_node(b, "a", "Add", "t2", "x", "y"));
+  CHECK_OK(add_node(b, "p", "Pack", "u2", "s1", "z"));
+  size_t removed = 0;
+  CHECK_OK(ol_builder_dedup_initializers(b, &removed));
+  CHECK(removed == 2); /* t2 -> t1, u2 -> u1 */
+  CHECK(ol_builder_count(b, OL_BUILDER_INITIALIZER) == 3);
+  CHECK(ol_builder_count(b, OL_BUILDER_STRUCTURED_INITIALIZER) == 3);
+  CHECK(node_reads(b, 0, 0, "t1") && node_reads(b, 0, 1, "x"));
+  CHECK(node_reads(b, 1, 0, "u1") && node_reads(b, 1, 1, "s1"));
+  /* the removed names are free again */
+  CHECK_OK(add_tensor(b, "t2", 5.0f));
+  CHECK_OK(ol_builder_dedup_initializers(b, &removed));
+  CHECK(removed == 0);
+  ol_builder_destroy(b);
+}
+
+OL_TEST_MAIN(TEST(test_dedup), TEST(test_build_and_run), TEST(test_name_clash), TEST(test_remove_and_bindings),
              TEST(test_catalogue_compaction), TEST(test_to_graph_and_text), TEST(test_import_keeps_everything))

@@ -1,15 +1,15 @@
 // toPagedModel on decoders whose attention is one fused node (see
 // attention_decoders.mjs and bench/lib/llama_model.mjs 'fused'):
-// GroupQueryAttention with rotary inside, Attention 23 (3-D with grouped
-// heads, 4-D, is_causal, scale) and MultiHeadAttention (unidirectional,
-// scale). Converted, each gives the contiguous model's logits within 1e-4
+// GroupQueryAttention with rotary inside (also with a local window),
+// Attention 23 (3-D with grouped heads, 4-D, is_causal, scale) and
+// MultiHeadAttention (unidirectional, scale). Converted, each gives the contiguous model's logits within 1e-4
 // and greedy tokens step by step through session.run, the same 40 tokens
 // through session.generate, and generates with int8 keys / uint4 values.
 // Unsupported attributes are refused naming the node and the attribute.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { create, fromBinary } from '@bufbuild/protobuf';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import * as ol from 'onnx-light';
 import { AttributeProto_AttributeType as A, AttributeProtoSchema, ModelProtoSchema } from 'onnx-light/proto';
 
@@ -62,8 +62,17 @@ async function generated(model, options = {}, sessionOptions = {}) {
   return Array.from(tokens.data.subarray(PROMPT.length), Number);
 }
 
+/** The fused llama with extra attributes on every GroupQueryAttention. */
+function gqaWith(attributes) {
+  const model = fromBinary(ModelProtoSchema, buildLlama(GQA_SHAPE, 11, 'fused'));
+  for (const node of model.graph.node.filter((n) => n.opType === 'GroupQueryAttention'))
+    node.attribute.push(...attributes.map((a) => create(AttributeProtoSchema, a)));
+  return toBinary(ModelProtoSchema, model);
+}
+
 const FORMS = [
   ['GroupQueryAttention (rotary inside, int4 weights)', () => buildLlama(GQA_SHAPE, 11, 'fused'), 2],
+  ['GroupQueryAttention, local_window_size 6', () => gqaWith([{ name: 'local_window_size', type: A.INT, i: 6n }]), 2],
   ['Attention 23, 3-D, grouped heads, is_causal', () => buildAttentionDecoder({ form: 'attention', kvHeads: 2, attrs: { is_causal: 1 } }), 2],
   ['Attention 23, 4-D, is_causal, scale', () => buildAttentionDecoder({ form: 'attention4d', kvHeads: 2, attrs: { is_causal: 1, scale: { f: 0.2 } } }), 2],
   ['MultiHeadAttention, unidirectional, scale', () => buildAttentionDecoder({ form: 'mha', attrs: { unidirectional: 1, scale: { f: 0.3 } } }), 2],
@@ -113,8 +122,6 @@ describe('toPagedModel on fused attention', () => {
     const refused = async (model, pattern) => assert.rejects(toPagedModel(model), (e) => e.code === 'OL_NOT_IMPLEMENTED' && pattern.test(e.message));
     await refused(buildAttentionDecoder({ form: 'attention', attrs: { softcap: { f: 30 } } }), /Attention node 'n\d+': attribute 'softcap'/);
     await refused(buildAttentionDecoder({ form: 'attention', attrs: { is_causal: 1, softcap: { f: 5 } } }), /softcap/);
-    const gqa = fromBinary(ModelProtoSchema, buildLlama(GQA_SHAPE, 11, 'fused'));
-    gqa.graph.node.find((n) => n.opType === 'GroupQueryAttention').attribute.push(create(AttributeProtoSchema, { name: 'softcap', type: A.FLOAT, f: 30 }));
-    await refused(gqa, /GroupQueryAttention node '[^']+': attribute 'softcap'/);
+    await refused(gqaWith([{ name: 'softcap', type: A.FLOAT, f: 30 }]), /GroupQueryAttention node '[^']+': attribute 'softcap'/);
   });
 });

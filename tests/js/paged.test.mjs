@@ -85,7 +85,7 @@ describe('toPagedModel', () => {
       await assert.rejects(toPagedModel(bytes, options), { code: 'OL_INVALID_ARGUMENT' });
     }
     const plain = await parseModel('<ir_version: 10, opset_import: ["" : 18]> g (float[2] x) => (float[2] y) { y = Neg(x) }');
-    await assert.rejects(toPagedModel(plain), { code: 'OL_NOT_IMPLEMENTED', message: /no attention/ });
+    await assert.rejects(toPagedModel(plain), { code: 'OL_NOT_IMPLEMENTED', message: /no cached attention was recognized/ });
     const paged = await toPagedModel(bytes);
     await assert.rejects(toPagedModel(paged), { code: 'OL_INVALID_ARGUMENT', message: /already has persistent bindings/ });
   });

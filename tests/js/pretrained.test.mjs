@@ -22,7 +22,7 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { Template } from '@huggingface/jinja';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { InferenceSession, OnnxLightError, Tensor, fromPretrained } from 'onnx-light';
-import { ModelProtoSchema, StringStringEntryProtoSchema } from 'onnx-light/proto';
+import { AttributeProtoSchema, AttributeProto_AttributeType, ModelProtoSchema, StringStringEntryProtoSchema } from 'onnx-light/proto';
 
 import { SHAPES, buildLlama } from '../../bench/lib/llama_model.mjs';
 import { ROOT } from './models.mjs';
@@ -362,15 +362,29 @@ describe('fromPretrained: a Llama-2 tokenizer beside a random-weight 32000-vocab
     }
   });
 
-  test('a decoder toPagedModel does not convert (GroupQueryAttention) falls back to contiguous caches', async (t) => {
+  test('a GroupQueryAttention decoder goes onto paged caches; one toPagedModel refuses (softcap) falls back to contiguous caches', async (t) => {
     const fused = tempDir(t, 'fused');
     for (const name of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json']) copyFileSync(join(dir, name), join(fused, name));
     mkdirSync(join(fused, 'onnx'));
-    writeFileSync(join(fused, 'onnx/model_q4.onnx'), buildLlama({ ...SHAPES.tiny, vocab: 32000 }, 7, 'fused'));
+    const built = fromBinary(ModelProtoSchema, buildLlama({ ...SHAPES.tiny, vocab: 32000 }, 7, 'fused'));
+    writeFileSync(join(fused, 'onnx/model_q4.onnx'), toBinary(ModelProtoSchema, built));
+    const converted = await fromPretrained(fused, { dtype: 'q4' });
+    try {
+      assert.equal(converted.paged, true);
+      const { ids: promptIds } = await converted.encode('Hello there');
+      const { ids } = await converted.generate('Hello there', { temperature: 0, maxNewTokens: 8 });
+      assert.deepEqual(ids, await greedyByHand(join(fused, 'onnx/model_q4.onnx'), promptIds, 8, [2]));
+    } finally {
+      await converted.release();
+    }
+    // softcap: PagedAttention has none, so the decoder stays contiguous
+    for (const node of built.graph.node.filter((n) => n.opType === 'GroupQueryAttention'))
+      node.attribute.push(create(AttributeProtoSchema, { name: 'softcap', type: AttributeProto_AttributeType.FLOAT, f: 30 }));
+    writeFileSync(join(fused, 'onnx/model_q4.onnx'), toBinary(ModelProtoSchema, built));
     const model = await fromPretrained(fused, { dtype: 'q4' });
     try {
       assert.equal(model.paged, false);
-      assert.ok(model.pagedFallbackReason?.length > 0);
+      assert.match(model.pagedFallbackReason ?? '', /softcap/);
       t.diagnostic(`fallback: ${model.pagedFallbackReason}`);
       const { ids: promptIds } = await model.encode('Hello there');
       const { ids } = await model.generate('Hello there', { temperature: 0, maxNewTokens: 8 });

@@ -41,6 +41,7 @@ import {
   type PretrainedProgress,
   type PretrainedResult,
   type TextTokenizer,
+  GraphBuilder,
 } from 'onnx-light';
 import { ModelProtoSchema, type ModelProto } from 'onnx-light/proto';
 
@@ -201,3 +202,20 @@ export async function pretrained(dir: string, picked: Map<string, File>): Promis
 env.wasm.numThreads = 2;
 env.wasm.wasmPaths = '/vendor/onnx-light/';
 env.wasm.wasmPaths = new URL('https://example.invalid/onnx-light/');
+
+export async function builderUsage(model: ModelProto, encoded: EncodedValue): Promise<number> {
+  const imported = await GraphBuilder.fromModel(model);
+  const b: GraphBuilder = await GraphBuilder.create({ irVersion: 10, opsetImports: [{ domain: '', version: 21 }] });
+  const name: string = b.makeStructuredInitializer(encoded);
+  b.addInput(GraphBuilder.tensorInfo('X', 'float32', ['batch', 4]))
+    .addNode({ opType: 'Relu', input: ['X'], output: ['Y'] })
+    .addOutput(GraphBuilder.tensorInfo('Y', 'float32'))
+    .addPersistentBinding('X', 'Y')
+    .removePersistentBinding('X');
+  const removed: number = b.dedupInitializers();
+  const exported: ModelProto = b.toModel();
+  const bytes: Uint8Array = imported.toBytes();
+  const names: string[] = b.structuredInitializers.map((e) => e.name);
+  b.dispose();
+  return name.length + removed + exported.structTypes.length + bytes.length + names.length + b.toGraph().node.length;
+}

@@ -20,7 +20,7 @@
 #include "ir/model.h"
 #include "ir/proto_patch.h"
 
-enum { PAGED_MAX_REPLACED = 24, PAGED_MAX_NEW = 24 };
+enum { PAGED_MAX_REPLACED = 24, PAGED_MAX_NEW = 32 };
 
 typedef struct paged_layer {
   const char *past_k, *past_v;       /* graph inputs the cache replaces */

@@ -46,3 +46,6 @@ OLW int olw_builder_to_model(const ol_builder *builder, void **out_bytes, size_t
 OLW int olw_builder_to_graph(const ol_builder *builder, void **out_bytes, size_t *out_size) {
   return ol_builder_to_graph(builder, out_bytes, out_size);
 }
+OLW int olw_builder_dedup_initializers(ol_builder *builder, size_t *removed) {
+  return ol_builder_dedup_initializers(builder, removed);
+}
