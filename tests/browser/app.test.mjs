@@ -142,6 +142,7 @@ describe('the chat app in Chromium', () => {
     assert.match(await page.textContent('#threads'), /^2 threads \(cross-origin isolated\)/);
     assert.equal(await page.textContent('[data-testid=cache-bytes]'), 'empty');
     timings.firstLoadMs = Number(await page.getAttribute('body', 'data-load-ms'));
+    timings.downloadBytes = MODEL_BYTES;
   });
 
   test('a message gets an answer; the cache is shown by format', async () => {
