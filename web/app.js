@@ -1,11 +1,15 @@
-// The chat page: downloads the model once (progress bar, Cache API), restores
-// the saved conversation (IndexedDB), and talks to chat-worker.js, which
-// holds the model and the conversation's KV cache. A service worker (sw.js)
-// keeps the page, the runtime and the model available offline.
+// The chat page: downloads the default model directory once (progress bar,
+// Cache API), or opens one from disk (directory picker / file input),
+// restores the model's saved conversation (IndexedDB), and talks to
+// chat-worker.js, which holds the model (fromPretrained) and the
+// conversation's KV cache. A service worker (sw.js) keeps the page, the
+// runtime and the default model available offline.
 // Test hooks: data-testid attributes (index.html); ?seed=N fixes the seed
-// of answer k to N + k (Regenerate then gives the same answer again).
-import { MODEL_URL, POLICY_TEXT } from './config.js';
-import { loadModel } from './download.js';
+// of answer k to N + k (Regenerate then gives the same answer again);
+// ?max-tokens=N caps an answer's length; body[data-model] is the id the
+// conversation is saved under.
+import { MAX_ANSWER_TOKENS, MODEL_DIR, MODEL_FILES, POLICY_TEXT } from './config.js';
+import { loadDirectory } from './download.js';
 import { clearConversation, loadConversation, saveConversation } from './store.js';
 
 const $ = (id) => document.getElementById(id);
@@ -25,11 +29,16 @@ const ui = {
   seedInfo: $('seed-info'),
   cacheBytes: $('cache-bytes'),
   policy: $('policy'),
+  modelName: $('model-name'),
+  modelInfo: $('model-info'),
+  openModel: $('open-model'),
+  modelFiles: $('model-files'),
 };
 
-const modelUrl = new URL(MODEL_URL, location.href).href;
-const seedParam = new URLSearchParams(location.search).get('seed');
-const fixedSeed = seedParam !== null && /^\d+$/.test(seedParam) ? Number(seedParam) : null;
+const modelUrl = new URL(MODEL_DIR, location.href).href;
+const params = new URLSearchParams(location.search);
+const fixedSeed = /^\d+$/.test(params.get('seed') ?? '') ? Number(params.get('seed')) : null;
+const maxTokens = /^[1-9]\d*$/.test(params.get('max-tokens') ?? '') ? Number(params.get('max-tokens')) : MAX_ANSWER_TOKENS;
 
 let worker = null;
 let transcript = []; // [{ role, text }]
@@ -37,6 +46,7 @@ let live = null; // the answer being written: { li, decoder, count, first }
 let waiting = null; // { resolve, reject } of the worker job in progress
 let workerReady = false; // the worker has the model
 let jobs = 0; // id of the last job sent
+let modelId = null; // the conversation is saved under it
 
 function setState(state, text = state) {
   document.body.dataset.state = state;
@@ -47,6 +57,8 @@ function setState(state, text = state) {
   ui.newChat.disabled = !(idle || (state === 'error' && workerReady));
   ui.regenerate.disabled = !idle || !transcript.some((m) => m.role === 'bot');
   ui.stop.disabled = state !== 'generating';
+  ui.openModel.disabled = !(idle || state === 'error');
+  ui.modelFiles.disabled = ui.openModel.disabled;
 }
 
 function addMessage(role, text) {
@@ -82,10 +94,10 @@ function ask(message) {
 
 function onWorkerMessage({ data }) {
   switch (data.type) {
-    case 'token':
+    case 'text':
       if (live) {
         if (live.count++ === 0) live.first = performance.now();
-        if (data.byte !== 10) live.li.textContent += live.decoder.decode(Uint8Array.of(data.byte), { stream: true });
+        live.li.textContent += data.piece;
         const seconds = (performance.now() - live.first) / 1000;
         if (live.count > 1 && seconds > 0) ui.speed.textContent = ((live.count - 1) / seconds).toFixed(0);
       }
@@ -107,15 +119,16 @@ function onWorkerMessage({ data }) {
 /** Runs a turn (or a regeneration) and saves the conversation afterwards. */
 async function generate(message) {
   const answerIndex = transcript.filter((m) => m.role === 'user').length - 1;
-  live = { li: addMessage('bot', ''), decoder: new TextDecoder(), count: 0, first: 0 };
+  live = { li: addMessage('bot', ''), count: 0, first: 0 };
   setState('generating', 'generating');
   try {
     const result = await ask(message.type === 'turn' ? { ...message, seed: seedFor(answerIndex) } : { ...message, seed: fixedSeed === null ? seedFor(answerIndex) : undefined });
-    const text = new TextDecoder().decode(Uint8Array.from(result.bytes));
+    // the chat template adds its own end-of-answer text (the worker feeds the difference)
+    const text = result.text.trimEnd();
     live.li.textContent = text;
     transcript.push({ role: 'bot', text });
     if (result.tokensPerSecond) ui.speed.textContent = result.tokensPerSecond.toFixed(0);
-    await saveConversation({ model: modelUrl, transcript, saved: result.saved });
+    await saveConversation({ model: modelId, transcript, saved: result.saved });
     document.body.dataset.answers = String(Number(document.body.dataset.answers ?? 0) + 1); // answers given since the page loaded
     setState('ready');
   } catch (error) {
@@ -131,7 +144,8 @@ async function send() {
   ui.prompt.value = '';
   addMessage('user', text);
   transcript.push({ role: 'user', text });
-  await generate({ type: 'turn', message: text });
+  const messages = transcript.map((m) => ({ role: m.role === 'bot' ? 'assistant' : 'user', content: m.text }));
+  await generate({ type: 'turn', messages });
 }
 
 async function regenerate() {
@@ -144,7 +158,7 @@ async function regenerate() {
 async function newChat() {
   if (ui.newChat.disabled) return;
   setState('busy', 'clearing');
-  await clearConversation();
+  await clearConversation(modelId);
   transcript = [];
   ui.transcript.replaceChildren();
   ui.speed.textContent = '–';
@@ -161,46 +175,112 @@ async function registerServiceWorker() {
   }
 }
 
-async function start() {
+/** The default model directory: downloaded once with a progress bar, then from the Cache API. */
+async function loadDefaultModel() {
+  const { files, bytes, fromCache } = await loadDirectory(modelUrl, MODEL_FILES, (loaded, total) => {
+    ui.progress.max = total || 1;
+    ui.progress.value = loaded;
+    ui.progress.dataset.loaded = String(loaded);
+    ui.loadText.textContent = `model: ${(loaded / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB`;
+  });
+  ui.loadText.textContent = `model: ${(bytes / 1e6).toFixed(1)} MB ${fromCache ? 'from this browser\'s cache' : 'downloaded'}`;
+  return files;
+}
+
+/**
+ * Runs the model directory `files` (Map: relative path -> File/Blob) in a
+ * new worker, with the conversation saved under `id` if there is one.
+ */
+async function openModel({ id, name, files }) {
   setState('loading', 'loading');
-  ui.policy.textContent = `KV cache policy: ${POLICY_TEXT}.`;
-  ui.seedInfo.textContent = fixedSeed === null ? 'random seeds' : `seed ${fixedSeed} (+ answer number)`;
-  $('model-name').textContent = MODEL_URL.split('/').pop();
-  registerServiceWorker();
-  // The model: MODEL_URL (config.js). Opening a model directory from disk
-  // (fromPretrained: directory picker / file input, with its tokenizer and
-  // chat template) belongs here, as another source of the bytes handed to
-  // the worker; its turns would then come from the chat template instead of
-  // config.js's plain-text format.
-  const [{ bytes, fromCache }, record] = await Promise.all([
-    loadModel(modelUrl, (loaded, total) => {
-      ui.progress.max = total || 1;
-      ui.progress.value = loaded;
-      ui.progress.dataset.loaded = String(loaded);
-      ui.loadText.textContent = `model: ${(loaded / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB`;
-    }),
-    loadConversation().catch(() => null),
-  ]);
-  ui.loadText.textContent = `model: ${(bytes.byteLength / 1e6).toFixed(1)} MB ${fromCache ? 'from this browser\'s cache' : 'downloaded'}`;
-  const restored = record?.model === modelUrl ? record : null;
-  worker = new Worker(new URL('chat-worker.js', import.meta.url), { type: 'module' });
+  worker?.terminate();
+  waiting?.reject(new Error('another model was opened'));
+  workerReady = false;
+  transcript = [];
+  ui.transcript.replaceChildren();
+  ui.speed.textContent = '–';
+  modelId = id;
+  document.body.dataset.model = id;
+  ui.modelName.textContent = name;
+  const record = await loadConversation(id).catch(() => null);
+  const current = new Worker(new URL('chat-worker.js', import.meta.url), { type: 'module' });
+  worker = current;
   worker.addEventListener('message', onWorkerMessage);
   worker.addEventListener('error', (event) => {
+    if (worker !== current) return;
     waiting?.reject(new Error(event.message || 'the worker failed'));
     setState('error', `error: ${event.message || 'the worker failed'}`);
   });
   // threads on cross-origin isolated pages (0: one per core), else one
-  const ready = await ask({ type: 'init', model: bytes, threads: globalThis.crossOriginIsolated ? 0 : 1, saved: restored?.saved ?? null });
+  const ready = await ask({ type: 'init', files, maxTokens, threads: globalThis.crossOriginIsolated ? 0 : 1, saved: record?.saved ?? null });
   workerReady = true;
   ui.threads.textContent = `${ready.threads} thread${ready.threads === 1 ? '' : 's'}${globalThis.crossOriginIsolated ? ' (cross-origin isolated)' : ''}`;
-  if (restored) {
-    transcript = restored.transcript;
+  const { file, template, tokenizer } = ready.model;
+  ui.modelInfo.textContent = `${file}; tokens: ${tokenizer === 'bytes' ? 'bytes' : 'tokenizer.json'}; turns: ${template === 'directory' ? 'the directory\'s chat template' : 'no chat template in the directory, so plain "You: …\\nBot: …" lines'}; answers of at most ${maxTokens} tokens`;
+  if (record) {
+    transcript = record.transcript;
     for (const m of transcript) addMessage(m.role, m.text);
   }
-  document.body.dataset.loadMs = String(Math.round(performance.now())); // since navigation
   setState('ready');
 }
 
+/** Files of a picked directory by path below it, its name, and an id (name, file count and bytes) to save its conversation under. */
+function pickedModel(name, files) {
+  let bytes = 0;
+  for (const file of files.values()) bytes += file.size;
+  return { id: `picked:${name}:${files.size} files:${bytes} bytes`, name, files };
+}
+
+/** The files below a FileSystemDirectoryHandle (showDirectoryPicker). */
+async function handleFiles(handle, prefix = '', files = new Map()) {
+  for await (const entry of handle.values()) {
+    if (entry.kind === 'directory') await handleFiles(entry, `${prefix}${entry.name}/`, files);
+    else files.set(prefix + entry.name, await entry.getFile());
+  }
+  return files;
+}
+
+/** The files of <input type=file webkitdirectory> by path below the picked folder. */
+function inputFiles(list) {
+  const files = new Map();
+  let name = 'the files';
+  for (const file of list) {
+    const path = file.webkitRelativePath || file.name;
+    const slash = path.indexOf('/');
+    if (slash > 0) name = path.slice(0, slash);
+    files.set(slash > 0 ? path.slice(slash + 1) : path, file);
+  }
+  return { name, files };
+}
+
+async function openFromDisk() {
+  if (ui.openModel.disabled) return;
+  if (typeof globalThis.showDirectoryPicker !== 'function') {
+    ui.modelFiles.click(); // continues in the input's change event
+    return;
+  }
+  let handle;
+  try {
+    handle = await globalThis.showDirectoryPicker({ id: 'onnx-light-model', mode: 'read' });
+  } catch (error) {
+    if (error?.name === 'AbortError') return; // the picker was closed
+    throw error;
+  }
+  await openModel(pickedModel(handle.name, await handleFiles(handle)));
+}
+
+async function start() {
+  setState('loading', 'loading');
+  ui.policy.textContent = `KV cache policy: ${POLICY_TEXT}.`;
+  ui.seedInfo.textContent = fixedSeed === null ? 'random seeds' : `seed ${fixedSeed} (+ answer number)`;
+  ui.modelName.textContent = MODEL_DIR.replace(/\/$/, '').split('/').pop();
+  registerServiceWorker();
+  const files = await loadDefaultModel();
+  await openModel({ id: modelUrl, name: ui.modelName.textContent, files });
+  document.body.dataset.loadMs = String(Math.round(performance.now())); // since navigation
+}
+
+const failed = (error) => setState('error', `error: ${error.message}`);
 ui.form.addEventListener('submit', (event) => {
   event.preventDefault();
   send();
@@ -214,5 +294,12 @@ ui.prompt.addEventListener('keydown', (event) => {
 ui.stop.addEventListener('click', () => worker?.postMessage({ type: 'stop', id: jobs }));
 ui.regenerate.addEventListener('click', regenerate);
 ui.newChat.addEventListener('click', newChat);
+ui.openModel.addEventListener('click', () => openFromDisk().catch(failed));
+ui.modelFiles.addEventListener('change', () => {
+  if (!ui.modelFiles.files.length) return;
+  const { name, files } = inputFiles(ui.modelFiles.files);
+  ui.modelFiles.value = '';
+  openModel(pickedModel(name, files)).catch(failed);
+});
 
-start().catch((error) => setState('error', `error: ${error.message}`));
+start().catch(failed);

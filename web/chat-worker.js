@@ -1,20 +1,27 @@
-// The app's Web Worker: the model on paged KV caches and the conversation's
-// cache. The page sends the model bytes and, when it restores a saved
-// conversation, its caches (PagedCacheProto bytes); then turns. Messages:
-//   in:  { type: 'init', model: Uint8Array, threads, saved: { caches: { name: bytes }, pending, lastTurn } | null }
-//        { type: 'turn', id, message, seed } | { type: 'regenerate', id, seed } | { type: 'stop', id } | { type: 'reset' }
-//   out: { type: 'ready', threads, stats } | { type: 'token', byte }
-//        { type: 'answer', bytes, tokensPerSecond, stats, saved } | { type: 'error', message }
-// `saved` ({ caches, pending, lastTurn }) is what the page stores after every
-// answer; `pending` is the answer's last token (not in the cache yet: the
-// next turn's input starts with it).
-import { InferenceSession, PagedCache, Tensor, emptyCaches, env, init, memoryStats, numThreads, quantizePagedCache, toPagedModel } from 'onnx-light';
+// The app's Web Worker: a model directory opened with fromPretrained (its
+// tokenizer, chat template and eos ids), the decoder on paged KV caches, and
+// the conversation's cache. The page sends the directory's files and, when
+// it restores a saved conversation, its caches (PagedCacheProto bytes); then
+// turns. Messages:
+//   in:  { type: 'init', files: Map<path, Blob>, threads, maxTokens, saved: { caches: { name: bytes }, ids, lastTurn } | null }
+//        { type: 'turn', id, messages: [{ role, content }], seed } | { type: 'regenerate', id, seed }
+//        { type: 'stop', id } | { type: 'reset' }
+//   out: { type: 'ready', threads, stats, model } | { type: 'text', piece }
+//        { type: 'answer', text, tokensPerSecond, stats, saved } | { type: 'error', message }
+// A turn is the whole conversation rendered by the chat template; only the
+// tokens the cache does not hold yet are fed (where the rendering differs
+// from what the cache holds, e.g. the template's end-of-answer text, the
+// cache is truncated to the common prefix first). `saved` is what the page
+// stores after every answer; `ids` are the conversation's tokens, of which
+// the cache holds all but the last generated one.
+import { PagedCache, Tensor, emptyCaches, env, fromPretrained, init, memoryStats, numThreads, quantizePagedCache } from 'onnx-light';
 
-import { END_OF_ANSWER, MAX_ANSWER_BYTES, QUANTIZED, TEMPERATURE, turnInput } from './config.js';
+import { PLAIN_TEMPLATE, QUANTIZED, TEMPERATURE } from './config.js';
 
-let session = null;
+let model = null; // fromPretrained's generator
+let maxTokens = 0;
 let caches = null; // { name: PagedCache }: the conversation so far
-let pending = []; // generated tokens not in the cache yet
+let ids = []; // the conversation's tokens (the cache holds the first cacheLength())
 let lastTurn = null; // { start, input, seed }: to regenerate the last answer
 let stopId = null; // the job whose answer should end (Stop may come before the job starts)
 let busy = Promise.resolve();
@@ -34,41 +41,64 @@ async function handle(message) {
   switch (message.type) {
     case 'init':
       return start(message);
-    case 'turn':
-      return answer(message.id, turnInput(pending, message.message), cacheLength(), message.seed);
-    case 'regenerate': {
-      if (!lastTurn) throw new Error('there is no answer to regenerate');
-      const cut = Object.fromEntries(Object.entries(caches).map(([name, cache]) => [name, cache.truncate(lastTurn.start)]));
-      replaceCaches(cut);
-      return answer(message.id, lastTurn.input, lastTurn.start, message.seed ?? lastTurn.seed);
+    case 'turn': {
+      const { ids: wanted } = await model.encode(message.messages);
+      let common = 0;
+      while (common < ids.length && common < wanted.length && ids[common] === wanted[common]) common++;
+      const start = Math.min(common, cacheLength());
+      if (start < cacheLength()) cut(start);
+      return answer(message.id, wanted.slice(start), start, message.seed);
     }
+    case 'regenerate':
+      if (!lastTurn) throw new Error('there is no answer to regenerate');
+      cut(lastTurn.start);
+      return answer(message.id, lastTurn.input, lastTurn.start, message.seed ?? lastTurn.seed);
     case 'reset':
-      replaceCaches(await emptyCaches(session));
-      pending = [];
+      replaceCaches(await emptyCaches(model.session));
+      ids = [];
       lastTurn = null;
-      post({ type: 'ready', threads: numThreads(), stats: stats() });
+      post({ type: 'ready', threads: numThreads(), stats: stats(), model: describe() });
       return;
     default:
   }
 }
 
-async function start({ model, threads, saved }) {
+async function start({ files, threads, saved, maxTokens: max }) {
   env.wasm.numThreads = threads;
   await init();
-  session = await InferenceSession.create(await toPagedModel(model));
+  model = await fromPretrained(files);
+  if (!model.paged) throw new Error(`this app keeps conversations on paged KV caches, which this decoder cannot use: ${model.pagedFallbackReason}`);
+  if (!model.chatTemplate) model.chatTemplate = PLAIN_TEMPLATE; // read when the template is first rendered
+  maxTokens = max;
   if (saved) {
     replaceCaches(Object.fromEntries(Object.entries(saved.caches).map(([name, bytes]) => [name, PagedCache.fromBytes(bytes)])));
-    pending = saved.pending;
+    ids = saved.ids;
     lastTurn = saved.lastTurn;
   } else {
-    replaceCaches(await emptyCaches(session));
+    replaceCaches(await emptyCaches(model.session));
   }
-  post({ type: 'ready', threads: numThreads(), stats: stats() });
+  post({ type: 'ready', threads: numThreads(), stats: stats(), model: describe() });
+}
+
+/** What the page shows about the model. */
+function describe() {
+  return {
+    file: model.modelFile,
+    template: model.tokenizerConfig.chat_template === undefined ? 'plain' : 'directory',
+    tokenizer: model.tokenizer.kind === 'bytes' ? 'bytes' : 'tokenizer.json',
+    eos: model.eosTokenIds,
+  };
 }
 
 function replaceCaches(next) {
   for (const cache of Object.values(caches ?? {})) cache.dispose();
   caches = next;
+}
+
+/** Keeps the first `length` tokens of the conversation (PagedCache.truncate). */
+function cut(length) {
+  replaceCaches(Object.fromEntries(Object.entries(caches).map(([name, cache]) => [name, cache.truncate(length)])));
+  ids = ids.slice(0, length);
 }
 
 function cacheLength() {
@@ -77,21 +107,27 @@ function cacheLength() {
 
 /** Job `id`: generates the answer to `input` (fed at position `start`, the cache's length) and settles the cache. */
 async function answer(id, input, start, seed) {
-  const ids = new Tensor('int64', BigInt64Array.from(input, BigInt), [1, input.length]);
+  const inputIds = new Tensor('int64', BigInt64Array.from(input, BigInt), [1, input.length]);
   const positions = new Tensor('int64', BigInt64Array.from(input, (_, i) => BigInt(start + i)), [1, input.length]);
+  const g = model.generationConfig;
+  const eos = new Set(model.eosTokenIds);
+  const decoder = model.tokenizer.decoder();
   let first = 0;
   let count = 0;
-  const { tokens, caches: next } = await session.generate(
-    { input_ids: ids, position_ids: positions, ...caches },
+  const { tokens, caches: next } = await model.session.generate(
+    { input_ids: inputIds, position_ids: positions, ...caches },
     {
-      maxNewTokens: MAX_ANSWER_BYTES,
-      temperature: TEMPERATURE,
+      maxNewTokens: maxTokens,
+      temperature: g.do_sample === false ? 0 : g.temperature ?? TEMPERATURE,
       seed,
-      eosTokenId: END_OF_ANSWER,
+      eosTokenId: model.eosTokenIds[0],
       returnCaches: true,
       onToken: ([token]) => {
         if (count++ === 0) first = performance.now();
-        post({ type: 'token', byte: Number(token) });
+        const tokenId = Number(token);
+        if (eos.has(tokenId)) return false; // the C loop stops at the first eos id, this at the others
+        const piece = decoder.push(tokenId);
+        if (piece) post({ type: 'text', piece });
         return stopId !== id; // Stop: the answer ends here, its cache kept
       },
     },
@@ -100,15 +136,15 @@ async function answer(id, input, start, seed) {
   const generated = Array.from(tokens.data.subarray(input.length), Number);
   replaceCaches(Object.fromEntries(Object.entries(next).map(([name, cache]) => [name, settle(cache)])));
   for (const cache of Object.values(next)) cache.dispose();
-  pending = generated.slice(-1);
+  ids = [...ids.slice(0, start), ...input, ...generated];
   lastTurn = { start, input, seed };
   const saved = {
     caches: Object.fromEntries(Object.entries(caches).map(([name, cache]) => [name, cache.toBytes()])),
-    pending,
+    ids,
     lastTurn,
   };
-  const bytes = generated.at(-1) === END_OF_ANSWER ? generated.slice(0, -1) : generated;
-  post({ type: 'answer', bytes, tokensPerSecond: count > 1 && seconds > 0 ? (count - 1) / seconds : null, stats: stats(), saved });
+  const text = model.tokenizer.decode(eos.has(generated.at(-1)) ? generated.slice(0, -1) : generated);
+  post({ type: 'answer', text, tokensPerSecond: count > 1 && seconds > 0 ? (count - 1) / seconds : null, stats: stats(), saved });
 }
 
 /** The policy of config.js: every dense block converted to int8 keys / uint4 values, then compacted. */

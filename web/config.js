@@ -1,32 +1,32 @@
-// What the app runs: the model (one constant to switch it), the plain-text
-// turn format of a byte-level model without a chat template, the sampling
-// defaults and the KV cache's format policy. Shared by the page (app.js)
-// and its worker (chat-worker.js).
+// What the app runs: the default model directory (one constant to switch
+// it) and the files of it the app downloads, the answers' length and
+// sampling defaults, and the KV cache's format policy. Shared by the page
+// (app.js) and its worker (chat-worker.js). The turn format is the model
+// directory's chat template (fromPretrained), for the default model and a
+// directory opened from disk alike.
 
-/** The model the page downloads (and caches) the first time, relative to this page. */
-export const MODEL_URL = '../../models/fortunes-byte-0.8M.onnx';
+/** The model directory (Hugging Face layout) the page downloads and caches the first time, relative to this page. */
+export const MODEL_DIR = '../../models/fortunes-byte-4M/';
 
-// The turn format: "You: <message>\nBot: <answer>\n". An answer ends at the
-// model's first newline (its end-of-sequence token) or after MAX_ANSWER_BYTES.
-export const USER_PREFIX = 'You: ';
-export const BOT_PREFIX = 'Bot: ';
-export const END_OF_ANSWER = 10; // '\n'
-export const MAX_ANSWER_BYTES = 160;
+/**
+ * The files of MODEL_DIR the app reads (what fromPretrained reads for it:
+ * config.json's dtype q4 picks onnx/model_q4.onnx), downloaded once with a
+ * progress bar and kept in the Cache API for offline use.
+ */
+export const MODEL_FILES = ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model_q4.onnx'];
+
+/** An answer's most tokens (the URL parameter max-tokens overrides it). */
+export const MAX_ANSWER_TOKENS = 200;
+/** Sampling temperature when generation_config.json gives none (do_sample false: greedy). */
 export const TEMPERATURE = 0.8;
 
 /**
- * The bytes that ask for the next answer: the last answer's final token
- * (generated but not yet in the cache), a newline when that answer was cut
- * before its end, then the user's line and the answer's prefix.
+ * The turn format of a model directory without a chat template: the
+ * plain-text lines "You: <message>\nBot: <answer>\n".
  */
-export function turnInput(pending, message) {
-  const encoder = new TextEncoder();
-  const lead = pending.length && pending.at(-1) !== END_OF_ANSWER ? [END_OF_ANSWER] : [];
-  const line = `${USER_PREFIX}${message.replace(/\s*\n\s*/g, ' ').trim()}\n${BOT_PREFIX}`;
-  return [...pending, ...lead, ...encoder.encode(line)];
-}
+export const PLAIN_TEMPLATE = "{% for m in messages %}{% if m['role'] == 'user' %}You: {{ m['content'] }}\nBot: {% else %}{{ m['content'] }}\n{% endif %}{% endfor %}";
 
-// The KV cache policy: the turn being answered (the user's line and the
+// The KV cache policy: the turn being answered (the user's message and the
 // answer as it grows) is appended as dense float32 pages; when the answer is
 // done, every dense block behind it is converted to int8 keys / uint4 values,
 // each page's scale calibrated from its values (scale 'auto'), and the

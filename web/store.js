@@ -1,9 +1,9 @@
-// The saved conversation in IndexedDB: one record { model, transcript, saved }
-// where saved = { caches: { name: PagedCacheProto bytes }, pending, lastTurn }
-// (chat-worker.js) and transcript = [{ role: 'user' | 'bot', text }].
+// The saved conversations in IndexedDB, one record per model (key: the
+// model's id, app.js) { model, transcript, saved } where saved =
+// { caches: { name: PagedCacheProto bytes }, ids, lastTurn } (chat-worker.js)
+// and transcript = [{ role: 'user' | 'bot', text }].
 const DB = 'onnx-light-chat';
 const STORE = 'conversation';
-const KEY = 'current';
 
 function open() {
   return new Promise((resolve, reject) => {
@@ -29,15 +29,15 @@ async function transaction(mode, fn) {
   }
 }
 
-/** The saved conversation, or null. */
-export function loadConversation() {
-  return transaction('readonly', (store) => store.get(KEY)).then((record) => record ?? null);
+/** The conversation saved with the model `model`, or null. */
+export function loadConversation(model) {
+  return transaction('readonly', (store) => store.get(model)).then((record) => record ?? null);
 }
 
 export function saveConversation(record) {
-  return transaction('readwrite', (store) => store.put(record, KEY));
+  return transaction('readwrite', (store) => store.put(record, record.model));
 }
 
-export function clearConversation() {
-  return transaction('readwrite', (store) => store.delete(KEY));
+export function clearConversation(model) {
+  return transaction('readwrite', (store) => store.delete(model));
 }

@@ -9,27 +9,33 @@
 // ends an answer early. The
 // saved cache (IndexedDB) is compared with dense fp32 pages of the same
 // tokens. Screenshots of every step go to tests/browser/screenshots/
-// (git-ignored).
+// (git-ignored). A model directory opened from disk (the file input, with a
+// copy of the default model's directory) answers like the default model.
+// Rough figures of the run (load times, download size, tokens/s with and
+// without threads, the worker's wasm memory) are printed at the end.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import * as ol from 'onnx-light';
 import { chromium } from 'playwright-core';
 
+import { MODEL_FILES, MODEL_DIR as MODEL_DIR_URL } from '../../web/config.js';
 import { serve } from './server.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = join(ROOT, 'tests/browser/screenshots');
-const MODEL_BYTES = statSync(join(ROOT, 'models/fortunes-byte-0.8M.onnx')).size;
+const MODEL_DIR = join(ROOT, 'web/dist', MODEL_DIR_URL); // MODEL_DIR_URL is relative to the page
+const MODEL_BYTES = MODEL_FILES.reduce((sum, file) => sum + statSync(join(MODEL_DIR, file)).size, 0);
 const SEED = 7;
-const MESSAGES = ['Hello there, who are you?', 'Tell me something about the sea.'];
+const MAX_TOKENS = 48; // short answers: the 4M model takes a few ms a token
+const MESSAGES = ['Never trust a man who', 'The best way to see the sea is'];
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 const opened = []; // { context, profile, server }
@@ -46,7 +52,7 @@ async function openApp({ isolated }) {
   const entry = { profile, server: s };
   opened.push(entry);
   const p = await launch(entry);
-  await p.goto(`${s.origin}/web/dist/index.html?seed=${SEED}`);
+  await p.goto(`${s.origin}/web/dist/index.html?seed=${SEED}&max-tokens=${MAX_TOKENS}`);
   await waitReady(p);
   return { page: p, context: entry.context, server: s, entry };
 }
@@ -98,7 +104,7 @@ async function savedCaches(p) {
     request.onerror = () => reject(request.error);
     request.onsuccess = () => {
       const db = request.result;
-      const get = db.transaction('conversation').objectStore('conversation').get('current');
+      const get = db.transaction('conversation').objectStore('conversation').get(document.body.dataset.model);
       get.onsuccess = () => {
         db.close();
         const record = get.result;
@@ -136,6 +142,7 @@ describe('the chat app in Chromium', () => {
     assert.match(await page.textContent('#threads'), /^2 threads \(cross-origin isolated\)/);
     assert.equal(await page.textContent('[data-testid=cache-bytes]'), 'empty');
     timings.firstLoadMs = Number(await page.getAttribute('body', 'data-load-ms'));
+    timings.downloadBytes = MODEL_BYTES;
   });
 
   test('a message gets an answer; the cache is shown by format', async () => {
@@ -143,6 +150,8 @@ describe('the chat app in Chromium', () => {
     assert.ok(text.length > 0, 'an answer');
     answers.push(text);
     timings.threadedTokensPerSecond = speed;
+    timings.answerTokens = (await page.textContent('[data-testid=cache-bytes]')).match(/^(\d+) tokens/)[1];
+    timings.wasmMemory = (await page.textContent('[data-testid=cache-bytes]')).match(/wasm memory .*$/)[0];
     assert.match(await page.textContent('[data-testid=cache-bytes]'), /int8 keys \/ uint4 values: \d+ tokens/);
     await shot(page, '02-answer');
   });
@@ -236,6 +245,38 @@ describe('the chat app in Chromium', () => {
     await waitReady(page);
     const whole = (await transcriptOf(page)).at(-1).text;
     assert.ok(stopped.length < whole.length && whole.startsWith(stopped), `stopped ${JSON.stringify(stopped)}, whole ${JSON.stringify(whole)}`);
+  });
+
+  test('a model directory opened from disk (file input) answers with its tokenizer and chat template; its conversation is saved apart', async () => {
+    const folder = join(mkdtempSync(join(tmpdir(), 'onnx-light-picked-')), 'my-fortunes');
+    cpSync(MODEL_DIR, folder, { recursive: true });
+    try {
+      const defaultTranscript = await transcriptOf(page);
+      assert.ok(defaultTranscript.length > 0);
+      const pick = async () => {
+        await page.setInputFiles('[data-testid=model-files]', folder);
+        await page.waitForFunction(() => document.body.dataset.model.startsWith('picked:'));
+        await waitReady(page);
+      };
+      await pick();
+      assert.equal(await page.textContent('#model-name'), 'my-fortunes');
+      assert.match(await page.textContent('#model-info'), /onnx\/model_q4\.onnx; tokens: tokenizer\.json; turns: the directory's chat template/);
+      assert.deepEqual(await transcriptOf(page), [], 'the picked model has no conversation yet');
+      // the same model, seed and empty conversation as the first answer of the session
+      const { text } = await say(page, MESSAGES[0]);
+      assert.equal(text, answers[0]);
+      assert.ok((await savedCaches(page)) !== null, 'saved under the picked model');
+      await shot(page, '08-picked-model');
+
+      // a reload opens the default model with its own conversation; picking the directory again brings its one back
+      await page.reload();
+      await waitReady(page);
+      assert.deepEqual(await transcriptOf(page), defaultTranscript);
+      await pick();
+      assert.deepEqual(await transcriptOf(page), [{ role: 'user', text: MESSAGES[0] }, { role: 'bot', text: answers[0] }]);
+    } finally {
+      rmSync(dirname(folder), { recursive: true, force: true });
+    }
   });
 
   test('no page errors', () => {
