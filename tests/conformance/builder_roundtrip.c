@@ -11,7 +11,6 @@
  * after the round trip. Prints failing names, then "N passed, M failed";
  * with -n, fewer than MIN models passing is a failure too (a missing data
  * set must not pass silently). */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 
 #include "onnx_light.pb-c.h"
 #include "onnxlight.h"
+#include "sorted_dir.h"
 
 static int passed = 0, failed = 0;
 
@@ -82,33 +82,16 @@ static void run_model(const char *name, const char *path) {
   free(data);
 }
 
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 static void run_path(const char *dir) {
   struct stat st;
   if (stat(dir, &st) == 0 && S_ISREG(st.st_mode)) return run_model(dir, dir);
-  DIR *d = opendir(dir);
-  if (!d) {
+  size_t n = 0;
+  char **names = sorted_dir_entries(dir, &n);
+  if (!names) {
     printf("FAIL %s: cannot open\n", dir);
     failed++;
     return;
   }
-  char **names = NULL;
-  size_t n = 0, cap = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    if (e->d_name[0] == '.') continue;
-    if (n == cap) {
-      cap = cap ? cap * 2 : 64;
-      char **grown = realloc(names, cap * sizeof *names);
-      if (!grown) break;
-      names = grown;
-    }
-    if (!(names[n] = strdup(e->d_name))) break;
-    n++;
-  }
-  closedir(d);
-  if (n) qsort(names, n, sizeof *names, by_name);
   char path[4096];
   for (size_t i = 0; i < n; i++) {
     snprintf(path, sizeof path, "%s/%s/model.onnx", dir, names[i]);

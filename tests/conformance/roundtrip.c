@@ -11,7 +11,6 @@
  *      treated as absent. Everything else must match byte for byte.
  * Prints the failing names with a reason, then "N passed, M failed". -v also
  * prints the first differing line of the texts, -p prints every model's text. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include "ir/model.h"
 #include "ir/text.h"
 #include "onnxlight.h"
+#include "sorted_dir.h"
 
 static int verbose = 0, print_text = 0;
 
@@ -180,10 +180,6 @@ static void run_model(const char *name, const char *path) {
   printf("FAIL %s: %s\n", name, why);
 }
 
-static int by_name(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void run_dir(const char *dir) {
   char path[4096];
   struct stat st;
@@ -193,28 +189,13 @@ static void run_dir(const char *dir) {
     run_model(name ? name + 1 : dir, path);
     return;
   }
-  DIR *d = opendir(dir);
-  if (!d) {
+  size_t n = 0;
+  char **names = sorted_dir_entries(dir, &n);
+  if (!names) {
     fprintf(stderr, "roundtrip: cannot open %s\n", dir);
     failed++;
     return;
   }
-  char **names = NULL;
-  size_t n = 0, cap = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    if (e->d_name[0] == '.') continue;
-    if (n == cap) {
-      cap = cap ? cap * 2 : 64;
-      char **grown = realloc(names, cap * sizeof *names);
-      if (!grown) break;
-      names = grown;
-    }
-    if (!(names[n] = ol_strdup(e->d_name))) break;
-    n++;
-  }
-  closedir(d);
-  if (n) qsort(names, n, sizeof *names, by_name);
   for (size_t i = 0; i < n; i++) {
     snprintf(path, sizeof path, "%s/%s/model.onnx", dir, names[i]);
     if (stat(path, &st) == 0) run_model(names[i], path);
