@@ -23,20 +23,18 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import * as ol from 'onnx-light';
-import { chromium } from 'playwright-core';
 
 import { MODEL_FILES, MODEL_DIR as MODEL_DIR_URL } from '../../web/config.js';
+import { launchChromium, newProfile } from './chromium.mjs';
 import { serve } from './server.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = join(ROOT, 'tests/browser/screenshots');
 const MODEL_DIR = join(ROOT, 'web/dist', MODEL_DIR_URL); // MODEL_DIR_URL is relative to the page
 const MODEL_BYTES = MODEL_FILES.reduce((sum, file) => sum + statSync(join(MODEL_DIR, file)).size, 0);
 const SEED = 7;
 const MAX_TOKENS = 48; // short answers: the 4M model takes a few ms a token
 const MESSAGES = ['Never trust a man who', 'The best way to see the sea is'];
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 const opened = []; // { context, profile, server }
 const pageErrors = [];
@@ -48,7 +46,7 @@ const timings = {};
 
 async function openApp({ isolated }) {
   const s = await serve(ROOT, 0, { isolated });
-  const profile = mkdtempSync(join(tmpdir(), 'onnx-light-app-'));
+  const profile = newProfile('onnx-light-app-');
   const entry = { profile, server: s };
   opened.push(entry);
   const p = await launch(entry);
@@ -59,7 +57,7 @@ async function openApp({ isolated }) {
 
 /** (Re)starts the browser on the entry's profile; resolves to its page. */
 async function launch(entry) {
-  entry.context = await chromium.launchPersistentContext(entry.profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 900, height: 900 } });
+  entry.context = await launchChromium(entry.profile, { viewport: { width: 900, height: 900 } });
   const p = entry.context.pages()[0] ?? (await entry.context.newPage());
   p.on('pageerror', (error) => pageErrors.push(error.message));
   p.on('console', (message) => message.type() === 'error' && pageErrors.push(`${message.text()} ${message.location().url}`));

@@ -4,21 +4,19 @@
 // run in Node and onnxruntime-node's, in the page and in a module Web Worker. Nothing may be fetched
 // from anywhere but the local server.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import * as ol from 'onnx-light';
-import { chromium } from 'playwright-core';
 
 import { greedyDecode } from '../../dist/greedy.js';
 import { greedyWithOrt } from '../parity/ort_greedy.mjs';
+import { launchChromium, newProfile } from './chromium.mjs';
 import { serve } from './server.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const STEPS = 64;
 const PROMPT = 'The ';
 
@@ -40,21 +38,8 @@ before(async () => {
   ortTokens = await greedyWithOrt(join(ROOT, 'models/fortunes-byte-0.8M.onnx'), [...new TextEncoder().encode(PROMPT)], STEPS);
 
   server = await serve(ROOT);
-  profile = mkdtempSync(join(tmpdir(), 'onnx-light-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  profile = newProfile('onnx-light-chromium-');
+  context = await launchChromium(profile);
   context.on('request', (request) => {
     if (!request.url().startsWith(server.origin)) offsite.push(request.url());
   });

@@ -15,12 +15,11 @@ import { fileURLToPath } from 'node:url';
 
 import * as esbuild from 'esbuild';
 import * as ol from 'onnx-light';
-import { chromium } from 'playwright-core';
 
+import { launchChromium, newProfile } from './chromium.mjs';
 import { serve } from './server.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const STEPS = 6;
 const PROMPT = [84, 104, 101, 32]; // 'The '
 // the SIMD128 and relaxed-SIMD modules (Chromium passes the relaxed probe)
@@ -89,12 +88,8 @@ before(async () => {
     isolated: await serve(site, 0, { isolated: true, prefixes: ['/site/'] }),
     plain: await serve(site, 0, { prefixes: ['/site/'] }),
   };
-  profile = mkdtempSync(join(tmpdir(), 'onnx-light-bundle-profile-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  profile = newProfile('onnx-light-bundle-profile-');
+  context = await launchChromium(profile);
 });
 
 after(async () => {

@@ -5,20 +5,18 @@
 // bundle's own .wasm and for a wasmUrl the caller gives. Each case is a fresh
 // page whose WebAssembly.compileStreaming / compile calls are recorded.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import * as ol from 'onnx-light';
-import { chromium } from 'playwright-core';
 
 import { greedyDecode } from '../../dist/greedy.js';
+import { launchChromium, newProfile } from './chromium.mjs';
 import { serve } from './server.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const MODEL = 'models/fortunes-byte-0.8M.onnx';
 const STEPS = 4;
 const PROMPT = 'The ';
@@ -39,12 +37,8 @@ before(async () => {
     wasm: await serve(ROOT),
     octet: await serve(ROOT, 0, { wasmType: 'application/octet-stream' }),
   };
-  profile = mkdtempSync(join(tmpdir(), 'onnx-light-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  profile = newProfile('onnx-light-chromium-');
+  context = await launchChromium(profile);
 });
 
 after(async () => {

@@ -5,20 +5,18 @@
 // relaxed-SIMD probe, so both come in their relaxed form unless
 // env.wasm.relaxedSimd = false asks for SIMD128.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import * as ol from 'onnx-light';
-import { chromium } from 'playwright-core';
 
 import { greedyDecode } from '../../dist/greedy.js';
+import { launchChromium, newProfile } from './chromium.mjs';
 import { serve } from './server.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const STEPS = 32;
 const PROMPT = 'The ';
 
@@ -36,12 +34,8 @@ before(async () => {
   for await (const t of greedyDecode({ session, Tensor: ol.Tensor, promptIds, maxNewTokens: STEPS })) nodeTokens.push(t);
   await session.release();
   server = await serve(ROOT, 0, { isolated: true });
-  profile = mkdtempSync(join(tmpdir(), 'onnx-light-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  profile = newProfile('onnx-light-chromium-');
+  context = await launchChromium(profile);
 });
 
 after(async () => {
