@@ -51,4 +51,45 @@ static void edits_stay_off_the_source(void) {
   ol_model_destroy(m);
 }
 
-OL_TEST_MAIN(TEST(edits_stay_off_the_source))
+/* TEXT with node 1's output y renamed (graph output too) to name. */
+static ol_model *renamed_y(const char *name) {
+  ol_model *m = tk_model_on_wire(TEXT), *out = NULL;
+  void *bytes = NULL;
+  size_t size = 0;
+  if (m) CHECK_OK(ol_model_serialize(m, &bytes, &size));
+  ol_model_destroy(m);
+  Onnx__ModelProto *p = bytes ? onnx__model_proto__unpack(NULL, size, bytes) : NULL;
+  free(bytes);
+  if (!p) return NULL;
+  free(p->graph->node[1]->output[0]);
+  free(p->graph->output[1]->name);
+  p->graph->node[1]->output[0] = strdup(name);
+  p->graph->output[1]->name = strdup(name);
+  size = onnx__model_proto__get_packed_size(p);
+  bytes = malloc(size);
+  onnx__model_proto__pack(p, bytes);
+  onnx__model_proto__free_unpacked(p, NULL);
+  CHECK_OK(ol_model_load(bytes, size, NULL, &out));
+  free(bytes);
+  return out;
+}
+
+/* past is read twice, so binding it forwards it through past/persistent_read:
+ * a value of that name already exists, an error naming both (no duplicate) */
+static void forwarding_name_clash_is_an_error(void) {
+  ol_model *m = renamed_y("past/persistent_read");
+  if (!m) return;
+  void *before = NULL;
+  size_t size = 0;
+  CHECK_OK(ol_model_serialize(m, &before, &size));
+  const char *in = "past", *out = "present";
+  ol_model *bound = NULL;
+  CHECK_STATUS(ol_model_bind_persistent(m, &in, &out, 1, &bound), OL_INVALID_ARGUMENT);
+  CHECK(bound == NULL);
+  CHECK(strstr(ol_last_error(), "past/persistent_read") != NULL);
+  CHECK(serialized_equal(m, before, size));
+  free(before);
+  ol_model_destroy(m);
+}
+
+OL_TEST_MAIN(TEST(edits_stay_off_the_source), TEST(forwarding_name_clash_is_an_error))
