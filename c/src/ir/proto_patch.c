@@ -6,17 +6,56 @@
 
 #include "core/alloc.h"
 
+bool ol_proto_patch_reserve(ol_proto_patch *p, size_t n) {
+  if (p->capacity - p->count >= n) return true;
+  size_t capacity = p->capacity ? 2 * p->capacity : 16;
+  while (capacity - p->count < n) capacity *= 2;
+  void **blocks = realloc(p->blocks, capacity * sizeof *blocks);
+  if (!blocks) return false;
+  p->blocks = blocks;
+  p->capacity = capacity;
+  return true;
+}
+
+bool ol_proto_patch_adopt(ol_proto_patch *p, void *block) {
+  if (!ol_proto_patch_reserve(p, 1)) return false;
+  p->blocks[p->count++] = block;
+  return true;
+}
+
 void *ol_proto_patch_alloc(ol_proto_patch *p, size_t size) {
-  if (p->count == p->capacity) {
-    size_t capacity = p->capacity ? 2 * p->capacity : 16;
-    void **blocks = realloc(p->blocks, capacity * sizeof *blocks);
-    if (!blocks) return NULL;
-    p->blocks = blocks;
-    p->capacity = capacity;
-  }
+  if (!ol_proto_patch_reserve(p, 1)) return NULL;
   void *block = ol_xcalloc(1, size ? size : 1);
   if (block) p->blocks[p->count++] = block;
   return block;
+}
+
+bool ol_proto_patch_adopt_message(ol_proto_patch *p, ProtobufCMessage *msg) {
+  if (p->n_messages == p->messages_capacity) {
+    size_t capacity = p->messages_capacity ? 2 * p->messages_capacity : 8;
+    ProtobufCMessage **messages = realloc(p->messages, capacity * sizeof *messages);
+    if (!messages) return false;
+    p->messages = messages;
+    p->messages_capacity = capacity;
+  }
+  p->messages[p->n_messages++] = msg;
+  return true;
+}
+
+bool ol_proto_patch_owns_message(const ol_proto_patch *p, const ProtobufCMessage *msg) {
+  for (size_t i = 0; i < p->n_messages; i++)
+    if (p->messages[i] == msg) return true;
+  return false;
+}
+
+bool ol_proto_patch_free_message(ol_proto_patch *p, ProtobufCMessage *msg) {
+  for (size_t i = 0; i < p->n_messages; i++) {
+    if (p->messages[i] != msg) continue;
+    protobuf_c_message_free_unpacked(msg, NULL);
+    p->messages[i] = p->messages[--p->n_messages];
+    return true;
+  }
+  return false;
 }
 
 void *ol_proto_patch_copy(ol_proto_patch *p, const void *src, size_t size) {
@@ -33,5 +72,7 @@ void ol_proto_patch_free(ol_proto_patch *p) {
   if (!p) return;
   for (size_t i = 0; i < p->count; i++) free(p->blocks[i]);
   free(p->blocks);
+  for (size_t i = 0; i < p->n_messages; i++) protobuf_c_message_free_unpacked(p->messages[i], NULL);
+  free(p->messages);
   free(p);
 }

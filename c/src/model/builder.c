@@ -70,6 +70,13 @@ ProtobufCMessage *ol_builder_part_item(const Onnx__ModelProto *m, ol_builder_par
   return item(m, part, index);
 }
 
+ProtobufCMessage **ol_builder_part_items(const Onnx__ModelProto *m, ol_builder_part part) {
+  return *items_of(m, part);
+}
+void ol_builder_set_part_items(Onnx__ModelProto *m, ol_builder_part part, ProtobufCMessage **items) {
+  *items_of(m, part) = items;
+}
+
 static const char *str(const char *s) { return s ? s : ""; }
 
 /* The name a part is known by ("" when it has none). */
@@ -296,11 +303,28 @@ static ProtobufCMessage *unpack(ol_builder_part part, const void *bytes, size_t 
 }
 
 ol_status ol_builder_add(ol_builder *b, ol_builder_part part, const void *bytes, size_t size) {
+  return ol_builder_add_at(b, part, bytes, size, b && part_valid(part) ? *count_of(b->model, part) : 0);
+}
+
+/* Moves the last item of a repeated field to index. */
+static void move_last_to(Onnx__ModelProto *m, ol_builder_part part, size_t index) {
+  size_t count = *count_of(m, part);
+  ProtobufCMessage **items = *items_of(m, part);
+  if (index + 1 >= count) return;
+  ProtobufCMessage *last = items[count - 1];
+  memmove(items + index + 1, items + index, (count - 1 - index) * sizeof *items);
+  items[index] = last;
+}
+
+ol_status ol_builder_add_at(ol_builder *b, ol_builder_part part, const void *bytes, size_t size, size_t at) {
   const char *what = "ol_builder_add";
   if (!b) return ol_error(OL_INVALID_ARGUMENT, "%s: builder is NULL", what);
   if (!part_valid(part)) return ol_error(OL_INVALID_ARGUMENT, "%s: unknown part %d", what, (int)part);
   if (!bytes && size) return ol_error(OL_INVALID_ARGUMENT, "%s: bytes is NULL", what);
   OL_TRY(fresh_names(b, what));
+  if (at > *count_of(b->model, part))
+    return ol_error(OL_INVALID_ARGUMENT, "%s: position %zu is past the %zu %s parts", what, at,
+                    *count_of(b->model, part), parts[part].name);
   ProtobufCMessage *msg = unpack(part, bytes ? bytes : "", size, what);
   if (!msg) return OL_INVALID_ARGUMENT;
   ol_status st = check_part(b->model, part, msg, what);
@@ -332,11 +356,20 @@ ol_status ol_builder_add(ol_builder *b, ol_builder_part part, const void *bytes,
   } else if (st != OL_OK && *count_of(b->model, part) > index) {
     (*count_of(b->model, part))--;
   }
+  if (st == OL_OK && b->shared && !ol_proto_patch_adopt_message(b->shared, msg)) {
+    (*count_of(b->model, part))--;
+    st = ol_error(OL_OUT_OF_MEMORY, "out of memory adding a %s", parts[part].name);
+  }
   if (st != OL_OK) {
     protobuf_c_message_free_unpacked(msg, NULL);
     b->names_stale = true; /* a failed define may have left some outputs in */
+    return st;
   }
-  return st;
+  if (at < index) {
+    move_last_to(b->model, part, at);
+    if (parts[part].defines) b->names_stale = true; /* holder indices shifted */
+  }
+  return OL_OK;
 }
 
 ol_status ol_builder_add_input(ol_builder *b, const void *vi, size_t size) { return ol_builder_add(b, OL_BUILDER_INPUT, vi, size); }
@@ -423,7 +456,9 @@ ol_status ol_builder_remove(ol_builder *b, ol_builder_part part, const char *key
   ProtobufCMessage **items = *items_of(b->model, part);
   memmove(items + index, items + index + 1, (*count - index - 1) * sizeof *items);
   (*count)--;
-  protobuf_c_message_free_unpacked(msg, NULL);
+  /* a shared builder's source messages are not its own to free */
+  if (!b->shared) protobuf_c_message_free_unpacked(msg, NULL);
+  else ol_proto_patch_free_message(b->shared, msg);
   if (parts[part].defines) b->names_stale = true;
   return OL_OK;
 }
@@ -465,15 +500,19 @@ static ol_status new_builder(Onnx__ModelProto *m, ol_builder **out) {
   }
   b->model = m;
   ol_strmap_init(&b->names);
-  b->names_stale = true;
-  ol_status st = rebuild_names(b, "ol_builder");
-  for (size_t i = 0; i < m->n_struct_types && st == OL_OK; i++)
-    st = check_struct_type(m, m->struct_types[i], "ol_builder_from_model");
+  ol_status st = ol_builder_index(b, "ol_builder_from_model");
   if (st != OL_OK) {
     ol_builder_destroy(b);
     return st;
   }
   *out = b;
+  return OL_OK;
+}
+
+ol_status ol_builder_index(ol_builder *b, const char *what) {
+  b->names_stale = true;
+  OL_TRY(rebuild_names(b, what));
+  for (size_t i = 0; i < b->model->n_struct_types; i++) OL_TRY(check_struct_type(b->model, b->model->struct_types[i], what));
   return OL_OK;
 }
 
@@ -557,7 +596,12 @@ ol_status ol_builder_from_model(const void *bytes, size_t size, ol_builder **out
 
 void ol_builder_destroy(ol_builder *b) {
   if (!b) return;
-  if (b->model) onnx__model_proto__free_unpacked(b->model, NULL);
+  if (b->shared) {
+    for (int part = 0; part < OL_BUILDER_PART_COUNT; part++) free(*items_of(b->model, (ol_builder_part)part));
+    ol_proto_patch_free(b->shared); /* the model and graph structs, the added messages */
+  } else if (b->model) {
+    onnx__model_proto__free_unpacked(b->model, NULL);
+  }
   ol_strmap_free(&b->names);
   free(b);
 }

@@ -146,6 +146,8 @@ static void find_duplicates(const key *keys, size_t n, const bool *movable, bool
 
 ol_status ol_builder_dedup_initializers(ol_builder *b, size_t *removed) {
   if (!b) return ol_error(OL_INVALID_ARGUMENT, "ol_builder_dedup_initializers: builder is NULL");
+  if (b->shared) /* it renames node inputs in place: the source's nodes */
+    return ol_error(OL_FAILED_PRECONDITION, "ol_builder_dedup_initializers: the builder shares its source model");
   if (removed) *removed = 0;
   Onnx__ModelProto *m = b->model;
   Onnx__GraphProto *g = m->graph;

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "core/strmap.h"
+#include "ir/proto_patch.h"
 #include "onnx_light.pb-c.h"
 #include "onnxlight.h"
 
@@ -15,11 +16,49 @@ struct ol_builder {
   Onnx__ModelProto *model; /* graph never NULL */
   ol_strmap names;         /* name -> (index << 4 | part) of its holder */
   bool names_stale;        /* indices shifted by a removal: rebuild before use */
+  /* A shared builder (ol_builder_share): model and model->graph are blocks
+   * of this patch, the part arrays are the builder's (malloc'd), every part
+   * message is the source's unless the patch owns it (the messages the
+   * builder added). NULL: the whole tree is the builder's. */
+  ol_proto_patch *shared;
 };
+
+/* Indexes b->model's names and checks its struct types (an import). */
+ol_status ol_builder_index(ol_builder *b, const char *what);
+
+/* A builder editing source (left unchanged) without copying it: it
+ * shares every message of source until an edit replaces it, so weights
+ * and other payloads are never copied. Used by the model passes that
+ * return a model sharing the source's weights (ol_model_bind_persistent).
+ * ol_builder_dedup_initializers refuses a shared builder. */
+ol_status ol_builder_share(const Onnx__ModelProto *source, ol_builder **out);
+/* The edited message of a shared builder and the patch that owns its own
+ * pieces (for ol_model_from_patch, with the source's owner as base); the
+ * builder is destroyed, also on failure. No struct-type compaction: the
+ * catalogue is the source's. */
+ol_status ol_builder_share_export(ol_builder *builder, ol_proto_patch **out_patch, Onnx__ModelProto **out_model);
+
+/* ol_builder_add, the new part placed at index of its repeated field
+ * (count: appended). */
+ol_status ol_builder_add_at(ol_builder *builder, ol_builder_part part, const void *bytes, size_t size,
+                            size_t index);
+/* Appends the persistent binding input_name <- output_name without the
+ * declaration rules of ol_builder_add: for ol_model_bind_persistent, whose
+ * contract leaves judging the bindings to the model checker (a session
+ * rejects an undeclared or twice-bound input). */
+ol_status ol_builder_append_binding(ol_builder *builder, const char *input_name, const char *output_name);
+/* Points every node input named from (subgraphs included) at to. A shared
+ * builder replaces a source node it changes by a renamed copy, at the same
+ * position. */
+ol_status ol_builder_rename_uses(ol_builder *builder, const char *from, const char *to);
 
 /* The parts of a kind in model, and one of them. */
 size_t ol_builder_part_count(const Onnx__ModelProto *model, ol_builder_part part);
 ProtobufCMessage *ol_builder_part_item(const Onnx__ModelProto *model, ol_builder_part part, size_t index);
+
+/* The array of a part's repeated field, and replacing it (count unchanged). */
+ProtobufCMessage **ol_builder_part_items(const Onnx__ModelProto *model, ol_builder_part part);
+void ol_builder_set_part_items(Onnx__ModelProto *model, ol_builder_part part, ProtobufCMessage **items);
 
 /* "graph input 'x'", "output 'y' of node 'n' (Add)" ... for messages. */
 void ol_builder_part_label(const Onnx__ModelProto *model, ol_builder_part part, size_t index, char *buf,
