@@ -548,8 +548,20 @@ static void test_external_data(void) {
   CHECK(m == NULL);
 }
 
+/* An initializer named "" (found by fuzz_text): printed with its quoted
+ * name, which the parser requires, so the text reads back. */
+static void test_empty_initializer_name(void) {
+  ol_model *m = parse_ok("g (float[3] x) => (float[3] y) <float[3] \"\" = {1.25, 0.25, 0.25}> { y = Identity(x) }");
+  char *printed = NULL;
+  if (m) CHECK_OK(ol_model_print_text(m, &printed));
+  CHECK(printed && strstr(printed, "<float[3] \"\" = {1.25, 0.25, 0.25}>"));
+  ol_free(printed);
+  ol_model_destroy(m);
+}
+
 OL_TEST_MAIN(TEST(test_seed), TEST(test_header_and_graph), TEST(test_scalar_attributes),
              TEST(test_list_attributes), TEST(test_tensor_literals), TEST(test_types),
              TEST(test_subgraphs), TEST(test_functions), TEST(test_errors),
              TEST(test_truncations_and_mutations), TEST(test_print_loaded_model),
-             TEST(test_quoting), TEST(test_external_data))
+             TEST(test_quoting), TEST(test_external_data),
+             TEST(test_empty_initializer_name))

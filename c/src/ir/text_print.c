@@ -319,7 +319,8 @@ static void print_tensor(printer *pr, const Onnx__TensorProto *tp, bool with_nam
       printf_(pr, i ? ",%lld" : "%lld", (long long)tp->dims[i]);
     put(pr, "]", 1);
   }
-  if (with_name && tp->name && tp->name[0]) {
+  /* an initializer always has its name (the parser requires one: "" if empty) */
+  if (with_name && tp->name && (tp->name[0] || initializer)) {
     put(pr, " ", 1);
     id(pr, tp->name);
   }
