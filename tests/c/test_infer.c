@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "recorded_type.h"
 #include "ir/model.h"
 #include "model/infer_internal.h"
 #include "onnxlight.h"
@@ -22,29 +23,7 @@ static ol_model *infer_text(const char *text) {
   return inferred;
 }
 
-/* The recorded value_info type of name in graph g as text ("" if none). */
-static const char *graph_type(const ol_graph *g, const char *name, char *buf, size_t size) {
-  buf[0] = 0;
-  for (size_t i = 0; i < g->num_value_infos; i++)
-    if (strcmp(g->value_infos[i].name, name) == 0) {
-      ol_infer_type t;
-      ol_infer_from_declared(&g->value_infos[i], &t);
-      ol_infer_type_text(&t, buf, size);
-    }
-  return buf;
-}
-
-static char text_buf[512];
-static const char *type_of(const ol_model *m, const char *name) {
-  return graph_type(m->data->graph, name, text_buf, sizeof text_buf);
-}
-
-#define CHECK_TYPE(m, name, expected)                                                  \
-  do {                                                                                 \
-    const char *got_ = type_of(m, name);                                               \
-    CHECK(strcmp(got_, expected) == 0);                                                \
-    if (strcmp(got_, expected) != 0) fprintf(stderr, "  %s: got '%s', want '%s'\n", name, got_, expected); \
-  } while (0)
+#define CHECK_TYPE(m, name, expected) CHECK_RECORDED((m)->data->graph, name, expected)
 
 #define HEADER "<ir_version: 10, opset_import: [\"\" : 18]>\n"
 
@@ -485,7 +464,7 @@ static void unknown_ops_and_subgraphs(void) {
   CHECK_TYPE(m, "z", "float32[N,4]");
   const ol_graph *then_g = m->data->graph->nodes[2].attrs[0].graph;
   char buf[128];
-  if (then_g) CHECK(strcmp(graph_type(then_g, "ia", buf, sizeof buf), "float32[N,4]") == 0);
+  if (then_g) CHECK(strcmp(recorded_type(then_g, "ia", buf, sizeof buf), "float32[N,4]") == 0);
   ol_model_destroy(m);
   /* a Loop body: its intermediates are inferred from its declared inputs and the outer scope;
    * the Loop's own outputs are not */
@@ -501,8 +480,8 @@ static void unknown_ops_and_subgraphs(void) {
   if (m) {
     const ol_graph *body = m->data->graph->nodes[0].attrs[0].graph;
     if (body) {
-      CHECK(strcmp(graph_type(body, "d", buf, sizeof buf), "float32[N]") == 0);
-      CHECK(strcmp(graph_type(body, "c2", buf, sizeof buf), "") == 0); /* a body output: declared, not value_info */
+      CHECK(strcmp(recorded_type(body, "d", buf, sizeof buf), "float32[N]") == 0);
+      CHECK(strcmp(recorded_type(body, "c2", buf, sizeof buf), "") == 0); /* a body output: declared, not value_info */
     }
     CHECK_TYPE(m, "z", "float32[N]"); /* from y's declaration */
   }

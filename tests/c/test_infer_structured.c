@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "recorded_type.h"
 #include "ir/model.h"
 #include "ir/structured.h"
 #include "model/infer_internal.h"
@@ -52,25 +53,6 @@ static ol_model *with_weight(const char *text) {
   ol_builder_destroy(b);
   return model;
 }
-
-static const char *recorded(const ol_graph *g, const char *name, char *buf, size_t size) {
-  buf[0] = 0;
-  for (size_t i = 0; i < g->num_value_infos; i++)
-    if (strcmp(g->value_infos[i].name, name) == 0) {
-      ol_infer_type t;
-      ol_infer_from_declared(&g->value_infos[i], &t);
-      ol_infer_type_text(&t, buf, size);
-    }
-  return buf;
-}
-
-#define CHECK_RECORDED(g, name, expected)                                                   \
-  do {                                                                                      \
-    char buf_[128];                                                                         \
-    const char *got_ = recorded(g, name, buf_, sizeof buf_);                                \
-    CHECK(strcmp(got_, expected) == 0);                                                     \
-    if (strcmp(got_, expected) != 0) fprintf(stderr, "  %s: got '%s', want '%s'\n", name, got_, expected); \
-  } while (0)
 
 /* The record: resolved physical type, byte size checked by the wire decoder, logical shape. */
 static void test_record_of_encoded_initializer(void) {
