@@ -11,7 +11,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 if (process.argv[2] === '--child') {
   const model = process.argv[3];
-  const { init, InferenceSession, memoryStats } = await import(join(root, 'dist', 'node.js'));
+  const { init, InferenceSession, memoryStats, simdLevel } = await import(join(root, 'dist', 'node.js'));
   const t0 = performance.now();
   await init();
   const t1 = performance.now();
@@ -23,6 +23,7 @@ if (process.argv[2] === '--child') {
   const after = memoryStats();
   session.release();
   console.log(JSON.stringify({
+    simd: simdLevel(),
     wasmInitMs: t1 - t0,
     sessionCreateMs: t3 - t2,
     wasmMemoryBeforeBytes: before.wasmMemoryBytes,
@@ -44,12 +45,14 @@ const median = (key) => {
   const v = samples.map((s) => s[key]).sort((a, b) => a - b);
   return v[Math.floor(v.length / 2)];
 };
-const wasmPath = join(root, 'dist', 'onnx_light.wasm');
+// the module the runtime chose (env.wasm.relaxedSimd picks the relaxed one where the engine runs it)
+const wasmPath = join(root, 'dist', samples[0].simd === 'relaxed' ? 'onnx_light_relaxed.wasm' : 'onnx_light.wasm');
 console.log(JSON.stringify({
   model,
   modelBytes: statSync(model).size,
+  simd: samples[0].simd,
   wasmBytes: statSync(wasmPath).size,
   runs,
-  median: Object.fromEntries(Object.keys(samples[0]).map((k) => [k, median(k)])),
+  median: Object.fromEntries(Object.keys(samples[0]).filter((k) => k !== 'simd').map((k) => [k, median(k)])),
   samples,
 }, null, 1));
