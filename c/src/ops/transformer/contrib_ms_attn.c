@@ -582,7 +582,8 @@ static kv_dest gqa_dest(const gqa_args *a, const gqa_presents *o, int c) {
   ol_tensor *y = c ? o->yv : o->yk;
   ol_dtype dt = a->q->dtype;
   size_t es = ol_dtype_size(dt);
-  if (res->result) return kv_dest_of((char *)res->writable - (size_t)(a->P * a->H) * es, dt, (int64_t)(res->row_stride / es), a->P);
+  if (res->result)
+    return kv_dest_of((char *)res->writable - (size_t)(a->P * a->H) * es, dt, (int64_t)(res->row_stride / es), a->P);
   if (grown) return kv_dest_of(ol_tdata(&grown->tensor), dt, grown->tensor.pitch * a->H, a->P);
   return kv_dest_of(y ? ol_tdata(y) : NULL, dt, a->T * a->H, 0);
 }
