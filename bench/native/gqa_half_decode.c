@@ -5,7 +5,10 @@
  * so allocations that bypass the run's allocator are counted too) and the
  * time. Figures are printed, never asserted.
  *
- *   build-native/gqa_half_decode [past_tokens=2048] [steps=16]
+ *   build-native/gqa_half_decode [past_tokens=2048] [steps=16] [grow=0]
+ *
+ * grow=1 lets the presents keep spare rows (ol_session_options.grow_outputs,
+ * what the JS package turns on): fed back, each step appends in place.
  *
  * Shape: 32 query heads, 8 KV heads, head size 64 (a 2048-wide model), one
  * new token a step; present K/V are fed back as the next step's past. */
@@ -89,7 +92,7 @@ static double now(void) {
 
 int main(int argc, char **argv) {
   int64_t past = argc > 1 ? atoll(argv[1]) : 2048;
-  int steps = argc > 2 ? atoi(argv[2]) : 16, warmup = 2;
+  int steps = argc > 2 ? atoi(argv[2]) : 16, warmup = 2, grow = argc > 3 ? atoi(argv[3]) : 0;
   ol_allocator *alloc = NULL;
   ol_model *model = NULL;
   ol_session *session = NULL;
@@ -101,6 +104,7 @@ int main(int argc, char **argv) {
   }
   opts.allocator = alloc;
   opts.intra_op_num_threads = 1;
+  opts.grow_outputs = grow != 0;
   if (ol_session_create(model, &opts, &session) != OL_OK) {
     fprintf(stderr, "session: %s\n", ol_last_error());
     return 1;
@@ -144,8 +148,9 @@ int main(int argc, char **argv) {
     pk = out[1];
     pv = out[2];
   }
-  printf("float16 GroupQueryAttention decode, %d heads / %d KV heads x %d, past %lld..%lld tokens, %d steps:\n",
-         HEADS, KV_HEADS, HEAD, (long long)(past + warmup), (long long)(past + warmup + steps - 1), steps);
+  printf("float16 GroupQueryAttention decode, %d heads / %d KV heads x %d, past %lld..%lld tokens, %d steps%s:\n",
+         HEADS, KV_HEADS, HEAD, (long long)(past + warmup), (long long)(past + warmup + steps - 1), steps,
+         grow ? ", presents growing in place" : "");
   printf("  run allocator: %.1f calls/step, %.0f KiB/step peak above what it held before the step,"
          " %.0f KiB held at the peak (caches, outputs, pooled blocks)\n",
          (double)calls / steps, (double)transient / steps / 1024.0, (double)held / 1024.0);

@@ -24,15 +24,52 @@ static float rnd(void) {
   return (float)(seed >> 8) / (float)(1u << 24) - 0.5f;
 }
 
-static ol_value *rnd_tensor(ol_dtype dt, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
-  int64_t dims[4] = {d0, d1, d2, d3};
-  ol_value *v = NULL;
-  if (ol_tensor_create(NULL, dt, dims, 4, &v) != OL_OK) return NULL;
-  for (int64_t i = 0; i < d0 * d1 * d2 * d3; i++) {
+/* Random elements: float32, float16, bfloat16 or int64. */
+static void fill_rnd(ol_value *v) {
+  ol_dtype dt = v->tensor.dtype;
+  for (int64_t i = 0; i < ol_tcount(&v->tensor); i++) {
     if (dt == OL_DTYPE_FLOAT) ((float *)ol_tensor_data(v))[i] = rnd();
+    else if (dt == OL_DTYPE_FLOAT16) ((uint16_t *)ol_tensor_data(v))[i] = ol_f32_to_f16(rnd());
+    else if (dt == OL_DTYPE_BFLOAT16) ((uint16_t *)ol_tensor_data(v))[i] = ol_f32_to_bf16(rnd());
     else ((int64_t *)ol_tensor_data(v))[i] = (int64_t)(rnd() * 1000);
   }
+}
+
+static ol_value *rnd_new(ol_dtype dt, int rank, const int64_t *dims) {
+  ol_value *v = NULL;
+  if (ol_tensor_create(NULL, dt, dims, (size_t)rank, &v) != OL_OK) return NULL;
+  fill_rnd(v);
   return v;
+}
+
+static ol_value *rnd_tensor(ol_dtype dt, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+  int64_t dims[4] = {d0, d1, d2, d3};
+  return rnd_new(dt, 4, dims);
+}
+
+/* A model text written for float32 with every float[...] tensor of type dt. */
+static char *retyped(const char *text, ol_dtype dt) {
+  const char *name = dt == OL_DTYPE_FLOAT16 ? "float16" : dt == OL_DTYPE_BFLOAT16 ? "bfloat16" : "float";
+  char *out = malloc(strlen(text) * 3 + 1), *o = out;
+  if (!out) return NULL;
+  for (const char *t = text; *t;)
+    if (strncmp(t, "float[", 6) == 0) {
+      o += sprintf(o, "%s[", name);
+      t += 6;
+    } else {
+      *o++ = *t++;
+    }
+  *o = 0;
+  return out;
+}
+
+static ol_model *parse_typed(const char *text, ol_dtype dt) {
+  char *typed = retyped(text, dt);
+  ol_model *m = NULL;
+  CHECK(typed != NULL);
+  if (typed) CHECK_OK(ol_model_parse_text(typed, &m));
+  free(typed);
+  return m;
 }
 
 static bool same_tensor(const ol_value *a, const ol_value *b) {
@@ -194,14 +231,14 @@ static const char *GQA =
     " (q, k, v, past_k, past_v, seqlens_k, total)\n"
     "}";
 
-static void gqa_cache_grows_in_place(void) {
-  ol_model *m = NULL, *bound = NULL;
-  CHECK_OK(ol_model_parse_text(GQA, &m));
+/* dt: the element type of every float tensor (float32 or float16). */
+static void run_state_gqa(ol_dtype dt) {
+  ol_model *m = parse_typed(GQA, dt), *bound = NULL;
   if (!m) return;
   CHECK_OK(ol_model_bind_persistent(m, INS, OUTS, 2, &bound));
   ol_session *stateless = NULL;
   CHECK_OK(ol_session_create(m, NULL, &stateless));
-  ol_value *init[2] = {rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 0, 8), rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 0, 8)};
+  ol_value *init[2] = {rnd_tensor(dt, 1, 2, 0, 8), rnd_tensor(dt, 1, 2, 0, 8)};
   ol_session_options opts;
   ol_session_options_init(&opts);
   opts.persistent_tensor_initial_capacity = 4;
@@ -215,14 +252,9 @@ static void gqa_cache_grows_in_place(void) {
   int64_t capacity = 4;
   for (int step = 0; st && ctx && stateless && step < 10; step++) {
     int64_t one = 1, d32[3] = {1, 1, 32}, d16[3] = {1, 1, 16};
-    ol_value *feeds[7] = {0};
-    ol_tensor_create(NULL, OL_DTYPE_FLOAT, d32, 3, &feeds[0]);
-    ol_tensor_create(NULL, OL_DTYPE_FLOAT, d16, 3, &feeds[1]);
-    ol_tensor_create(NULL, OL_DTYPE_FLOAT, d16, 3, &feeds[2]);
+    ol_value *feeds[7] = {rnd_new(dt, 3, d32), rnd_new(dt, 3, d16), rnd_new(dt, 3, d16)};
     ol_tensor_create(NULL, OL_DTYPE_INT32, &one, 1, &feeds[3]);
     ol_tensor_create(NULL, OL_DTYPE_INT32, NULL, 0, &feeds[4]);
-    for (int i = 0; i < 3; i++)
-      for (int64_t j = 0; j < ol_tcount(&feeds[i]->tensor); j++) ((float *)ol_tensor_data(feeds[i]))[j] = rnd();
     ((int32_t *)ol_tensor_data(feeds[3]))[0] = step;
     ((int32_t *)ol_tensor_data(feeds[4]))[0] = step + 1;
     feeds[5] = dpast[0];
@@ -235,7 +267,7 @@ static void gqa_cache_grows_in_place(void) {
     CHECK(ol_context_event_count(ctx) == 1);
     if (ol_context_event_count(ctx) == 1) {
       const ol_runtime_event *ev = ol_context_event(ctx, 0);
-      const uint64_t token = 2u * 2u * 8u * 4u; /* K and V, 2 heads, 8 wide */
+      const uint64_t token = 2u * 2u * 8u * ol_dtype_size(dt); /* K and V, 2 heads, 8 wide */
       CHECK(strcmp(ev->op_type, "GroupQueryAttention") == 0);
       CHECK(ev->storage_append_copied_bytes == token);
       bool grow = step > 0 && step + 1 > capacity;
@@ -271,14 +303,13 @@ static const char *ATTN =
     "  y, present_k, present_v = Attention <is_causal: int = 1> (q, k, v, \"\", past_k, past_v)\n"
     "}";
 
-static void attention_cache_grows_in_place(void) {
-  ol_model *m = NULL, *bound = NULL;
-  CHECK_OK(ol_model_parse_text(ATTN, &m));
+static void run_state_attention(ol_dtype dt) {
+  ol_model *m = parse_typed(ATTN, dt), *bound = NULL;
   if (!m) return;
   CHECK_OK(ol_model_bind_persistent(m, INS, OUTS, 2, &bound));
   ol_session *stateless = NULL;
   CHECK_OK(ol_session_create(m, NULL, &stateless));
-  ol_value *init[2] = {rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 0, 8), rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 0, 8)};
+  ol_value *init[2] = {rnd_tensor(dt, 1, 2, 0, 8), rnd_tensor(dt, 1, 2, 0, 8)};
   ol_session_options opts;
   ol_session_options_init(&opts);
   opts.persistent_tensor_initial_capacity = 4;
@@ -290,8 +321,8 @@ static void attention_cache_grows_in_place(void) {
   ol_value *dpast[2] = {ol_value_retain(init[0]), ol_value_retain(init[1])};
   int64_t capacity = 4;
   for (int step = 0; st && ctx && stateless && step < 10; step++) {
-    ol_value *feeds[5] = {rnd_tensor(OL_DTYPE_FLOAT, 1, 4, 1, 8), rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 1, 8),
-                          rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 1, 8), dpast[0], dpast[1]};
+    ol_value *feeds[5] = {rnd_tensor(dt, 1, 4, 1, 8), rnd_tensor(dt, 1, 2, 1, 8), rnd_tensor(dt, 1, 2, 1, 8), dpast[0],
+                          dpast[1]};
     ol_value *o[3] = {0}, *d[3] = {0};
     ol_context_clear_events(ctx);
     CHECK_OK(ol_state_run(st, ctx, FEEDS, feeds, 3, NULL, o, 3, NULL));
@@ -300,7 +331,7 @@ static void attention_cache_grows_in_place(void) {
     CHECK(ol_context_event_count(ctx) == 1);
     if (ol_context_event_count(ctx) == 1) {
       const ol_runtime_event *ev = ol_context_event(ctx, 0);
-      const uint64_t token = 2u * 2u * 8u * 4u;
+      const uint64_t token = 2u * 2u * 8u * ol_dtype_size(dt);
       CHECK(strcmp(ev->op_type, "Attention") == 0);
       CHECK(ev->storage_append_copied_bytes == token);
       bool grow = step > 0 && step + 1 > capacity;
@@ -327,16 +358,26 @@ static void attention_cache_grows_in_place(void) {
   ol_model_destroy(m);
 }
 
+static void gqa_cache_grows_in_place(void) { run_state_gqa(OL_DTYPE_FLOAT); }
+static void attention_cache_grows_in_place(void) { run_state_attention(OL_DTYPE_FLOAT); }
+/* float16 (and Attention's bfloat16) caches: the same events with 2-byte
+ * elements, bit-identical to the stateless session */
+static void half_gqa_cache_grows_in_place(void) { run_state_gqa(OL_DTYPE_FLOAT16); }
+static void half_attention_cache_grows_in_place(void) {
+  run_state_attention(OL_DTYPE_FLOAT16);
+  run_state_attention(OL_DTYPE_BFLOAT16);
+}
+
 /* Sessions (no state) that let caches grow (ol_session_grow_outputs, what
  * the JS package turns on): GroupQueryAttention and Attention give their
  * presents spare rows, and a present fed back as past is appended to in
  * place (the same buffer run after run); every output equals a dense
  * session's fed dense presents, bit for bit. */
-/* mode 0: GroupQueryAttention, 1: Attention 23, 2: MultiHeadAttention */
-static void session_attention_caches_grow_in_place(const char *text, int mode) {
+/* mode 0: GroupQueryAttention, 1: Attention 23, 2: MultiHeadAttention;
+ * dt: the element type of every float tensor */
+static void session_attention_caches_grow_in_place(const char *text, int mode, ol_dtype dt) {
   const bool gqa = mode == 0;
-  ol_model *m = NULL;
-  CHECK_OK(ol_model_parse_text(text, &m));
+  ol_model *m = parse_typed(text, dt);
   if (!m) return;
   ol_session *grown = NULL, *dense = NULL;
   CHECK_OK(ol_session_create(m, NULL, &grown));
@@ -349,18 +390,14 @@ static void session_attention_caches_grow_in_place(const char *text, int mode) {
   CHECK(ol_session_input_grow_axis(grown, past_k, &axis) && axis == 2);
   CHECK(!ol_session_input_grow_axis(grown, 0, &axis) && !ol_session_input_grow_axis(dense, past_k, &axis));
   const char *gnames[7] = {"q", "k", "v", "past_k", "past_v", "seqlens_k", "total"};
-  ol_value *gpast[2] = {rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 0, 8), rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 0, 8)};
+  ol_value *gpast[2] = {rnd_tensor(dt, 1, 2, 0, 8), rnd_tensor(dt, 1, 2, 0, 8)};
   ol_value *dpast[2] = {ol_value_retain(gpast[0]), ol_value_retain(gpast[1])};
   const ol_buffer *storage[2] = {NULL, NULL};
   for (int step = 0; step < 10; step++) {
     ol_value *feeds[7] = {0};
     if (gqa) {
       int64_t one = 1, d32[3] = {1, 1, 32}, d16[3] = {1, 1, 16};
-      ol_tensor_create(NULL, OL_DTYPE_FLOAT, d32, 3, &feeds[0]);
-      ol_tensor_create(NULL, OL_DTYPE_FLOAT, d16, 3, &feeds[1]);
-      ol_tensor_create(NULL, OL_DTYPE_FLOAT, d16, 3, &feeds[2]);
-      for (int i = 0; i < 3; i++)
-        for (int64_t j = 0; feeds[i] && j < ol_tcount(&feeds[i]->tensor); j++) ((float *)ol_tensor_data(feeds[i]))[j] = rnd();
+      feeds[0] = rnd_new(dt, 3, d32), feeds[1] = rnd_new(dt, 3, d16), feeds[2] = rnd_new(dt, 3, d16);
       ol_tensor_create(NULL, OL_DTYPE_INT32, &one, 1, &feeds[5]);
       ol_tensor_create(NULL, OL_DTYPE_INT32, NULL, 0, &feeds[6]);
       if (feeds[5] && feeds[6]) {
@@ -368,15 +405,12 @@ static void session_attention_caches_grow_in_place(const char *text, int mode) {
         ((int32_t *)ol_tensor_data(feeds[6]))[0] = step + 1;
       }
     } else if (mode == 1) {
-      feeds[0] = rnd_tensor(OL_DTYPE_FLOAT, 1, 4, 1, 8);
-      feeds[1] = rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 1, 8);
-      feeds[2] = rnd_tensor(OL_DTYPE_FLOAT, 1, 2, 1, 8);
+      feeds[0] = rnd_tensor(dt, 1, 4, 1, 8);
+      feeds[1] = rnd_tensor(dt, 1, 2, 1, 8);
+      feeds[2] = rnd_tensor(dt, 1, 2, 1, 8);
     } else {
       int64_t d3[3] = {1, 1, 16};
-      for (int i = 0; i < 3; i++) {
-        ol_tensor_create(NULL, OL_DTYPE_FLOAT, d3, 3, &feeds[i]);
-        for (int64_t j = 0; feeds[i] && j < 16; j++) ((float *)ol_tensor_data(feeds[i]))[j] = rnd();
-      }
+      for (int i = 0; i < 3; i++) feeds[i] = rnd_new(dt, 3, d3);
     }
     size_t n = gqa ? 7 : 5;
     ol_value *o[3] = {0}, *d[3] = {0};
@@ -418,9 +452,18 @@ static const char *MHA =
     "  y, present_k, present_v = com.microsoft.MultiHeadAttention <num_heads: int = 2>"
     " (q, k, v, \"\", \"\", \"\", past_k, past_v)\n"
     "}";
-static void session_gqa_caches_grow_in_place(void) { session_attention_caches_grow_in_place(GQA, 0); }
-static void session_attention23_caches_grow_in_place(void) { session_attention_caches_grow_in_place(ATTN, 1); }
-static void session_mha_caches_grow_in_place(void) { session_attention_caches_grow_in_place(MHA, 2); }
+static void session_gqa_caches_grow_in_place(void) { session_attention_caches_grow_in_place(GQA, 0, OL_DTYPE_FLOAT); }
+static void session_attention23_caches_grow_in_place(void) {
+  session_attention_caches_grow_in_place(ATTN, 1, OL_DTYPE_FLOAT);
+}
+static void session_mha_caches_grow_in_place(void) { session_attention_caches_grow_in_place(MHA, 2, OL_DTYPE_FLOAT); }
+/* float16 caches grow exactly so (and Attention's bfloat16 ones) */
+static void session_half_caches_grow_in_place(void) {
+  session_attention_caches_grow_in_place(GQA, 0, OL_DTYPE_FLOAT16);
+  session_attention_caches_grow_in_place(ATTN, 1, OL_DTYPE_FLOAT16);
+  session_attention_caches_grow_in_place(ATTN, 1, OL_DTYPE_BFLOAT16);
+  session_attention_caches_grow_in_place(MHA, 2, OL_DTYPE_FLOAT16);
+}
 
 /* A pitched float16 cache is read in place with its pitch (a head block at
  * a time through the dtype table): GroupQueryAttention, MultiHeadAttention
@@ -680,7 +723,9 @@ static void gemm_tb_matches_reference(void) {
 OL_TEST_MAIN(TEST(multi_head_cache_grows_in_place), TEST(kept_multi_head_outputs_do_not_block_reuse),
              TEST(kept_single_head_output_forces_a_fresh_buffer), TEST(ineligible_patterns_fall_back),
              TEST(gqa_cache_grows_in_place), TEST(attention_cache_grows_in_place),
+             TEST(half_gqa_cache_grows_in_place), TEST(half_attention_cache_grows_in_place),
              TEST(half_cache_grows_in_place), TEST(session_gqa_caches_grow_in_place),
              TEST(session_attention23_caches_grow_in_place), TEST(session_mha_caches_grow_in_place),
+             TEST(session_half_caches_grow_in_place),
              TEST(pitched_half_caches_read_with_their_pitch),
              TEST(fused_transposed_matmul_matches), TEST(gemm_tb_matches_reference))

@@ -76,13 +76,51 @@ static void attend_row(const float *q, const float *K, int64_t ks, const float *
   ol_f32_gemv_simd128(1, Hv, hi - lo, p + lo, hi - lo, V + lo * vs, vs, out, Hv);
 }
 
-/* ------------------------------------------------------------ MultiHeadAttention */
+/* ------------------------------------------------------------ present caches */
 
 /* Positions between a past cache's heads: its pitch when it grows in place
  * (pitched along the sequence axis; other layouts arrive dense), else P. */
 static int64_t past_stride(const ol_tensor *past) {
   return past->pitch > 0 && past->pitch_axis == 2 ? ol_tensor_layout_pitch(past) : past->dims[2];
 }
+
+/* Where the rows of a present K or V cache go, in its own dtype: base (the
+ * first (b, h) block), stride (elements between blocks) and kept (rows
+ * already there: the past of a cache appended to in place, 0 for a fresh
+ * present). base NULL: the present is not wanted. Both kernels compute on
+ * float32 blocks: a float32 cache is that block itself, any other (float16)
+ * is widened into scratch and gets only its rows after `kept` back, so a
+ * float16 cache grows in place exactly as a float32 one. */
+typedef struct kv_dest {
+  void *base;
+  ol_dtype dt;
+  int64_t stride, kept;
+} kv_dest;
+
+static kv_dest kv_dest_of(void *base, ol_dtype dt, int64_t stride, int64_t kept) {
+  kv_dest d = {base, dt, stride, kept};
+  return d;
+}
+
+/* The cache holds float32 rows the kernel works on in place. */
+static bool kv_dest_direct(const kv_dest *d) { return d->base && d->dt == OL_DTYPE_FLOAT; }
+
+/* The float32 rows of block blk: in the cache, or scratch. */
+static float *kv_dest_block(const kv_dest *d, int64_t blk, float *scratch) {
+  return kv_dest_direct(d) ? (float *)d->base + blk * d->stride : scratch;
+}
+
+/* The past rows are in the block already (a float32 cache appended to). */
+static bool kv_dest_has_past(const kv_dest *d) { return kv_dest_direct(d) && d->kept > 0; }
+
+/* Rows [kept, T) of block blk, computed in scratch kd (width W), into a
+ * cache of another dtype (float32 ones were written in place). */
+static void kv_dest_store(const kv_dest *d, int64_t blk, const float *kd, int64_t T, int64_t W) {
+  if (d->base && !kv_dest_direct(d))
+    ol_floats_put(d->dt, d->base, blk * d->stride + d->kept * W, kd + d->kept * W, (T - d->kept) * W);
+}
+
+/* ------------------------------------------------------------ MultiHeadAttention */
 
 typedef struct mha_kernel {
   ol_kernel base;
@@ -167,14 +205,14 @@ static ol_status mha_check_extras(const ol_node *node, mha_args *a) {
 }
 
 /* The present of head (b, h): past rows then the new (biased) rows, into
- * kd/vd (past rows already there when the present grew in place). */
-static void mha_kv_block(const mha_args *a, int64_t b, int64_t h, float *kd, float *vd, bool k_grown, bool v_grown,
+ * kd/vd (past rows already there when a float32 present grew in place). */
+static void mha_kv_block(const mha_args *a, int64_t b, int64_t h, float *kd, float *vd, bool k_past, bool v_past,
                          const float *bf) {
   ol_dtype ft = a->q->dtype;
   int64_t H = a->H, Hv = a->Hv, N = a->N, L = a->L, P = a->P;
   int64_t pks = a->pk ? past_stride(a->pk) * H : 0, pvs = a->pv ? past_stride(a->pv) * Hv : 0;
-  if (P && !k_grown) ol_floats_get(ft, ol_tdata(a->pk), (b * N + h) * pks, P * H, kd);
-  if (P && !v_grown) ol_floats_get(ft, ol_tdata(a->pv), (b * N + h) * pvs, P * Hv, vd);
+  if (P && !k_past) ol_floats_get(ft, ol_tdata(a->pk), (b * N + h) * pks, P * H, kd);
+  if (P && !v_past) ol_floats_get(ft, ol_tdata(a->pv), (b * N + h) * pvs, P * Hv, vd);
   for (int64_t j = 0; j < L; j++) {
     float *kr = kd + (P + j) * H, *vr = vd + (P + j) * Hv;
     ol_floats_get(ft, ol_tdata(a->key), a->split ? ((b * N + h) * L + j) * H : (b * L + j) * a->D + h * H, H, kr);
@@ -216,23 +254,17 @@ static void mha_attend_head(const mha_kernel *k, const mha_args *a, int64_t b, i
   }
 }
 
-/* K/V rows: (b, h) blocks kst/vst elements apart in a grown present (past
- * rows already in place) or a float32 present; otherwise (float16, or the
- * present not wanted) one block at a time in scratch, stored to the present
- * when done. */
-static ol_status mha_attend(const mha_kernel *k, ol_kernel_ctx *ctx, const mha_args *a, ol_value *const *grown,
-                            ol_tensor *yk, ol_tensor *yv, ol_tensor *y) {
+/* K/V rows: per (b, h) block in the present (kd/vd, see kv_dest) or, when
+ * not float32 or not wanted, one block at a time in scratch. */
+static ol_status mha_attend(const mha_kernel *k, ol_kernel_ctx *ctx, const mha_args *a, const kv_dest *kv,
+                            ol_tensor *y) {
   ol_dtype ft = a->q->dtype;
   int64_t B = a->B, N = a->N, H = a->H, Hv = a->Hv, T = a->T, D = a->D, Dv = a->Dv;
-  const bool kgrown = grown[0] != NULL, vgrown = grown[1] != NULL;
-  const bool kwhole = kgrown || (yk && ft == OL_DTYPE_FLOAT), vwhole = vgrown || (yv && ft == OL_DTYPE_FLOAT);
-  float *Kb = kgrown ? ol_tdata(&grown[0]->tensor) : kwhole ? ol_tdata(yk) : NULL;
-  float *Vb = vgrown ? ol_tdata(&grown[1]->tensor) : vwhole ? ol_tdata(yv) : NULL;
-  int64_t kst = (kgrown ? grown[0]->tensor.pitch : T) * H, vst = (vgrown ? grown[1]->tensor.pitch : T) * Hv;
   /* one block of scratch: K/V blocks, the query row, scores, mask, float16
    * attention_bias rows, bias and output */
   int64_t nbias = a->bias ? ol_floats_scratch(ft, 2 * D + Dv) : 0, nout = ol_floats_scratch(ft, B * a->S * Dv);
-  int64_t nk = kwhole ? 0 : T * H, nv = vwhole ? 0 : T * Hv, nab = a->abias ? ol_floats_scratch(ft, T) : 0;
+  int64_t nk = kv_dest_direct(&kv[0]) ? 0 : T * H, nv = kv_dest_direct(&kv[1]) ? 0 : T * Hv;
+  int64_t nab = a->abias ? ol_floats_scratch(ft, T) : 0;
   float *scratch = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(nk + nv + H + 3 * (T + 1) + nbias + nout));
   if (!scratch) return OL_OUT_OF_MEMORY;
   float *kblk = scratch, *vblk = kblk + nk;
@@ -248,10 +280,10 @@ static ol_status mha_attend(const mha_kernel *k, ol_kernel_ctx *ctx, const mha_a
         s = ol_kernel_error(ctx->node, OL_CANCELLED, "cancelled");
         break;
       }
-      float *kd = kwhole ? Kb + (b * N + h) * kst : kblk, *vd = vwhole ? Vb + (b * N + h) * vst : vblk;
-      mha_kv_block(a, b, h, kd, vd, kgrown, vgrown, bf);
-      if (!kwhole && yk) ol_floats_store(yk, (b * N + h) * T * H, kd, T * H);
-      if (!vwhole && yv) ol_floats_store(yv, (b * N + h) * T * Hv, vd, T * Hv);
+      float *kd = kv_dest_block(&kv[0], b * N + h, kblk), *vd = kv_dest_block(&kv[1], b * N + h, vblk);
+      mha_kv_block(a, b, h, kd, vd, kv_dest_has_past(&kv[0]), kv_dest_has_past(&kv[1]), bf);
+      kv_dest_store(&kv[0], b * N + h, kd, T, H);
+      kv_dest_store(&kv[1], b * N + h, vd, T, Hv);
       mha_attend_head(k, a, b, h, kd, vd, bf, &w, out);
     }
   if (s == OL_OK) ol_floats_store(y, 0, out, B * a->S * Dv);
@@ -270,10 +302,10 @@ static ol_status mha_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   int64_t od[3] = {a.B, a.S, a.Dv}, pd[4] = {a.B, a.N, a.T, a.H}, pvd[4] = {a.B, a.N, a.T, a.Hv};
   ol_tensor *y, *yk = NULL, *yv = NULL;
   OL_TRY(ol_ctx_output(ctx, 0, a.q->dtype, 3, od, &y));
-  /* session caches (ctx->grow_outputs): float presents keep spare rows and
-   * a past fed back from an earlier run's present is appended to in place */
+  /* session caches (ctx->grow_outputs): presents keep spare rows and a
+   * past fed back from an earlier run's present is appended to in place */
   ol_value *grown[2] = {NULL, NULL};
-  for (int c = 0; c < 2 && !a.split && a.pk && a.q->dtype == OL_DTYPE_FLOAT; c++)
+  for (int c = 0; c < 2 && !a.split && a.pk; c++)
     if ((ctx->grow_outputs >> (1 + c)) & 1u && ol_ctx_wants_output(ctx, 1 + (size_t)c) &&
         ol_value_grow_from(ctx->allocator, c ? a.pv : a.pk, 4, c ? pvd : pd, 2, &grown[c]) != OL_OK) {
       ol_value_release(grown[0]);
@@ -282,7 +314,14 @@ static ol_status mha_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_status s = OL_OK;
   if (!a.split && !grown[0] && ol_ctx_wants_output(ctx, 1)) s = ol_ctx_output(ctx, 1, a.q->dtype, 4, pd, &yk);
   if (s == OL_OK && !a.split && !grown[1] && ol_ctx_wants_output(ctx, 2)) s = ol_ctx_output(ctx, 2, a.q->dtype, 4, pvd, &yv);
-  if (s == OL_OK && a.B * a.N > 0) s = mha_attend(k, ctx, &a, grown, yk, yv, y);
+  kv_dest kv[2];
+  for (int c = 0; c < 2; c++) {
+    int64_t W = c ? a.Hv : a.H;
+    ol_tensor *yc = c ? yv : yk;
+    kv[c] = grown[c] ? kv_dest_of(ol_tdata(&grown[c]->tensor), a.q->dtype, grown[c]->tensor.pitch * W, a.P)
+                     : kv_dest_of(yc ? ol_tdata(yc) : NULL, a.q->dtype, a.T * W, 0);
+  }
+  if (s == OL_OK && a.B * a.N > 0) s = mha_attend(k, ctx, &a, kv, y);
   for (int c = 0; c < 2 && s == OL_OK; c++)
     if (grown[c]) {
       s = ol_ctx_set_output(ctx, 1 + (size_t)c, grown[c]);
@@ -321,11 +360,11 @@ typedef struct gqa_kernel {
 
 /* Reserves present output `out` from bound past input `in` ([B, KN, T, H],
  * S new rows per (b, h)). No result: not offered, declined or not bound. */
-static ol_status gqa_reserve(ol_kernel_ctx *ctx, size_t in, size_t out, const int64_t *pd, int64_t S,
+static ol_status gqa_reserve(ol_kernel_ctx *ctx, size_t in, size_t out, const int64_t *pd, int64_t S, size_t es,
                              ol_append_reservation *res) {
   OL_TRY(ctx->reserve_append(ctx->runtime, in, out, 4, pd, 2, res));
   if (!res->result) return OL_OK;
-  size_t row = (size_t)pd[3] * sizeof(float);
+  size_t row = (size_t)pd[3] * es;
   if (res->rows != (size_t)(pd[0] * pd[1]) || res->row_bytes != (size_t)S * row || !row || res->row_stride % row ||
       (res->row_bytes && !res->writable)) {
     ol_value_release(res->result);
@@ -338,9 +377,9 @@ static ol_status gqa_reserve(ol_kernel_ctx *ctx, size_t in, size_t out, const in
 
 /* Commits the filled reservations and reports the storage work of bound
  * caches (appended in place, or built whole as the dense fallback).
- * Element counts: fresh rows, past rows, whole present. */
+ * Element counts: fresh rows, past rows, whole present; es bytes each. */
 static ol_status gqa_commit(ol_kernel_ctx *ctx, ol_append_reservation *res, int64_t fresh, int64_t past,
-                            int64_t whole) {
+                            int64_t whole, size_t es) {
   ol_storage_counts counts;
   memset(&counts, 0, sizeof counts);
   bool report = false;
@@ -350,14 +389,14 @@ static ol_status gqa_commit(ol_kernel_ctx *ctx, ol_append_reservation *res, int6
       counts.allocations += res[c].counts.allocations;
       counts.allocated_bytes += res[c].counts.allocated_bytes;
       counts.prefix_copied_bytes += res[c].counts.prefix_copied_bytes;
-      counts.append_copied_bytes += res[c].counts.append_copied_bytes + (uint64_t)fresh * sizeof(float);
+      counts.append_copied_bytes += res[c].counts.append_copied_bytes + (uint64_t)fresh * es;
       counts.reuse_count += res[c].counts.reuse_count;
       OL_TRY(ctx->commit_append(ctx->runtime, 1 + (size_t)c, &res[c])); /* clears res[c].result */
     } else if (res[c].bound) {
       counts.allocations += 1;
-      counts.allocated_bytes += (uint64_t)whole * sizeof(float);
-      counts.prefix_copied_bytes += (uint64_t)past * sizeof(float);
-      counts.append_copied_bytes += (uint64_t)fresh * sizeof(float);
+      counts.allocated_bytes += (uint64_t)whole * es;
+      counts.prefix_copied_bytes += (uint64_t)past * es;
+      counts.append_copied_bytes += (uint64_t)fresh * es;
     }
   }
   if (report && ctx->record_storage) OL_TRY(ctx->record_storage(ctx->runtime, &counts));
@@ -508,21 +547,22 @@ static void gqa_presents_release(gqa_presents *o) {
   }
 }
 
-/* A plain append (float32, every batch's new rows right after its past)
- * on bound caches writes the new rows into their capacity (see
- * gqa_reserve); otherwise present K/V are built whole. */
+/* A plain append (every batch's new rows right after its past) on bound
+ * caches writes the new rows into their capacity (see gqa_reserve), on
+ * session caches into their spare rows; otherwise present K/V are built
+ * whole. */
 static ol_status gqa_presents_open(ol_kernel_ctx *ctx, const gqa_args *a, const int64_t *pd, gqa_presents *o) {
   memset(o, 0, sizeof *o);
-  bool plain = a->q->dtype == OL_DTYPE_FLOAT && a->pk && a->T == a->P + a->S;
+  bool plain = a->pk && a->T == a->P + a->S;
+  size_t es = ol_dtype_size(a->q->dtype);
   for (int64_t b = 0; plain && b < a->B; b++) plain = gqa_past_of(a, b) == a->P;
   ol_status s = OL_OK;
   for (int c = 0; plain && c < 2 && s == OL_OK; c++) {
     size_t out = 1 + (size_t)c;
     const ol_tensor *past = c ? a->pv : a->pk;
     if (!ol_ctx_wants_output(ctx, out)) continue;
-    if (ctx->reserve_append) s = gqa_reserve(ctx, 3 + (size_t)c, out, pd, a->S, &o->res[c]);
-    else if ((ctx->grow_outputs >> out) & 1u && past && past->dtype == OL_DTYPE_FLOAT &&
-             ol_value_grow_from(ctx->allocator, past, 4, pd, 2, &o->grown[c]) != OL_OK)
+    if (ctx->reserve_append) s = gqa_reserve(ctx, 3 + (size_t)c, out, pd, a->S, es, &o->res[c]);
+    else if ((ctx->grow_outputs >> out) & 1u && ol_value_grow_from(ctx->allocator, past, 4, pd, 2, &o->grown[c]) != OL_OK)
       s = ol_kernel_error(ctx->node, OL_OUT_OF_MEMORY, "out of memory growing present output %zu", out);
   }
   if (s == OL_OK && !o->res[0].result && !o->grown[0] && ol_ctx_wants_output(ctx, 1))
@@ -533,19 +573,19 @@ static ol_status gqa_presents_open(ol_kernel_ctx *ctx, const gqa_args *a, const 
   return s;
 }
 
-/* Where the rows of K (c 0) or V (c 1) are written: the reserved cache
- * (its first block at writable - P rows), the grown session cache (past rows
- * already in place), a float32 present, or NULL (float16, or the present
- * not wanted: one (b, h) block at a time in scratch, stored when done).
- * *stride: elements between (b, h) blocks. */
-static float *gqa_rows(const gqa_args *a, const gqa_presents *o, int c, int64_t *stride) {
+/* Where the rows of K (c 0) or V (c 1) are written (see kv_dest): the
+ * reserved cache (its first block at writable - P rows), the grown session
+ * cache (past rows already there), a fresh present, or nowhere. */
+static kv_dest gqa_dest(const gqa_args *a, const gqa_presents *o, int c) {
   const ol_append_reservation *res = &o->res[c];
   const ol_value *grown = o->grown[c];
   ol_tensor *y = c ? o->yv : o->yk;
-  *stride = res->result ? (int64_t)(res->row_stride / sizeof(float)) : grown ? grown->tensor.pitch * a->H : a->T * a->H;
-  if (res->result) return (float *)res->writable - a->P * a->H;
-  if (grown) return ol_tdata(&grown->tensor);
-  return y && a->q->dtype == OL_DTYPE_FLOAT ? ol_tdata(y) : NULL;
+  ol_dtype dt = a->q->dtype;
+  size_t es = ol_dtype_size(dt);
+  if (res->result)
+    return kv_dest_of((char *)res->writable - (size_t)(a->P * a->H) * es, dt, (int64_t)(res->row_stride / es), a->P);
+  if (grown) return kv_dest_of(ol_tdata(&grown->tensor), dt, grown->tensor.pitch * a->H, a->P);
+  return kv_dest_of(y ? ol_tdata(y) : NULL, dt, a->T * a->H, 0);
 }
 
 /* Float32 copies of the rows the attention loop reads (see gqa_attend). */
@@ -570,20 +610,20 @@ static void gqa_queries(const gqa_kernel *k, const gqa_args *a, int64_t b, const
   }
 }
 
-/* The K and V rows of (b, kh) into kd/vd: the past (unless already in a
- * reserved or grown cache: *_in_place), zeros after it where kd/vd are
- * scratch, then the new rows (keys rotated). */
+/* The K and V rows of (b, kh) into kd/vd: the past and zeros after it
+ * (unless the past is already there: *_past), then the new rows (keys
+ * rotated). */
 static void gqa_kv_block(const gqa_kernel *k, const gqa_args *a, int64_t b, int64_t kh, float *kd, float *vd,
-                         bool k_in_place, bool v_in_place, bool k_scratch, bool v_scratch, const gqa_scratch *w) {
+                         bool k_past, bool v_past, const gqa_scratch *w) {
   ol_dtype ft = a->q->dtype;
   int64_t H = a->H, P = a->P, T = a->T, pb = gqa_past_of(a, b), half = a->half;
   int64_t pks = a->pk ? past_stride(a->pk) * H : 0, pvs = a->pv ? past_stride(a->pv) * H : 0;
-  if (!k_in_place) {
-    if (k_scratch) memset(kd + P * H, 0, sizeof(float) * (size_t)((T - P) * H));
+  if (!k_past) {
+    memset(kd + P * H, 0, sizeof(float) * (size_t)((T - P) * H));
     if (P) ol_floats_get(ft, ol_tdata(a->pk), (b * a->KN + kh) * pks, P * H, kd);
   }
-  if (!v_in_place) {
-    if (v_scratch) memset(vd + P * H, 0, sizeof(float) * (size_t)((T - P) * H));
+  if (!v_past) {
+    memset(vd + P * H, 0, sizeof(float) * (size_t)((T - P) * H));
     if (P) ol_floats_get(ft, ol_tdata(a->pv), (b * a->KN + kh) * pvs, P * H, vd);
   }
   int64_t kw = a->packed ? (a->N + 2 * a->KN) * H : a->KN * H;
@@ -635,12 +675,11 @@ static ol_status gqa_attend_group(const gqa_kernel *k, ol_kernel_ctx *ctx, const
 static ol_status gqa_attend(const gqa_kernel *k, ol_kernel_ctx *ctx, const gqa_args *a, const gqa_presents *o,
                             ol_tensor *y) {
   ol_dtype ft = a->q->dtype;
-  int64_t kst, vst, H = a->H, T = a->T;
-  float *Kb = gqa_rows(a, o, 0, &kst), *Vb = gqa_rows(a, o, 1, &vst);
-  bool kres = o->res[0].result || o->grown[0], vres = o->res[1].result || o->grown[1];
+  int64_t H = a->H, T = a->T;
+  const kv_dest kv[2] = {gqa_dest(a, o, 0), gqa_dest(a, o, 1)};
   /* one block of scratch: K/V blocks, rotated queries, scores, and float16
    * rows of cos/sin, attention_bias, head_sink and the output */
-  int64_t nq = a->B * a->S * a->N * H, nk = Kb ? 0 : T * H, nv = Vb ? 0 : T * H;
+  int64_t nq = a->B * a->S * a->N * H, nk = kv_dest_direct(&kv[0]) ? 0 : T * H, nv = kv_dest_direct(&kv[1]) ? 0 : T * H;
   int64_t ncs = k->rotary ? ol_floats_scratch(ft, a->half) : 0, nab = a->abias ? ol_floats_scratch(ft, T) : 0;
   int64_t nhs = a->sinkt ? ol_floats_scratch(ft, a->N) : 0, nout = ol_floats_scratch(ft, nq);
   float *scratch = ol_alloc(ctx->allocator, sizeof(float) * (size_t)(nk + nv + nq + T + 1 + 2 * ncs + nab + nhs + nout));
@@ -654,10 +693,11 @@ static ol_status gqa_attend(const gqa_kernel *k, ol_kernel_ctx *ctx, const gqa_a
   for (int64_t b = 0; b < a->B && s == OL_OK; b++) {
     gqa_queries(k, a, b, &w);
     for (int64_t kh = 0; kh < a->KN && s == OL_OK; kh++) {
-      float *kd = Kb ? Kb + (b * a->KN + kh) * kst : w.kblk, *vd = Vb ? Vb + (b * a->KN + kh) * vst : w.vblk;
-      gqa_kv_block(k, a, b, kh, kd, vd, kres, vres, !Kb, !Vb, &w);
-      if (!Kb && o->yk) ol_floats_store(o->yk, (b * a->KN + kh) * T * H, kd, T * H);
-      if (!Vb && o->yv) ol_floats_store(o->yv, (b * a->KN + kh) * T * H, vd, T * H);
+      int64_t blk = b * a->KN + kh;
+      float *kd = kv_dest_block(&kv[0], blk, w.kblk), *vd = kv_dest_block(&kv[1], blk, w.vblk);
+      gqa_kv_block(k, a, b, kh, kd, vd, kv_dest_has_past(&kv[0]), kv_dest_has_past(&kv[1]), &w);
+      kv_dest_store(&kv[0], blk, kd, T, H);
+      kv_dest_store(&kv[1], blk, vd, T, H);
       s = gqa_attend_group(k, ctx, a, b, kh, kd, vd, &w, out);
     }
   }
@@ -689,7 +729,8 @@ static ol_status gqa_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   OL_TRY(gqa_presents_open(ctx, &a, pd, &o));
   ol_status s = gqa_attend(k, ctx, &a, &o, y);
   if (s == OL_OK)
-    s = gqa_commit(ctx, o.res, a.B * a.KN * a.S * a.H, a.B * a.KN * a.P * a.H, a.B * a.KN * a.T * a.H);
+    s = gqa_commit(ctx, o.res, a.B * a.KN * a.S * a.H, a.B * a.KN * a.P * a.H, a.B * a.KN * a.T * a.H,
+                   ol_dtype_size(a.q->dtype));
   for (int c = 0; c < 2 && s == OL_OK; c++)
     if (o.grown[c]) {
       s = ol_ctx_set_output(ctx, 1 + (size_t)c, o.grown[c]);
