@@ -241,6 +241,8 @@ static void transform_fields(void) {
   CHECK(error_has("inverse must hold transform_size^2 = 4 values (transform_size 2), got 3"));
   CHECK_STATUS(ol_quant_plan_set_forward(plan, bad, 4), OL_INVALID_ARGUMENT);
   CHECK(error_has("forward value 1 is not finite"));
+  CHECK_STATUS(ol_quant_plan_set_forward(plan, NULL, 4), OL_INVALID_ARGUMENT);
+  CHECK(error_has("forward: NULL values"));
   CHECK_OK(ol_quant_plan_set_forward(plan, rotation, 4));
   CHECK_OK(ol_quant_plan_set_inverse(plan, rotation, 4));
   uint32_t size = 0;

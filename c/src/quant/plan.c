@@ -297,6 +297,7 @@ static ol_status set_matrix(const ol_quant_plan *plan, const char *what, const d
   if (count != expected)
     return INVALID("%s must hold transform_size^2 = %llu values (transform_size %llu), got %zu; "
                    "set transform_size first", what, (unsigned long long)expected, (unsigned long long)n, count);
+  if (count && !values) return INVALID("%s: NULL values", what);
   for (size_t i = 0; i < count; i++)
     if (!isfinite(values[i])) return INVALID("%s value %zu is not finite (%g)", what, i, values[i]);
   void *copy;
