@@ -863,6 +863,15 @@ void ol_quant_plan_transform(const ol_quant_plan *plan, uint32_t *size, const do
                              size_t *forward_count, const double **inverse, size_t *inverse_count);
 ol_status ol_quant_plan_set_transform(ol_quant_plan *plan, uint32_t size, const double *forward,
                                       size_t forward_count, const double *inverse, size_t inverse_count);
+/* The seed's field-by-field assignments, each checked when made: a nonzero
+ * size must divide the plan's element count (ORT MatMulNBits plans take no
+ * transform), and a new size drops matrices that no longer hold size^2
+ * values; forward / inverse must hold exactly transform_size^2 finite values
+ * (set the size first). Whether they are inverse of each other is checked
+ * when encoding. */
+ol_status ol_quant_plan_set_transform_size(ol_quant_plan *plan, uint32_t size);
+ol_status ol_quant_plan_set_forward(ol_quant_plan *plan, const double *values, size_t count);
+ol_status ol_quant_plan_set_inverse(ol_quant_plan *plan, const double *values, size_t count);
 void ol_quant_plan_outliers(const ol_quant_plan *plan, const int64_t **indices, size_t *count);
 ol_status ol_quant_plan_set_outliers(ol_quant_plan *plan, const int64_t *indices, size_t count);
 /* [K, N] of an ORT MatMulNBits plan into dims (rank 2), else rank 0. The

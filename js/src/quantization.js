@@ -6,96 +6,16 @@
 // errors surface as OnnxLightError with the C message.
 import { dtypeOf, dtypeOfCode } from './dtypes.js';
 import { OnnxLightError, invalidArgument } from './errors.js';
-import { currentRuntime, onLoad } from './runtime.js';
+import { formatCode, formatOfCode, methods } from './quantization-format.js';
+import { currentRuntime } from './runtime.js';
 import { SharedQuantizedValue, serializeEncoded } from './shared-value.js';
 import { Tensor, copyToValue, tensorFromValue, valueOfTensor } from './tensor.js';
 
-// Upper-case profile name -> numeric format, filled from the C catalogue
-// (ol_quant_format_get_info) when the wasm module loads, then frozen.
-const formatTable = {};
-
-const notLoaded = () =>
-  new OnnxLightError('OL_FAILED_PRECONDITION', 'QuantizationFormat comes from the onnx-light wasm module: await init() first');
-
-/**
- * Upper-case profile name -> numeric format (QuantizationFormat.INT4 === 2),
- * read from the C catalogue once the wasm module is loaded; reading a profile
- * before that throws (instead of giving undefined).
- */
-export const QuantizationFormat = new Proxy(formatTable, {
-  get(target, key, receiver) {
-    if (typeof key === 'string' && !Object.isFrozen(target)) throw notLoaded();
-    return Reflect.get(target, key, receiver);
-  },
-  ownKeys(target) {
-    if (!Object.isFrozen(target)) throw notLoaded();
-    return Reflect.ownKeys(target);
-  },
-});
-
-/** The C catalogue, one row per format: { name, enumName, method, bits, matmulNBits }. */
-let profiles = [];
-/** Method names by wire value ('affine', 'codebook', 'cast'). */
-let methods = [];
-
-onLoad((runtime) => {
-  const m = runtime.m;
-  methods = [];
-  for (let i = 0; m._olw_quant_method_name(i); i++) methods.push(runtime.string(m._olw_quant_method_name(i)));
-  profiles = runtime.scratch(20, (out) =>
-    Array.from({ length: m._olw_quant_format_count() }, (_, format) => {
-      runtime.check(m._olw_quant_format_info(format, out, out + 8));
-      const [name, enumName] = [runtime.string(runtime.u32(out)), runtime.string(runtime.u32(out + 4))];
-      const [method, bits, matmulNBits] = [0, 1, 2].map((i) => runtime.i32(out + 8 + 4 * i));
-      return Object.freeze({ name, enumName, method: methods[method], bits, matmulNBits: matmulNBits !== 0 });
-    }),
-  );
-  profiles.forEach((row, format) => (formatTable[row.enumName] = format));
-  Object.freeze(formatTable);
-});
-
-/** Internal: the C catalogue row of a format (throws for anything else). */
-export function formatInfo(format, what = 'quantization format') {
-  checkFormat(format, what);
-  return profiles[format];
-}
-
-function checkFormat(format, what) {
-  currentRuntime(); // the catalogue comes from the loaded module
-  if (!Number.isInteger(format) || format < 0 || format >= profiles.length) {
-    throw invalidArgument(`${what}: expected a QuantizationFormat value, got ${String(format)}`);
-  }
-}
+export { QuantizationFormat, formatInfo, parseQuantizationFormat, quantizationFormatName, quantizationFormats } from './quantization-format.js';
 
 function size(value, what) {
   if (!Number.isSafeInteger(value) || value < 0) throw invalidArgument(`${what} must be a non-negative integer, got ${String(value)}`);
   return value;
-}
-
-/** All formats in catalogue order. */
-export function quantizationFormats() {
-  currentRuntime();
-  return profiles.map((_, i) => i);
-}
-
-/** The stable wire name of a format ('int4', 'ort_matmulnbits_int4'). */
-export function quantizationFormatName(format) {
-  return formatInfo(format, 'quantizationFormatName').name;
-}
-
-/** The format of a wire name; case-sensitive, throws OnnxLightError for unknown names. */
-export function parseQuantizationFormat(name) {
-  if (typeof name !== 'string') throw invalidArgument(`parseQuantizationFormat: expected a string, got ${typeof name}`);
-  const runtime = currentRuntime();
-  const text = runtime.cstring(name);
-  try {
-    return runtime.scratch(4, (out) => {
-      runtime.check(runtime.m._olw_quant_format_parse(text, out));
-      return runtime.i32(out);
-    });
-  } finally {
-    runtime.free(text);
-  }
 }
 
 /** Bytes the library allocated (ptr at out, length at out + 4), copied out and freed. */
@@ -201,22 +121,36 @@ export class QuantizationPlan {
     });
   }
 
-  /** The numeric QuantizationFormat; assignable (checked when encoding). */
+  /**
+   * The QuantizationFormat member; assignable with a member only (numbers and
+   * strings are rejected). Existing blocks are not reconfigured.
+   */
   get format() {
-    return this.#info()[0];
+    return formatOfCode(this.#info()[0]);
   }
 
   set format(format) {
-    checkFormat(format, 'plan.format');
-    this.#runtime.check(this.#runtime.m._olw_quant_plan_set_format(this.handle, format));
+    this.#runtime.check(this.#runtime.m._olw_quant_plan_set_format(this.handle, formatCode(format, 'plan.format')));
   }
 
   get permutationSize() {
     return this.#info()[2];
   }
 
+  /** Width of the transformed row vectors (0: no transform). */
   get transformSize() {
     return this.#info()[3];
+  }
+
+  /**
+   * A nonzero size must divide the plan's element count; matrices that no
+   * longer hold size^2 values are dropped (assign forward / inverse after it).
+   */
+  set transformSize(size) {
+    if (!Number.isSafeInteger(size) || size < 0 || size > 0xffffffff) {
+      throw invalidArgument(`plan.transformSize: expected an integer in [0, 2^32), got ${String(size)}`);
+    }
+    this.#runtime.check(this.#runtime.m._olw_quant_plan_set_transform_size(this.handle, size));
   }
 
   /** A copy of array which (0 permutation, 1 forward, 2 inverse, 3 outliers), read in place. */
@@ -275,9 +209,19 @@ export class QuantizationPlan {
     return this.#array(1);
   }
 
+  /** Copies transformSize^2 finite values in (row-major). */
+  set forward(values) {
+    this.#withDoubles(values, 'plan.forward', (ptr, n) => this.#runtime.check(this.#runtime.m._olw_quant_plan_set_forward(this.handle, ptr, n)));
+  }
+
   /** A copy of the inverse transform. */
   get inverse() {
     return this.#array(2);
+  }
+
+  /** Copies transformSize^2 finite values in (row-major); checked against forward when encoding. */
+  set inverse(values) {
+    this.#withDoubles(values, 'plan.inverse', (ptr, n) => this.#runtime.check(this.#runtime.m._olw_quant_plan_set_inverse(this.handle, ptr, n)));
   }
 
   /** Sets transformSize and copies both matrices (row-major; size 0 disables the transform). */
@@ -302,10 +246,22 @@ export class QuantizationPlan {
     return this.#info()[4];
   }
 
-  /** [K, N] for ORT MatMulNBits plans, else []. */
-  get matrixShape() {
+  /** The current dims: [K, N] for ORT MatMulNBits plans, else []. */
+  #matrixDims() {
     const info = this.#info();
     return info[5] === 2 ? [info[6], info[7]] : [];
+  }
+
+  /**
+   * A live view of [K, N] (ORT MatMulNBits plans; [] otherwise): reading an
+   * element reads the plan, `plan.matrixShape[0] = 64` changes it. Use
+   * [...plan.matrixShape] for a plain array.
+   */
+  get matrixShape() {
+    return matrixShapeView(
+      () => this.#matrixDims(),
+      (dims) => (this.matrixShape = dims),
+    );
   }
 
   /** Copies [K, N] (or [] to clear) in; blocks are not rebuilt (mismatches fail when encoding). */
@@ -428,6 +384,44 @@ export class QuantizationPlan {
   }
 }
 
+/**
+ * An array-like live view over a plan's matrix shape (the seed's mutable
+ * `plan.matrix_shape` view that keeps the plan alive): index reads go to
+ * read(), index writes go through write(dims) with the plan's validation.
+ */
+function matrixShapeView(read, write) {
+  const index = (key) => (typeof key === 'string' && /^(0|[1-9]\d*)$/.test(key) ? Number(key) : -1);
+  // Node's util.inspect shows a proxy's target: let the target print the live dims
+  const target = Object.defineProperty([], Symbol.for('nodejs.util.inspect.custom'), { value: (depth, options, inspect) => inspect(read(), options), configurable: true });
+  return new Proxy(target, {
+    get(target, key) {
+      const dims = read();
+      if (key === 'length') return dims.length;
+      if (index(key) >= 0) return dims[index(key)];
+      const method = Reflect.get(dims, key);
+      return typeof method === 'function' ? method.bind(dims) : method;
+    },
+    set(target, key, value) {
+      const dims = read();
+      const i = index(key);
+      if (i < 0) throw invalidArgument(`plan.matrixShape: only elements can be assigned, not '${String(key)}'`);
+      if (i >= dims.length) throw invalidArgument(`plan.matrixShape[${i}]: index out of range for a shape of ${dims.length} dimensions (assign plan.matrixShape = [K, N])`);
+      dims[i] = value;
+      write(dims);
+      return true;
+    },
+    has: (target, key) => key in read(),
+    ownKeys: () => Reflect.ownKeys(read()),
+    getOwnPropertyDescriptor(target, key) {
+      const d = Reflect.getOwnPropertyDescriptor(read(), key);
+      return d && key !== 'length' ? { ...d, configurable: true } : d; // length: non-configurable like the target's
+    },
+    deleteProperty(target, key) {
+      throw invalidArgument(`plan.matrixShape: dimensions cannot be deleted ('${String(key)}')`);
+    },
+  });
+}
+
 const copyBlock = (b) => ({ scale: b.scale, zeroPoint: b.zeroPoint, offset: b.offset, codebook: Array.from(b.codebook ?? []) });
 
 /** A run copy: { layout, blocks } with block(j) / setBlock(j, block) copying. */
@@ -456,21 +450,21 @@ function adoptPlan(runtime, call) {
 
 /** A portable plan: count elements in blocks of blockSize (ORT profiles: makeMatMulNBitsPlan). */
 export function makeQuantizationPlan(format, count, { blockSize = 128 } = {}) {
-  checkFormat(format, 'makeQuantizationPlan');
+  const code = formatCode(format, 'makeQuantizationPlan');
   size(count, 'count');
   size(blockSize, 'blockSize');
   const runtime = currentRuntime();
-  return adoptPlan(runtime, (out) => runtime.m._olw_quant_make_plan(format, count, blockSize, out));
+  return adoptPlan(runtime, (out) => runtime.m._olw_quant_make_plan(code, count, blockSize, out));
 }
 
 /** An ORT MatMulNBits plan for a [k, n] weight. */
 export function makeMatMulNBitsPlan(format, k, n, { blockSize = 128 } = {}) {
-  checkFormat(format, 'makeMatMulNBitsPlan');
+  const code = formatCode(format, 'makeMatMulNBitsPlan');
   size(k, 'k');
   size(n, 'n');
   size(blockSize, 'blockSize');
   const runtime = currentRuntime();
-  return adoptPlan(runtime, (out) => runtime.m._olw_quant_make_matmul_nbits_plan(format, k, n, blockSize, out));
+  return adoptPlan(runtime, (out) => runtime.m._olw_quant_make_matmul_nbits_plan(code, k, n, blockSize, out));
 }
 
 /**
@@ -488,7 +482,7 @@ export function makeQuantizationType(plan) {
 
 /** A self-contained encoded value: serialized EncodedValueProto bytes plus its logical type. */
 export class EncodedValue {
-  /** @param {Uint8Array} bytes @param {string} type @param {number[]} dims @param {number} format */
+  /** @param {Uint8Array} bytes @param {string} type @param {number[]} dims @param {object | null} format a QuantizationFormat member */
   constructor(bytes, type, dims, format) {
     this.bytes = bytes;
     this.type = type;

@@ -4,6 +4,7 @@
 // conversion of encoded session outputs. The set is an immutable snapshot.
 import { dtypeOfCode } from './dtypes.js';
 import { OnnxLightError } from './errors.js';
+import { formatOfCode } from './quantization-format.js';
 
 const handles = new FinalizationRegistry(({ runtime, handle }) => runtime.m._olw_value_release(handle));
 
@@ -30,7 +31,7 @@ export function encodedInfo(runtime, handle) {
     return { type: d?.type ?? 'unknown', dims: Array.from({ length: rank }, (_, i) => Number(view.getBigInt64(dimsPtr + 8 * i, true))) };
   });
   // the profile its layout names (ol_quant_value_format), else null
-  const format = runtime.scratch(4, (out) => (m._olw_quant_value_format(handle, out) === 0 ? runtime.i32(out) : null));
+  const format = runtime.scratch(4, (out) => (m._olw_quant_value_format(handle, out) === 0 ? formatOfCode(runtime.i32(out)) : null));
   return { type, dims, format };
 }
 
@@ -76,7 +77,7 @@ export class SharedQuantizedValue {
     return [...this.#info.dims];
   }
 
-  /** The profile (QuantizationFormat value). */
+  /** The profile (a QuantizationFormat member). */
   get format() {
     return this.#info.format;
   }

@@ -694,17 +694,71 @@ export const version: string;
 // OnnxLightError with the C message.
 
 /**
- * Upper-case profile name -> numeric format, in catalogue order (INT8 = 0 ...
+ * One profile of the catalogue: an enum member, not a number (the seed: the
+ * factories and plan.format "do not accept strings or integers"; they throw
+ * OnnxLightError for them). `name` is the enum name ('INT4'), `value` its
+ * catalogue position (2); members are frozen and compared by identity.
+ * quantizationFormatName(format) gives the stable wire name ('int4').
+ */
+declare const quantizationFormatBrand: unique symbol;
+export interface QuantizationFormatMember<Name extends string = string, Value extends number = number> {
+  /** Only the members of QuantizationFormat have it (look-alike objects are not formats). */
+  readonly [quantizationFormatBrand]: true;
+  readonly name: Name;
+  readonly value: Value;
+  /** 'QuantizationFormat.INT4' */
+  toString(): string;
+}
+
+/**
+ * Upper-case profile name -> member, in catalogue order (INT8 = 0 ...
  * ORT_MATMULNBITS_INT8 = 42). Filled from the C catalogue when the wasm module
  * loads (await init()); tests/js/quantization.test.mjs keeps this list equal to it.
  */
 export const QuantizationFormat: Readonly<{
-  INT8: 0; INT8_PER_CHANNEL: 1; INT4: 2; GPTQ: 3; AWQ: 4; EETQ: 5; MATMULNBITS: 6; Q2_K: 7; Q3_K: 8; Q4_K: 9;
-  Q5_K: 10; Q6_K: 11; HQQ: 12; EXL2: 13; EXL3: 14; NF4: 15; IQ4_NL: 16; BINARY: 17; TERNARY: 18; TQ1_0: 19;
-  TQ2_0: 20; BITNET: 21; PARETOQ: 22; TEQUILA: 23; STQ1_0: 24; IQ1_S: 25; AQLM: 26; QUIP_SHARP: 27; SPQR: 28;
-  SQUEEZELLM: 29; LOG: 30; FP6_LLM: 31; FP8_E4M3: 32; MXFP4: 33; MXFP6: 34; NVFP4: 35; QUAROT: 36;
-  SMOOTHQUANT: 37; TILED_FLOAT: 38; COLUMN_MAJOR: 39; ORT_MATMULNBITS_INT2: 40; ORT_MATMULNBITS_INT4: 41;
-  ORT_MATMULNBITS_INT8: 42;
+  INT8: QuantizationFormatMember<'INT8', 0>;
+  INT8_PER_CHANNEL: QuantizationFormatMember<'INT8_PER_CHANNEL', 1>;
+  INT4: QuantizationFormatMember<'INT4', 2>;
+  GPTQ: QuantizationFormatMember<'GPTQ', 3>;
+  AWQ: QuantizationFormatMember<'AWQ', 4>;
+  EETQ: QuantizationFormatMember<'EETQ', 5>;
+  MATMULNBITS: QuantizationFormatMember<'MATMULNBITS', 6>;
+  Q2_K: QuantizationFormatMember<'Q2_K', 7>;
+  Q3_K: QuantizationFormatMember<'Q3_K', 8>;
+  Q4_K: QuantizationFormatMember<'Q4_K', 9>;
+  Q5_K: QuantizationFormatMember<'Q5_K', 10>;
+  Q6_K: QuantizationFormatMember<'Q6_K', 11>;
+  HQQ: QuantizationFormatMember<'HQQ', 12>;
+  EXL2: QuantizationFormatMember<'EXL2', 13>;
+  EXL3: QuantizationFormatMember<'EXL3', 14>;
+  NF4: QuantizationFormatMember<'NF4', 15>;
+  IQ4_NL: QuantizationFormatMember<'IQ4_NL', 16>;
+  BINARY: QuantizationFormatMember<'BINARY', 17>;
+  TERNARY: QuantizationFormatMember<'TERNARY', 18>;
+  TQ1_0: QuantizationFormatMember<'TQ1_0', 19>;
+  TQ2_0: QuantizationFormatMember<'TQ2_0', 20>;
+  BITNET: QuantizationFormatMember<'BITNET', 21>;
+  PARETOQ: QuantizationFormatMember<'PARETOQ', 22>;
+  TEQUILA: QuantizationFormatMember<'TEQUILA', 23>;
+  STQ1_0: QuantizationFormatMember<'STQ1_0', 24>;
+  IQ1_S: QuantizationFormatMember<'IQ1_S', 25>;
+  AQLM: QuantizationFormatMember<'AQLM', 26>;
+  QUIP_SHARP: QuantizationFormatMember<'QUIP_SHARP', 27>;
+  SPQR: QuantizationFormatMember<'SPQR', 28>;
+  SQUEEZELLM: QuantizationFormatMember<'SQUEEZELLM', 29>;
+  LOG: QuantizationFormatMember<'LOG', 30>;
+  FP6_LLM: QuantizationFormatMember<'FP6_LLM', 31>;
+  FP8_E4M3: QuantizationFormatMember<'FP8_E4M3', 32>;
+  MXFP4: QuantizationFormatMember<'MXFP4', 33>;
+  MXFP6: QuantizationFormatMember<'MXFP6', 34>;
+  NVFP4: QuantizationFormatMember<'NVFP4', 35>;
+  QUAROT: QuantizationFormatMember<'QUAROT', 36>;
+  SMOOTHQUANT: QuantizationFormatMember<'SMOOTHQUANT', 37>;
+  TILED_FLOAT: QuantizationFormatMember<'TILED_FLOAT', 38>;
+  COLUMN_MAJOR: QuantizationFormatMember<'COLUMN_MAJOR', 39>;
+  ORT_MATMULNBITS_INT2: QuantizationFormatMember<'ORT_MATMULNBITS_INT2', 40>;
+  ORT_MATMULNBITS_INT4: QuantizationFormatMember<'ORT_MATMULNBITS_INT4', 41>;
+  ORT_MATMULNBITS_INT8: QuantizationFormatMember<'ORT_MATMULNBITS_INT8', 42>;
 }>;
 export type QuantizationFormat = (typeof QuantizationFormat)[keyof typeof QuantizationFormat];
 
@@ -749,27 +803,44 @@ export interface QuantizationRun {
 /** A plan held in wasm memory; getters return copies. */
 export class QuantizationPlan {
   private constructor();
-  /** Assignable (checked when encoding). */
+  /** Assignable with a QuantizationFormat member only (numbers and strings throw); blocks are not reconfigured. */
   format: QuantizationFormat;
   readonly runCount: number;
   /** Copies of every run; assigning replaces all runs with copies (checked when encoding). */
   get runs(): QuantizationRun[];
   set runs(runs: ReadonlyArray<{ layout: QuantizationLayout; blocks: ReadonlyArray<QuantizationBlock> }>);
   readonly permutationSize: number;
-  readonly transformSize: number;
+  /**
+   * Width of the transformed row vectors (0: none). Assigning checks it: an
+   * integer that divides the plan's element count (ORT plans take none);
+   * matrices that no longer hold transformSize^2 values are dropped.
+   */
+  transformSize: number;
   readonly outlierCount: number;
   /** A copy of the permutation (empty = identity); assigning copies the indices in. */
   get permutation(): number[];
   set permutation(indices: ArrayLike<number | bigint>);
-  /** Copies of the forward / inverse transforms (row-major). */
-  readonly forward: number[];
-  readonly inverse: number[];
-  /** Sets transformSize and copies both matrices (checked when encoding). */
+  /**
+   * Copies of the forward / inverse transforms (row-major). Assigning copies
+   * exactly transformSize^2 finite numbers in (set transformSize first);
+   * that they are inverse of each other is checked when encoding.
+   */
+  get forward(): number[];
+  set forward(values: ArrayLike<number>);
+  get inverse(): number[];
+  set inverse(values: ArrayLike<number>);
+  /** Sets transformSize and copies both matrices at once (checked when encoding). */
   setTransform(size: number, forward: ArrayLike<number>, inverse: ArrayLike<number>): void;
   /** A copy of the outlier indices; assigning copies the indices in. */
   get outliers(): number[];
   set outliers(indices: ArrayLike<number | bigint>);
-  /** [K, N] for ORT MatMulNBits plans, else []; assigning copies the dims (blocks are not rebuilt). */
+  /**
+   * A live view of [K, N] for ORT MatMulNBits plans, else []: reading an
+   * element reads the plan and `plan.matrixShape[0] = 64` changes it (checked:
+   * a non-negative integer, index within the shape). Assigning the property
+   * copies the dims; blocks are not rebuilt (mismatches fail when encoding).
+   * Use [...plan.matrixShape] for a plain array.
+   */
   get matrixShape(): number[];
   set matrixShape(shape: ArrayLike<number>);
   /** A copy of run i. */

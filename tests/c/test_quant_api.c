@@ -226,6 +226,148 @@ static void proto_variants(void) {
   ol_quant_plan_destroy(plan);
 }
 
+/* transform_size / forward / inverse assigned one at a time, each checked. */
+static void transform_fields(void) {
+  ol_quant_plan *plan = NULL;
+  CHECK_OK(ol_quant_make_plan(OL_QUANT_QUAROT, 8, 128, &plan));
+  if (!plan) return;
+  const double h = 0.70710678118654752440, rotation[4] = {h, h, h, -h}, bad[4] = {1, NAN, 0, 1};
+  CHECK_STATUS(ol_quant_plan_set_forward(plan, rotation, 4), OL_INVALID_ARGUMENT); /* size still 0 */
+  CHECK(error_has("forward must hold transform_size^2 = 0 values") && error_has("set transform_size first"));
+  CHECK_STATUS(ol_quant_plan_set_transform_size(plan, 3), OL_INVALID_ARGUMENT);
+  CHECK(error_has("transform_size 3 must divide the plan's 8 elements"));
+  CHECK_OK(ol_quant_plan_set_transform_size(plan, 2));
+  CHECK_STATUS(ol_quant_plan_set_inverse(plan, rotation, 3), OL_INVALID_ARGUMENT);
+  CHECK(error_has("inverse must hold transform_size^2 = 4 values (transform_size 2), got 3"));
+  CHECK_STATUS(ol_quant_plan_set_forward(plan, bad, 4), OL_INVALID_ARGUMENT);
+  CHECK(error_has("forward value 1 is not finite"));
+  CHECK_STATUS(ol_quant_plan_set_forward(plan, NULL, 4), OL_INVALID_ARGUMENT);
+  CHECK(error_has("forward: NULL values"));
+  CHECK_OK(ol_quant_plan_set_forward(plan, rotation, 4));
+  CHECK_OK(ol_quant_plan_set_inverse(plan, rotation, 4));
+  uint32_t size = 0;
+  const double *forward = NULL, *inverse = NULL;
+  size_t nf = 0, ni = 0;
+  ol_quant_plan_transform(plan, &size, &forward, &nf, &inverse, &ni);
+  CHECK(size == 2 && nf == 4 && ni == 4 && forward[3] == -h && inverse[0] == h);
+  const float values[8] = {-1, -0.5f, 0, 0.25f, 0.5f, 0.75f, 1, 0.125f};
+  const int64_t dims[1] = {8};
+  ol_value *x = f32(values, dims, 1), *encoded = NULL;
+  CHECK_OK(ol_quant_quantize(plan, x, NULL, &encoded));
+  ol_value_release(encoded);
+  CHECK_OK(ol_quant_plan_set_transform_size(plan, 2)); /* same size: matrices kept */
+  ol_quant_plan_transform(plan, &size, &forward, &nf, &inverse, &ni);
+  CHECK(nf == 4 && ni == 4);
+  CHECK_OK(ol_quant_plan_set_transform_size(plan, 4)); /* new size: old matrices dropped */
+  ol_quant_plan_transform(plan, &size, &forward, &nf, &inverse, &ni);
+  CHECK(size == 4 && nf == 0 && ni == 0);
+  CHECK_STATUS(ol_quant_quantize(plan, x, NULL, &encoded), OL_INVALID_ARGUMENT);
+  CHECK(error_has("Transform matrices must be square (4 x 4)"));
+  ol_value_release(x);
+  ol_quant_plan_destroy(plan);
+  plan = NULL;
+  CHECK_OK(ol_quant_make_matmul_nbits_plan(OL_QUANT_ORT_MATMULNBITS_INT4, 32, 2, 16, &plan));
+  CHECK_STATUS(ol_quant_plan_set_transform_size(plan, 2), OL_INVALID_ARGUMENT);
+  CHECK(error_has("takes no transform"));
+  CHECK_OK(ol_quant_plan_set_transform_size(plan, 0));
+  CHECK_STATUS(ol_quant_plan_set_transform_size(NULL, 0), OL_INVALID_ARGUMENT);
+  ol_quant_plan_destroy(plan);
+}
+
+/* Packs a FLOAT [3] TensorProto with optional name / doc_string (NULL: absent). */
+static size_t pack_tensor(const char *name, const char *doc, bool external, bool loaded, uint8_t *out) {
+  static float values[3] = {-4, 0, 3.5f};
+  static int64_t dims[1] = {3};
+  static Onnx__StringStringEntryProto where = ONNX__STRING_STRING_ENTRY_PROTO__INIT;
+  static Onnx__StringStringEntryProto *entries[1] = {&where};
+  where.key = "location", where.value = "weights.bin";
+  Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
+  tp.name = (char *)name;
+  tp.doc_string = (char *)doc;
+  tp.has_data_type = 1;
+  tp.data_type = OL_DTYPE_FLOAT;
+  tp.n_dims = 1;
+  tp.dims = dims;
+  if (external) {
+    tp.has_data_location = 1;
+    tp.data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    tp.n_external_data = 1;
+    tp.external_data = entries;
+  }
+  if (!external || loaded) tp.has_raw_data = 1, tp.raw_data.len = sizeof values, tp.raw_data.data = (uint8_t *)values;
+  return onnx__tensor_proto__pack(&tp, out);
+}
+
+static bool same_optional(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
+
+/* Proto conversions keep name and doc_string presence apart (absent vs ""). */
+static void name_and_doc_presence(void) {
+  ol_quant_plan *plan = NULL;
+  CHECK_OK(ol_quant_make_plan(OL_QUANT_INT8, 3, 128, &plan));
+  if (!plan) return;
+  const char *cases[][2] = {{NULL, NULL}, {"", NULL}, {NULL, ""}, {"", ""}, {"w", "d"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    uint8_t packed[128];
+    size_t size = pack_tensor(cases[i][0], cases[i][1], false, false, packed);
+    void *encoded = NULL, *decoded = NULL;
+    size_t encoded_size = 0, decoded_size = 0;
+    CHECK_OK(ol_quant_quantize_tensor_proto(plan, packed, size, &encoded, &encoded_size));
+    Onnx__EncodedValueProto *ev = encoded ? onnx__encoded_value_proto__unpack(NULL, encoded_size, encoded) : NULL;
+    CHECK(ev && same_optional(ev->name, cases[i][0]) && same_optional(ev->doc_string, cases[i][1]));
+    if (ev) onnx__encoded_value_proto__free_unpacked(ev, NULL);
+    if (encoded) CHECK_OK(ol_quant_dequantize_tensor_proto(encoded, encoded_size, NULL, &decoded, &decoded_size));
+    Onnx__TensorProto *back = decoded ? onnx__tensor_proto__unpack(NULL, decoded_size, decoded) : NULL;
+    CHECK(back && same_optional(back->name, cases[i][0]) && same_optional(back->doc_string, cases[i][1]));
+    if (back) onnx__tensor_proto__free_unpacked(back, NULL);
+    ol_free(encoded);
+    ol_free(decoded);
+  }
+  ol_quant_plan_destroy(plan);
+}
+
+/* A tensor marked EXTERNAL is accepted once raw_data is loaded (metadata kept);
+ * before that it is rejected by name. Same for an encoded value. */
+static void external_once_loaded(void) {
+  ol_quant_plan *plan = NULL;
+  CHECK_OK(ol_quant_make_plan(OL_QUANT_INT8, 3, 128, &plan));
+  if (!plan) return;
+  uint8_t packed[160];
+  void *encoded = NULL, *plain = NULL, *none = NULL, *decoded = NULL;
+  size_t encoded_size = 0, plain_size = 0, none_size = 0, decoded_size = 0;
+  size_t size = pack_tensor("w", NULL, true, false, packed);
+  CHECK_STATUS(ol_quant_quantize_tensor_proto(plan, packed, size, &none, &none_size), OL_INVALID_ARGUMENT);
+  CHECK(error_has("tensor 'w' has external data (load it first)"));
+  size = pack_tensor("w", NULL, true, true, packed);
+  CHECK_OK(ol_quant_quantize_tensor_proto(plan, packed, size, &encoded, &encoded_size));
+  size = pack_tensor("w", NULL, false, false, packed);
+  CHECK_OK(ol_quant_quantize_tensor_proto(plan, packed, size, &plain, &plain_size));
+  CHECK(encoded && plain && encoded_size == plain_size && memcmp(encoded, plain, plain_size) == 0);
+  /* the encoded value marked EXTERNAL: decoded while raw_data is there */
+  Onnx__EncodedValueProto *ev = encoded ? onnx__encoded_value_proto__unpack(NULL, encoded_size, encoded) : NULL;
+  if (ev) {
+    ev->has_data_location = 1;
+    ev->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    uint8_t *marked = malloc(onnx__encoded_value_proto__get_packed_size(ev));
+    size_t marked_size = onnx__encoded_value_proto__pack(ev, marked);
+    CHECK_OK(ol_quant_dequantize_tensor_proto(marked, marked_size, NULL, &decoded, &decoded_size));
+    ev->has_raw_data = 0;
+    marked_size = onnx__encoded_value_proto__pack(ev, marked);
+    ev->has_raw_data = 1;
+    void *rejected = NULL;
+    size_t rejected_size = 0;
+    CHECK_STATUS(ol_quant_dequantize_tensor_proto(marked, marked_size, NULL, &rejected, &rejected_size),
+                 OL_INVALID_ARGUMENT);
+    CHECK(error_has("Load external encoded data before dequantization"));
+    free(marked);
+    onnx__encoded_value_proto__free_unpacked(ev, NULL);
+  }
+  CHECK(decoded != NULL);
+  ol_free(decoded);
+  ol_free(encoded);
+  ol_free(plain);
+  ol_quant_plan_destroy(plan);
+}
+
 /* ------------------------------------------------------------ MatMulNBits */
 
 static void matmul_nbits_export(void) {
@@ -361,4 +503,5 @@ static void shared_parameter_set(void) {
 }
 
 OL_TEST_MAIN(TEST(formats), TEST(plan_runs_and_blocks), TEST(quantize_and_dequantize), TEST(proto_variants),
+             TEST(transform_fields), TEST(name_and_doc_presence), TEST(external_once_loaded),
              TEST(matmul_nbits_export), TEST(shared_parameter_set))

@@ -341,10 +341,16 @@ static void test_schema_rejections(void) {
   value->logical_type->tensor_type->shape->dim[0]->dim_value = 7;
   CHECK_STATUS(ol_quant_decode_proto(value, NULL, &decoded, NULL), OL_INVALID_ARGUMENT);
   value->logical_type->tensor_type->shape->dim[0]->dim_value = 6;
+  /* marked EXTERNAL: decoded once raw_data is loaded, rejected before */
   value->has_data_location = 1;
   value->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  CHECK_OK(ol_quant_decode_proto(value, NULL, &decoded, NULL));
+  ol_quant_decoded_clear(&decoded);
+  CHECK(value->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL);
+  value->has_raw_data = 0;
   CHECK_STATUS(ol_quant_decode_proto(value, NULL, &decoded, NULL), OL_INVALID_ARGUMENT);
   CHECK(strstr(ol_last_error(), "external") != NULL);
+  value->has_raw_data = 1;
   ol_quant_proto_free(value);
 }
 

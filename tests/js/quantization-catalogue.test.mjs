@@ -134,7 +134,10 @@ const CATALOGUE = [
     {
       configure(plan) {
         setCodebook(linspace(-1, 1, 2048))(plan);
-        plan.setTransform(2, ROTATION, ROTATION);
+        // as the seed writes it: the size first, then each matrix
+        plan.transformSize = 2;
+        plan.forward = ROTATION;
+        plan.inverse = ROTATION;
       },
     },
   ],
@@ -165,7 +168,10 @@ const CATALOGUE = [
     ['QUAROT'],
     {
       configure(plan) {
-        plan.setTransform(2, ROTATION, ROTATION);
+        // as the seed writes it: the size first, then each matrix
+        plan.transformSize = 2;
+        plan.forward = ROTATION;
+        plan.inverse = ROTATION;
         setScale(0.25)(plan);
       },
     },
@@ -174,7 +180,9 @@ const CATALOGUE = [
     ['SMOOTHQUANT'],
     {
       configure(plan) {
-        plan.setTransform(2, [2, 0, 0, 0.5], [0.5, 0, 0, 2]);
+        plan.transformSize = 2;
+        plan.forward = [2, 0, 0, 0.5];
+        plan.inverse = [0.5, 0, 0, 2];
         setScale(0.25)(plan);
       },
     },

@@ -35,24 +35,49 @@ describe('catalogue', () => {
   test('43 formats in catalogue order; every name round-trips', () => {
     const formats = ol.quantizationFormats();
     assert.equal(formats.length, 43);
-    assert.deepEqual(formats, [...Array(43).keys()]);
-    assert.equal(QF.INT8, 0);
-    assert.equal(QF.INT4, 2);
-    assert.equal(QF.ORT_MATMULNBITS_INT8, 42);
+    assert.deepEqual(formats.map((f) => f.value), [...Array(43).keys()]);
+    assert.equal(QF.INT8.value, 0);
+    assert.equal(QF.INT4.value, 2);
+    assert.equal(QF.ORT_MATMULNBITS_INT8.value, 42);
     for (const [key, format] of Object.entries(QF)) {
+      assert.equal(format.name, key);
+      assert.equal(String(format), `QuantizationFormat.${key}`);
+      assert.ok(Object.isFrozen(format));
       const name = ol.quantizationFormatName(format);
       assert.equal(name, key.toLowerCase(), `wire name of ${key}`);
-      assert.equal(ol.parseQuantizationFormat(name), format);
+      assert.equal(ol.parseQuantizationFormat(name), format, 'parsing gives the member itself');
     }
     assert.ok(Object.isFrozen(QF));
+  });
+
+  test('formats are enum members: integers, strings and look-alikes are rejected with the reason', () => {
+    const plan = ol.makeQuantizationPlan(QF.INT8, 4);
+    const wrong = [
+      [2, /plan\.format: expected a QuantizationFormat member, got the number 2 \(formats are enum members such as QuantizationFormat\.INT4, not integers\)/],
+      ['int4', /got the string 'int4' \(convert wire names with parseQuantizationFormat\)/],
+      [{ name: 'INT4', value: 2 }, /got object/],
+      [null, /got null/],
+    ];
+    for (const [value, message] of wrong) {
+      assert.throws(() => (plan.format = value), invalid(message));
+      assert.equal(plan.format, QF.INT8, 'a rejected assignment leaves the plan unchanged');
+    }
+    assert.throws(() => ol.makeQuantizationPlan(2, 4), invalid(/makeQuantizationPlan: expected a QuantizationFormat member, got the number 2/));
+    assert.throws(() => ol.makeMatMulNBitsPlan(41, 16, 2), invalid(/makeMatMulNBitsPlan: .*the number 41/));
+    assert.throws(() => ol.quantizationFormatName('INT4'), invalid(/quantizationFormatName: .*the string 'INT4'/));
+    plan.format = QF.INT4;
+    assert.equal(plan.format, QF.INT4);
   });
 
   test('QuantizationFormat is read from the C catalogue; the TypeScript declaration lists the same profiles', () => {
     const dts = readFileSync(join(ROOT, 'js/types/index.d.ts'), 'utf8');
     const start = dts.indexOf('export const QuantizationFormat');
     const block = dts.slice(start, dts.indexOf('}>;', start));
-    const declared = Object.fromEntries([...block.matchAll(/(\w+): (\d+);/g)].map(([, key, value]) => [key, Number(value)]));
-    assert.deepEqual(declared, { ...QF });
+    const declared = [...block.matchAll(/(\w+): QuantizationFormatMember<'(\w+)', (\d+)>;/g)];
+    assert.deepEqual(
+      declared.map(([, key, name, value]) => [key, name, Number(value)]),
+      Object.entries(QF).map(([key, format]) => [key, format.name, format.value]),
+    );
     assert.equal(ol.quantizationFormatName(QF.ORT_MATMULNBITS_INT2), 'ort_matmulnbits_int2');
   });
 
@@ -62,7 +87,7 @@ describe('catalogue', () => {
       let message = '';
       try { QuantizationFormat.INT4; } catch (e) { message = e.code + ': ' + e.message; }
       await init();
-      console.log(JSON.stringify({ message, int4: QuantizationFormat.INT4, frozen: Object.isFrozen(QuantizationFormat) }));`);
+      console.log(JSON.stringify({ message, int4: QuantizationFormat.INT4.value, frozen: Object.isFrozen(QuantizationFormat) }));`);
     const { message, int4, frozen } = JSON.parse(out);
     assert.match(message, /^OL_FAILED_PRECONDITION: .*await init\(\) first/);
     assert.equal(int4, 2);
@@ -72,7 +97,7 @@ describe('catalogue', () => {
   test('parsing is case-sensitive and unknown names throw the C error', () => {
     assert.throws(() => ol.parseQuantizationFormat('INT4'), invalid(/Unknown quantization format: 'INT4'/));
     assert.throws(() => ol.parseQuantizationFormat('int3'), invalid(/int3/));
-    assert.throws(() => ol.quantizationFormatName(43), invalid(/QuantizationFormat/));
+    assert.throws(() => ol.quantizationFormatName(43), invalid(/expected a QuantizationFormat member, got the number 43/));
   });
 });
 

@@ -157,6 +157,29 @@ export async function sharedQuantization(model: import('onnx-light/proto').Model
   return restored.size + shared.rawData.length;
 }
 
+// Plan fields assigned as the seed writes them; formats are enum members.
+export async function planFields(): Promise<number> {
+  const ol = await import('onnx-light');
+  const plan = ol.makeQuantizationPlan(ol.QuantizationFormat.QUAROT, 4);
+  const h = Math.SQRT1_2;
+  plan.transformSize = 2;
+  plan.forward = [h, h, h, -h];
+  plan.inverse = Float64Array.of(h, h, h, -h);
+  const format: import('onnx-light').QuantizationFormatMember = plan.format;
+  const name: 'INT4' = ol.QuantizationFormat.INT4.name;
+  const value: 2 = ol.QuantizationFormat.INT4.value;
+  plan.format = ol.QuantizationFormat.INT4;
+  // @ts-expect-error formats are enum members, not integers
+  plan.format = 2;
+  // @ts-expect-error nor look-alike objects
+  ol.makeQuantizationPlan({ name: 'INT4', value: 2 }, 4);
+  const ort = ol.makeMatMulNBitsPlan(ol.QuantizationFormat.ORT_MATMULNBITS_INT4, 32, 2, { blockSize: 16 });
+  ort.matrixShape[0] = 64;
+  const dims: number[] = [...ort.matrixShape];
+  void format, name;
+  return value + dims[0] + plan.forward.length;
+}
+
 // Paged KV caches.
 export async function pagedCaches(bytes: Uint8Array): Promise<number> {
   const paged: Uint8Array = await toPagedModel(bytes, { blockSize: 16 });

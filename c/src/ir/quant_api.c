@@ -92,6 +92,37 @@ static ol_status pack_encoded(const Onnx__EncodedValueProto *ev, void **out, siz
   return OL_OK;
 }
 
+/* Seed: "quantization accepts [a tensor marked EXTERNAL] once raw_data is
+ * loaded, without changing that metadata". Unloaded: marked external and no
+ * raw_data yet. */
+static bool external_unloaded(const Onnx__TensorProto *tp) {
+  bool external = tp->n_external_data ||
+                  (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL);
+  return external && !tp->has_raw_data;
+}
+
+/* tp read as an ordinary raw_data tensor: a shallow copy hiding a loaded
+ * external tensor's location metadata (tp itself is not changed). */
+static Onnx__TensorProto loaded_view(const Onnx__TensorProto *tp) {
+  Onnx__TensorProto view = *tp;
+  if (tp->has_raw_data) {
+    view.has_data_location = 0;
+    view.n_external_data = 0;
+    view.external_data = NULL;
+  }
+  return view;
+}
+
+/* Copies an optional doc_string keeping its presence (NULL stays absent). */
+static ol_status copy_doc_string(const char *from, char **to) {
+  if (!from) return OL_OK;
+  char *copy = ol_strdup(from);
+  if (!copy) return OL_OUT_OF_MEMORY;
+  free(*to);
+  *to = copy;
+  return OL_OK;
+}
+
 ol_status ol_quant_quantize_tensor_proto(const ol_quant_plan *plan, const void *tensor_proto, size_t size,
                                          void **out_bytes, size_t *out_size) {
   if (!out_bytes || !out_size || (!tensor_proto && size))
@@ -100,18 +131,19 @@ ol_status ol_quant_quantize_tensor_proto(const ol_quant_plan *plan, const void *
   *out_size = 0;
   Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, size, tensor_proto);
   if (!tp) return ol_error(OL_INVALID_ARGUMENT, "not a serialized TensorProto (%zu bytes)", size);
-  const char *name = tp->name && tp->name[0] ? tp->name : NULL;
+  const char *name = tp->name; /* NULL: absent, "": present-empty (kept apart) */
   ol_status s = OL_OK;
   if (!ol_quant_float_bytes((ol_dtype)tp->data_type))
     s = ol_error(OL_INVALID_ARGUMENT, "tensor '%s' must be FLOAT, DOUBLE, FLOAT16 or BFLOAT16 (data_type %d)",
                  name ? name : "", (int)tp->data_type);
-  else if (tp->n_external_data ||
-           (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL))
+  else if (external_unloaded(tp))
     s = ol_error(OL_INVALID_ARGUMENT, "tensor '%s' has external data (load it first)", name ? name : "");
   ol_value *tensor = NULL, *encoded = NULL;
   const ol_tensor_source copy = {NULL, NULL};
-  if (s == OL_OK) s = ol_tensor_from_proto(tp, &copy, &tensor);
+  const Onnx__TensorProto view = loaded_view(tp);
+  if (s == OL_OK) s = ol_tensor_from_proto(&view, &copy, &tensor);
   if (s == OL_OK) s = ol_quant_quantize(plan, tensor, name, &encoded);
+  if (s == OL_OK) s = copy_doc_string(tp->doc_string, &((Onnx__EncodedValueProto *)encoded->encoded)->doc_string);
   if (s == OL_OK) s = pack_encoded(encoded->encoded, out_bytes, out_size);
   ol_value_release(encoded);
   ol_value_release(tensor);
@@ -130,6 +162,11 @@ ol_status ol_quant_dequantize_tensor_proto(const void *encoded_proto, size_t siz
   ol_status s = decode(NULL, ev, model, &tensor);
   Onnx__TensorProto *tp = NULL;
   if (s == OL_OK) s = ol_tensor_to_proto(&tensor->tensor, ev->name, &tp);
+  if (s == OL_OK && !ev->name) { /* absent stays absent (ol_tensor_to_proto writes "") */
+    free(tp->name);
+    tp->name = NULL;
+  }
+  if (s == OL_OK) s = copy_doc_string(ev->doc_string, &tp->doc_string);
   if (s == OL_OK) {
     *out_size = onnx__tensor_proto__get_packed_size(tp);
     *out_bytes = ol_xmalloc(*out_size ? *out_size : 1);

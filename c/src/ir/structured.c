@@ -112,8 +112,7 @@ ol_status ol_structured_describe(const Onnx__EncodedValueProto *ev, const ol_typ
     out->dims[0] = st->bit_packing->dimension;
   }
   /* 3. the payload size */
-  bool external = ev->n_external_data ||
-                  (ev->has_data_location && ev->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL);
+  bool external = ol_quant_payload_unloaded(ev);
   bool compact = ev->parameter_ref && ev->parameter_ref[0];
   uint64_t payload = ev->has_raw_data ? ev->raw_data.len : 0;
   if (is_quantization_layout(st)) {

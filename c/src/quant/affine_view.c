@@ -85,8 +85,7 @@ ol_status ol_quant_affine_view_make(const Onnx__EncodedValueProto *value, const 
   if (value->parameter_ref && value->parameter_ref[0]) *reason = "refers to a shared parameter set";
   else if (value->layout_case != ONNX__ENCODED_VALUE_PROTO__LAYOUT_STRUCT_TYPE || !value->struct_type)
     *reason = "not a structured layout";
-  else if ((value->has_data_location && value->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) ||
-           value->n_external_data || !value->has_raw_data || !value->raw_data.len)
+  else if (ol_quant_payload_unloaded(value) || !value->has_raw_data || !value->raw_data.len)
     *reason = "payload not loaded";
   else if (ol_type_catalogue_resolve(types, value->struct_type, &root) != OL_OK || !root->name ||
            strncmp(root->name, OL_QUANT_WIRE_PREFIX, prefix) != 0 ||

@@ -325,8 +325,7 @@ static ol_status parse(const Onnx__EncodedValueProto *value, const Onnx__StructT
   ol_status s = ol_qw_same_descriptor(root, expected);
   ol_quant_type_free(expected);
   OL_TRY(s);
-  if ((value->has_data_location && value->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) ||
-      value->n_external_data)
+  if (ol_quant_payload_unloaded(value))
     return INVALID("Load external encoded data before dequantization");
   if (!value->has_raw_data || value->raw_data.len != st->total)
     return INVALID("ORT MatMulNBits payload size mismatch (%zu bytes, expected %llu)",

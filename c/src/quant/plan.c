@@ -250,6 +250,74 @@ ol_status ol_quant_plan_set_transform(ol_quant_plan *plan, uint32_t size, const 
   return OL_OK;
 }
 
+/* Elements the plan's runs cover (saturating; ORT plans include padding). */
+static uint64_t plan_element_count(const ol_quant_plan *plan) {
+  uint64_t total = 0;
+  for (size_t r = 0; r < plan->run_count; r++) {
+    const ol_quant_run *run = &plan->runs[r];
+    if (run->block_count && run->layout.count > (UINT64_MAX - total) / run->block_count) return UINT64_MAX;
+    total += (uint64_t)run->layout.count * run->block_count;
+  }
+  return total;
+}
+
+/* The seed's separate assignments `plan.transform_size = n`, `plan.forward`,
+ * `plan.inverse`, each checked when made. A new size drops matrices that no
+ * longer hold size^2 values, so a stale matrix of the old size is never
+ * encoded; assign the matrices after the size. */
+ol_status ol_quant_plan_set_transform_size(ol_quant_plan *plan, uint32_t size) {
+  if (!plan) return INVALID("ol_quant_plan_set_transform_size: plan is NULL");
+  const ol_quant_profile *row = ol_quant_profile_info(plan->format);
+  if (size != 0 && row && row->ort)
+    return INVALID("transform_size: the ORT MatMulNBits profile '%s' takes no transform (got %u)", row->name,
+                   (unsigned)size);
+  uint64_t count = plan_element_count(plan);
+  if (size != 0 && count % size != 0)
+    return INVALID("transform_size %u must divide the plan's %llu elements", (unsigned)size,
+                   (unsigned long long)count);
+  const uint64_t values = (uint64_t)size * size;
+  if (plan->forward_size != values) {
+    free(plan->forward);
+    plan->forward = NULL;
+    plan->forward_size = 0;
+  }
+  if (plan->inverse_size != values) {
+    free(plan->inverse);
+    plan->inverse = NULL;
+    plan->inverse_size = 0;
+  }
+  plan->transform_size = size;
+  return OL_OK;
+}
+
+/* Replaces *matrix with a copy of count finite values, transform_size^2 of them. */
+static ol_status set_matrix(const ol_quant_plan *plan, const char *what, const double *values, size_t count,
+                            double **matrix, size_t *size) {
+  const uint64_t n = plan->transform_size, expected = n * n;
+  if (count != expected)
+    return INVALID("%s must hold transform_size^2 = %llu values (transform_size %llu), got %zu; "
+                   "set transform_size first", what, (unsigned long long)expected, (unsigned long long)n, count);
+  if (count && !values) return INVALID("%s: NULL values", what);
+  for (size_t i = 0; i < count; i++)
+    if (!isfinite(values[i])) return INVALID("%s value %zu is not finite (%g)", what, i, values[i]);
+  void *copy;
+  OL_TRY(dup_array(values, count, sizeof(double), &copy));
+  free(*matrix);
+  *matrix = copy;
+  *size = count;
+  return OL_OK;
+}
+
+ol_status ol_quant_plan_set_forward(ol_quant_plan *plan, const double *values, size_t count) {
+  if (!plan) return INVALID("ol_quant_plan_set_forward: plan is NULL");
+  return set_matrix(plan, "forward", values, count, &plan->forward, &plan->forward_size);
+}
+
+ol_status ol_quant_plan_set_inverse(ol_quant_plan *plan, const double *values, size_t count) {
+  if (!plan) return INVALID("ol_quant_plan_set_inverse: plan is NULL");
+  return set_matrix(plan, "inverse", values, count, &plan->inverse, &plan->inverse_size);
+}
+
 ol_status ol_quant_plan_set_outliers(ol_quant_plan *plan, const int64_t *indices, size_t count) {
   if (!plan) return INVALID("ol_quant_plan_set_outliers: plan is NULL");
   void *copy;

@@ -309,8 +309,7 @@ ol_status ol_quant_shared_check(const ol_quant_shared_set *set, const Onnx__Enco
   if (!value->parameter_ref || strcmp(value->parameter_ref, set->name) != 0)
     return INVALID("the encoded value refers to parameter set '%s', not '%s'",
                    value->parameter_ref ? value->parameter_ref : "", set->name);
-  if ((value->has_data_location && value->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) ||
-      value->n_external_data)
+  if (ol_quant_payload_unloaded(value))
     return INVALID("compact value for parameter set '%s': load external data first", set->name);
   if (value->layout_case != ONNX__ENCODED_VALUE_PROTO__LAYOUT_STRUCT_TYPE || !value->struct_type)
     return INVALID("compact value for parameter set '%s' has no struct_type layout", set->name);

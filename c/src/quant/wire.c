@@ -274,8 +274,7 @@ ol_status ol_quant_decode_proto(const Onnx__EncodedValueProto *value, const ol_t
                    value->parameter_ref);
   if (value->layout_case != ONNX__ENCODED_VALUE_PROTO__LAYOUT_STRUCT_TYPE || !value->struct_type)
     return INVALID("Expected a structured quantization layout");
-  if ((value->has_data_location && value->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) ||
-      value->n_external_data)
+  if (ol_quant_payload_unloaded(value))
     return INVALID("Load external encoded data before dequantization");
   const Onnx__StructTypeProto *root = NULL;
   OL_TRY(ol_type_catalogue_resolve(types, value->struct_type, &root));

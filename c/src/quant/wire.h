@@ -76,6 +76,12 @@ ol_status ol_quant_descriptor_shape(const Onnx__StructTypeProto *root, uint64_t 
                                     ol_quant_plan *shape);
 
 void ol_quant_proto_free(Onnx__EncodedValueProto *value);
+
+/* True when the value is marked external (data_location EXTERNAL or
+ * external_data entries) and its raw_data is not loaded yet. A loaded value
+ * keeps that metadata and is accepted (seed: "quantization accepts it once
+ * raw_data is loaded, without changing that metadata"). */
+bool ol_quant_payload_unloaded(const Onnx__EncodedValueProto *value);
 void ol_quant_type_free(Onnx__StructTypeProto *type);
 
 #endif

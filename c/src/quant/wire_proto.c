@@ -193,6 +193,12 @@ ol_status ol_qw_logical_tensor(const Onnx__EncodedValueProto *v, ol_quant_decode
   return ol_qw_shape_count(out->rank, out->dims, &out->count);
 }
 
+bool ol_quant_payload_unloaded(const Onnx__EncodedValueProto *value) {
+  bool external = value->n_external_data ||
+                  (value->has_data_location && value->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL);
+  return external && !value->has_raw_data;
+}
+
 /* Serialized bytes of a descriptor ignoring type_id, for exact comparison. */
 uint8_t *ol_qw_pack_without_id(const Onnx__StructTypeProto *type, size_t *size) {
   Onnx__StructTypeProto copy = *type;

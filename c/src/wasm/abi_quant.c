@@ -173,6 +173,15 @@ OLW int olw_quant_plan_set_transform(ol_quant_plan *plan, double size, const dou
   return ol_quant_plan_set_transform(plan, size >= 0 && size <= UINT32_MAX ? (uint32_t)size : UINT32_MAX, forward,
                                      forward_count, inverse, inverse_count);
 }
+OLW int olw_quant_plan_set_transform_size(ol_quant_plan *plan, double size) {
+  return ol_quant_plan_set_transform_size(plan, size >= 0 && size <= UINT32_MAX ? (uint32_t)size : UINT32_MAX);
+}
+OLW int olw_quant_plan_set_forward(ol_quant_plan *plan, const double *values, size_t count) {
+  return ol_quant_plan_set_forward(plan, values, count);
+}
+OLW int olw_quant_plan_set_inverse(ol_quant_plan *plan, const double *values, size_t count) {
+  return ol_quant_plan_set_inverse(plan, values, count);
+}
 
 /* ------------------------------------------------------------ encoding and decoding */
 
