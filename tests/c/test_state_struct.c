@@ -764,13 +764,19 @@ static void nesting_is_bounded(void) {
  * type (never decoded), retained whole; rejected for struct declarations. */
 static void free_nothing(void *p) { (void)p; }
 
-static ol_value *encoded(int dtype, int rank, const int64_t *dims, bool external) {
+/* payload: a plain one, one marked EXTERNAL whose raw_data is loaded, or
+ * one marked EXTERNAL without raw_data (not loaded yet). */
+enum payload { INLINE, EXTERNAL_LOADED, EXTERNAL_UNLOADED };
+
+static ol_value *encoded(int dtype, int rank, const int64_t *dims, enum payload payload) {
   Onnx__EncodedValueProto *e = NEW(Onnx__EncodedValueProto, ONNX__ENCODED_VALUE_PROTO__INIT);
   e->logical_type = tensor_t(dtype, rank, dims);
-  e->has_raw_data = 1;
-  e->raw_data.len = 2;
-  e->raw_data.data = (uint8_t *)"\x01\x02";
-  if (external) {
+  if (payload != EXTERNAL_UNLOADED) {
+    e->has_raw_data = 1;
+    e->raw_data.len = 2;
+    e->raw_data.data = (uint8_t *)"\x01\x02";
+  }
+  if (payload != INLINE) {
     e->has_data_location = 1;
     e->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
   }
@@ -791,7 +797,7 @@ static void encoded_values(void) {
   }
   const char *PAST = "past";
   int64_t ok_dims[2] = {3, 2}, bad_dims[2] = {3, 5}, sym_dims[2] = {SYM, 2};
-  ol_value *e = encoded(OL_DTYPE_FLOAT, 2, ok_dims, false), *tok = tokens();
+  ol_value *e = encoded(OL_DTYPE_FLOAT, 2, ok_dims, INLINE), *tok = tokens();
   ol_state *st = NULL;
   CHECK_OK(ol_state_create(m, &PAST, &e, 1, NULL, &st));
   if (st) {
@@ -801,28 +807,34 @@ static void encoded_values(void) {
     CHECK(v == e && out[0] == e && ol_value_get_kind(v) == OL_VALUE_ENCODED);
     ol_value_release(out[0]);
     ol_value_release(out[1]);
-    ol_value *bad = encoded(OL_DTYPE_FLOAT, 2, bad_dims, false);
+    ol_value *bad = encoded(OL_DTYPE_FLOAT, 2, bad_dims, INLINE);
     CHECK_STATUS(ol_state_reset(st, &PAST, &bad, 1), OL_INVALID_ARGUMENT);
     CHECK(error_has("encoded value: logical type: dimension 1 must be 2", NULL));
     ol_value_release(bad);
-    bad = encoded(OL_DTYPE_FLOAT, 2, sym_dims, false);
+    bad = encoded(OL_DTYPE_FLOAT, 2, sym_dims, INLINE);
     CHECK_STATUS(ol_state_reset(st, &PAST, &bad, 1), OL_INVALID_ARGUMENT);
     CHECK(error_has("logical_type dimension 0 is not concrete", NULL));
     ol_value_release(bad);
-    bad = encoded(OL_DTYPE_FLOAT, -1, NULL, false);
+    bad = encoded(OL_DTYPE_FLOAT, -1, NULL, INLINE);
     CHECK_STATUS(ol_state_reset(st, &PAST, &bad, 1), OL_INVALID_ARGUMENT);
     CHECK(error_has("logical_type has no rank", NULL));
     ol_value_release(bad);
-    bad = encoded(OL_DTYPE_DOUBLE, 2, ok_dims, false);
+    bad = encoded(OL_DTYPE_DOUBLE, 2, ok_dims, INLINE);
     CHECK_STATUS(ol_state_reset(st, &PAST, &bad, 1), OL_INVALID_ARGUMENT);
     CHECK(error_has("expected element type", NULL));
     ol_value_release(bad);
-    bad = encoded(OL_DTYPE_FLOAT, 2, ok_dims, true);
+    bad = encoded(OL_DTYPE_FLOAT, 2, ok_dims, EXTERNAL_UNLOADED);
     CHECK_STATUS(ol_state_reset(st, &PAST, &bad, 1), OL_INVALID_ARGUMENT);
     CHECK(error_has("external payload must be loaded", NULL));
     ol_value_release(bad);
     CHECK_OK(ol_state_value(st, "past", &v));
     CHECK(v == e);
+    /* marked EXTERNAL but loaded (seed 003): retained like any other */
+    ol_value *loaded = encoded(OL_DTYPE_FLOAT, 2, ok_dims, EXTERNAL_LOADED);
+    CHECK_OK(ol_state_reset(st, &PAST, &loaded, 1));
+    CHECK_OK(ol_state_value(st, "past", &v));
+    CHECK(v == loaded);
+    ol_value_release(loaded);
     ol_state_destroy(st);
   }
   ol_model_destroy(m);

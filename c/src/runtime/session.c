@@ -10,6 +10,7 @@
 #include "ir/quant_params.h"
 #include "model/element_types.h"
 #include "quant/paged.h"
+#include "quant/wire.h"
 #include "quant/wire_proto.h"
 #include "runtime/completion.h"
 #include "runtime/context.h"
@@ -282,14 +283,18 @@ static ol_status check_shape(const vwalk *w, const Onnx__TypeProto__Tensor *t, o
   return OL_OK;
 }
 
+/* A retained encoded value must carry its bytes: one marked EXTERNAL is
+ * accepted once its raw_data is loaded (seed 003). */
+static ol_status fail_unloaded(const vwalk *w) {
+  return fail(w, OL_INVALID_ARGUMENT, "an encoded value with an external payload must be loaded before it is retained");
+}
+
 /* Encoded values are checked through their logical tensor type, never decoded.
  * t (may be NULL: unconstrained) is the declared tensor type. */
 static ol_status check_encoded(const vwalk *w, const Onnx__TypeProto__Tensor *t, const ol_value *v) {
   const Onnx__EncodedValueProto *e = v->encoded;
   if (!e) return fail(w, OL_INVALID_ARGUMENT, "encoded value without a payload");
-  if (w->persistent && (e->n_external_data ||
-                        (e->has_data_location && e->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)))
-    return fail(w, OL_INVALID_ARGUMENT, "an encoded value with an external payload must be loaded before it is retained");
+  if (w->persistent && ol_quant_payload_unloaded(e)) return fail_unloaded(w);
   if (e->parameter_ref && e->parameter_ref[0]) {
     /* a compact value carries its parameter set: reference, types and byte
      * extent are checked without materializing it */
@@ -353,9 +358,7 @@ static ol_status check_encoded_layout(const vwalk *w, const Onnx__StructTypeProt
                 "an encoded value without a struct_type layout describes a tensor; the declaration expects "
                 "storage type %s",
                 layout_label(declared));
-  if (w->persistent && (e->n_external_data ||
-                        (e->has_data_location && e->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)))
-    return fail(w, OL_INVALID_ARGUMENT, "an encoded value with an external payload must be loaded before it is retained");
+  if (w->persistent && ol_quant_payload_unloaded(e)) return fail_unloaded(w);
   const Onnx__StructTypeProto *storage = NULL;
   if (ol_type_catalogue_resolve(w->types, e->struct_type, &storage) != OL_OK) {
     char why[256];
