@@ -38,10 +38,6 @@ ol_status ol_builder_share(const Onnx__ModelProto *source, ol_builder **out);
  * catalogue is the source's. */
 ol_status ol_builder_share_export(ol_builder *builder, ol_proto_patch **out_patch, Onnx__ModelProto **out_model);
 
-/* ol_builder_add, the new part placed at index of its repeated field
- * (count: appended). */
-ol_status ol_builder_add_at(ol_builder *builder, ol_builder_part part, const void *bytes, size_t size,
-                            size_t index);
 /* Appends the persistent binding input_name <- output_name without the
  * declaration rules of ol_builder_add: for ol_model_bind_persistent, whose
  * contract leaves judging the bindings to the model checker (a session

@@ -28,6 +28,12 @@ OLW void olw_builder_destroy(ol_builder *builder) { ol_builder_destroy(builder);
 OLW int olw_builder_add(ol_builder *builder, int part, const void *bytes, size_t size) {
   return ol_builder_add(builder, (ol_builder_part)part, bytes, size);
 }
+OLW int olw_builder_add_at(ol_builder *builder, int part, const void *bytes, size_t size, double index) {
+  return ol_builder_add_at(builder, (ol_builder_part)part, bytes, size, index_of(index));
+}
+OLW int olw_builder_replace(ol_builder *builder, int part, double index, const void *bytes, size_t size) {
+  return ol_builder_replace(builder, (ol_builder_part)part, index_of(index), bytes, size);
+}
 OLW int olw_builder_add_persistent_binding(ol_builder *builder, const char *input_name, const char *output_name) {
   return ol_builder_add_persistent_binding(builder, input_name, output_name);
 }
