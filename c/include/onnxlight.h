@@ -1075,6 +1075,23 @@ ol_status ol_builder_get(const ol_builder *builder, ol_builder_part part, size_t
  * *removed (may be NULL) receives the count. */
 ol_status ol_builder_dedup_initializers(ol_builder *builder, size_t *removed);
 
+/* Shape inference over the builder's model (the rules of
+ * ol_model_infer_shapes), kept up to date incrementally: the types of the
+ * root graph's values are kept between calls, and after edits only the
+ * nodes they affect run their shape functions again (the nodes reading a
+ * changed value, onwards while types keep changing; nodes with subgraphs
+ * and function calls every time; everything after an edit of opset
+ * imports, struct types or functions). The result equals a full inference.
+ * *reinferred (may be NULL) receives the number of nodes whose shape
+ * function ran. An inference error names the node; the edits then stay
+ * pending. */
+ol_status ol_builder_infer(ol_builder *builder, size_t *reinferred);
+/* The inferred ValueInfoProto of a root-graph value (graph input,
+ * initializer or node output; without a type when nothing is known),
+ * inferring first when edits are pending. OL_NOT_FOUND for other names.
+ * *out_bytes freed with ol_free. */
+ol_status ol_builder_value_info(ol_builder *builder, const char *name, void **out_bytes, size_t *out_size);
+
 /* ToModel: the serialized ModelProto. The struct-type catalogue is compacted
  * to the entries the model references (directly or through other entries,
  * shared quantization descriptors included) and renumbered 1..n in catalogue

@@ -328,6 +328,41 @@ export class GraphBuilder {
     });
   }
 
+  /**
+   * Shape inference, kept up to date incrementally: after edits only the
+   * nodes they affect run their shape functions again (the result equals a
+   * full inference). Returns how many nodes were (re)inferred.
+   */
+  infer() {
+    const runtime = this.#runtime;
+    const handle = this.#live('infer');
+    return runtime.scratch(4, (out) => {
+      runtime.check(runtime.m._olw_builder_infer(handle, out));
+      return runtime.u32(out);
+    });
+  }
+
+  /**
+   * The inferred ValueInfoProto of a root-graph value (graph input,
+   * initializer or node output), inferring first when edits are pending;
+   * undefined for a name the graph does not define.
+   */
+  valueInfo(name) {
+    const runtime = this.#runtime;
+    const handle = this.#live('valueInfo');
+    const { schema, protobuf } = modules('GraphBuilder.valueInfo');
+    const ptr = runtime.cstring(String(name));
+    try {
+      const bytes = bytesResult(runtime, (out, size) => runtime.m._olw_builder_value_info(handle, ptr, out, size));
+      return protobuf.fromBinary(schema.ValueInfoProtoSchema, bytes);
+    } catch (error) {
+      if (error?.code === 'OL_NOT_FOUND') return undefined;
+      throw error;
+    } finally {
+      runtime.free(ptr);
+    }
+  }
+
   /** ToModel as bytes: the struct-type catalogue compacted to what is referenced, ids renumbered 1..n. */
   toBytes() {
     const handle = this.#live('toBytes');

@@ -962,6 +962,11 @@ export class GraphBuilder {
   readonly valueInfos: import('onnx-light/proto').ValueInfoProto[];
   readonly opsetImports: import('onnx-light/proto').OperatorSetIdProto[];
 
+  /** Shape inference kept up to date incrementally (only what edits affect is re-inferred); returns the number of nodes (re)inferred. */
+  infer(): number;
+  /** The inferred ValueInfoProto of a graph input, initializer or node output (inferring first when edits are pending); undefined for an unknown name. */
+  valueInfo(name: string): import('onnx-light/proto').ValueInfoProto | undefined;
+
   /** Removes initializers equal to an earlier one (structured: resolved physical type, payload and metadata compared); returns the count. */
   dedupInitializers(): number;
   /** ToModel as bytes: the struct-type catalogue compacted to what is referenced, ids renumbered 1..n, references remapped. */

@@ -102,6 +102,23 @@ static const char *name_of(ol_builder_part part, const ProtobufCMessage *msg) {
   }
 }
 
+/* Tells the kept inference which values a part's edit changes. */
+static void touch_part(ol_builder *b, ol_builder_part part, const ProtobufCMessage *msg) {
+  switch (part) {
+  case OL_BUILDER_NODE: {
+    const Onnx__NodeProto *n = (const Onnx__NodeProto *)msg;
+    for (size_t o = 0; o < n->n_output; o++)
+      if (str(n->output[o])[0]) ol_builder_infer_touch(b, n->output[o]);
+    return;
+  }
+  case OL_BUILDER_STRUCT_TYPE:
+  case OL_BUILDER_FUNCTION:
+  case OL_BUILDER_OPSET_IMPORT: ol_builder_infer_touch(b, NULL); return;
+  case OL_BUILDER_PERSISTENT_BINDING: return;
+  default: ol_builder_infer_touch(b, name_of(part, msg)); return;
+  }
+}
+
 void ol_builder_part_label(const Onnx__ModelProto *m, ol_builder_part part, size_t index, char *buf, size_t size) {
   const ProtobufCMessage *msg = item(m, part, index);
   if (part == OL_BUILDER_NODE) {
@@ -385,6 +402,7 @@ ol_status ol_builder_add_at(ol_builder *b, ol_builder_part part, const void *byt
     move_last_to(b->model, part, at);
     if (parts[part].defines) b->names_stale = true; /* holder indices shifted */
   }
+  touch_part(b, part, msg);
   return OL_OK;
 }
 
@@ -493,6 +511,7 @@ ol_status ol_builder_remove(ol_builder *b, ol_builder_part part, const char *key
   if (st != OL_OK) return ol_error_wrap(st, "ol_builder_remove");
   ProtobufCMessage *msg = item(b->model, part, index);
   OL_TRY(check_unbound(b->model, part, name_of(part, msg)));
+  touch_part(b, part, msg);
   free_part(b, take_out(b->model, part, index));
   if (parts[part].defines) b->names_stale = true;
   return OL_OK;
@@ -516,6 +535,7 @@ ol_status ol_builder_replace(ol_builder *b, ol_builder_part part, size_t index, 
     b->names_stale = true;
     return ol_error_wrap(st, "ol_builder_replace");
   }
+  touch_part(b, part, old);
   free_part(b, old);
   b->names_stale = true;
   return OL_OK;
@@ -660,6 +680,7 @@ void ol_builder_destroy(ol_builder *b) {
   } else if (b->model) {
     onnx__model_proto__free_unpacked(b->model, NULL);
   }
+  ol_builder_inference_free(b->inference);
   ol_strmap_free(&b->names);
   free(b);
 }

@@ -55,3 +55,7 @@ OLW int olw_builder_to_graph(const ol_builder *builder, void **out_bytes, size_t
 OLW int olw_builder_dedup_initializers(ol_builder *builder, size_t *removed) {
   return ol_builder_dedup_initializers(builder, removed);
 }
+OLW int olw_builder_infer(ol_builder *builder, size_t *reinferred) { return ol_builder_infer(builder, reinferred); }
+OLW int olw_builder_value_info(ol_builder *builder, const char *name, void **out_bytes, size_t *out_size) {
+  return ol_builder_value_info(builder, name, out_bytes, out_size);
+}
