@@ -1006,6 +1006,7 @@ typedef enum ol_builder_part {
   OL_BUILDER_FUNCTION = 8,               /* FunctionProto, model.functions */
   OL_BUILDER_VALUE_INFO = 9,             /* ValueInfoProto, graph.value_info */
   OL_BUILDER_SPARSE_INITIALIZER = 10,    /* SparseTensorProto, graph.sparse_initializer */
+  OL_BUILDER_OPSET_IMPORT = 11,          /* OperatorSetIdProto, model.opset_import (key: its domain) */
   OL_BUILDER_PART_COUNT
 } ol_builder_part;
 
@@ -1029,9 +1030,20 @@ void ol_builder_destroy(ol_builder *builder);
  * a node needs an op_type), graph outputs are declared once, a struct type
  * has a nonzero type_id not yet in the catalogue, a persistent binding joins
  * a declared graph input to a declared graph output and binds an input once,
- * a function is unique by (domain, name, overload). The builder is unchanged
- * on failure. */
+ * a function is unique by (domain, name, overload), a domain is imported once
+ * with a positive version. The builder is unchanged on failure. */
 ol_status ol_builder_add(ol_builder *builder, ol_builder_part part, const void *bytes, size_t size);
+/* ol_builder_add with the new part placed at index of its repeated field
+ * (count: appended), e.g. a node inserted before the nodes reading it. */
+ol_status ol_builder_add_at(ol_builder *builder, ol_builder_part part, const void *bytes, size_t size,
+                            size_t index);
+/* Replaces the part at index by a new one at the same position, under the
+ * rules of ol_builder_add with the replaced part gone (a node may reuse
+ * its outputs' names); persistent bindings naming a replaced input or
+ * output must still be satisfied by the new part's name. The builder is
+ * unchanged on failure. */
+ol_status ol_builder_replace(ol_builder *builder, ol_builder_part part, size_t index, const void *bytes,
+                             size_t size);
 ol_status ol_builder_add_input(ol_builder *builder, const void *value_info, size_t size);
 ol_status ol_builder_add_output(ol_builder *builder, const void *value_info, size_t size);
 ol_status ol_builder_add_node(ol_builder *builder, const void *node, size_t size);
@@ -1049,7 +1061,8 @@ ol_status ol_builder_add_persistent_binding(ol_builder *builder, const char *inp
 
 /* Removes the part named key: a value's name; a node's name (or, for a node
  * without a name, one of its outputs); the bound input of a persistent
- * binding; a function's name; a struct type's type_id in decimal. A graph
+ * binding; a function's name; a struct type's type_id in decimal; an
+ * opset import's domain. A graph
  * input or output a persistent binding names cannot be removed before the
  * binding. OL_NOT_FOUND when nothing matches. */
 ol_status ol_builder_remove(ol_builder *builder, ol_builder_part part, const char *key);
@@ -1070,6 +1083,23 @@ ol_status ol_builder_get(const ol_builder *builder, ol_builder_part part, size_t
  * inputs or outputs, persistent bindings or quantization annotations stay.
  * *removed (may be NULL) receives the count. */
 ol_status ol_builder_dedup_initializers(ol_builder *builder, size_t *removed);
+
+/* Shape inference over the builder's model (the rules of
+ * ol_model_infer_shapes), kept up to date incrementally: the types of the
+ * root graph's values are kept between calls, and after edits only the
+ * nodes they affect run their shape functions again (the nodes reading a
+ * changed value, onwards while types keep changing; nodes with subgraphs
+ * and function calls every time; everything after an edit of opset
+ * imports, struct types or functions). The result equals a full inference.
+ * *reinferred (may be NULL) receives the number of nodes whose shape
+ * function ran. An inference error names the node; the edits then stay
+ * pending. */
+ol_status ol_builder_infer(ol_builder *builder, size_t *reinferred);
+/* The inferred ValueInfoProto of a root-graph value (graph input,
+ * initializer or node output; without a type when nothing is known),
+ * inferring first when edits are pending. OL_NOT_FOUND for other names.
+ * *out_bytes freed with ol_free. */
+ol_status ol_builder_value_info(ol_builder *builder, const char *name, void **out_bytes, size_t *out_size);
 
 /* ToModel: the serialized ModelProto. The struct-type catalogue is compacted
  * to the entries the model references (directly or through other entries,

@@ -21,6 +21,7 @@ const PART = Object.freeze({
   function: [8, 'FunctionProtoSchema'],
   valueInfo: [9, 'ValueInfoProtoSchema'],
   sparseInitializer: [10, 'SparseTensorProtoSchema'],
+  opsetImport: [11, 'OperatorSetIdProtoSchema'],
 });
 
 const registry = new FinalizationRegistry(({ runtime, handle }) => runtime.m._olw_builder_destroy(handle));
@@ -130,14 +131,19 @@ export class GraphBuilder {
     return this.#handle;
   }
 
-  #add(kind, value, what) {
+  /** Adds a part: appended (at undefined), inserted at a position, or replacing the part at a position. */
+  #add(kind, value, what, { at, replace = false } = {}) {
     const [part, schemaName] = PART[kind];
     const bytes = messageBytes(value, schemaName, `GraphBuilder.${what}`);
     const runtime = this.#runtime;
     const handle = this.#live(what);
+    if (at !== undefined && (!Number.isInteger(at) || at < 0)) throw invalidArgument(`GraphBuilder.${what}: the position must be a non-negative integer, got ${at}`);
     const ptr = runtime.copyIn(bytes);
     try {
-      runtime.check(runtime.m._olw_builder_add(handle, part, ptr, bytes.byteLength));
+      const m = runtime.m;
+      if (replace) runtime.check(m._olw_builder_replace(handle, part, at, ptr, bytes.byteLength));
+      else if (at !== undefined) runtime.check(m._olw_builder_add_at(handle, part, ptr, bytes.byteLength, at));
+      else runtime.check(m._olw_builder_add(handle, part, ptr, bytes.byteLength));
     } finally {
       runtime.free(ptr);
     }
@@ -181,6 +187,17 @@ export class GraphBuilder {
   addNode(node) {
     return this.#add('node', node, 'addNode');
   }
+  /** A node placed at position index of the node list (e.g. before the nodes reading its outputs). */
+  insertNode(index, node) {
+    return this.#add('node', node, 'insertNode', { at: index });
+  }
+  /**
+   * Replaces the node at position index by node (same position); the new
+   * node may reuse the old one's output names.
+   */
+  replaceNode(index, node) {
+    return this.#add('node', node, 'replaceNode', { at: index, replace: true });
+  }
   addInitializer(tensorProto) {
     return this.#add('initializer', tensorProto, 'addInitializer');
   }
@@ -206,6 +223,11 @@ export class GraphBuilder {
   /** A model-local function (FunctionProto). */
   addFunction(functionProto) {
     return this.#add('function', functionProto, 'addFunction');
+  }
+  /** An opset import ({ domain, version }); a domain is imported once. */
+  addOpsetImport(opset) {
+    const value = opset?.$typeName ? opset : { domain: String(opset?.domain ?? ''), version: BigInt(opset?.version ?? 0) };
+    return this.#add('opsetImport', value, 'addOpsetImport');
   }
   /** Feeds graph output `outputName` back into graph input `inputName` across runs. */
   addPersistentBinding(inputName, outputName) {
@@ -252,6 +274,9 @@ export class GraphBuilder {
   removeFunction(name) {
     return this.#remove('function', name, 'removeFunction');
   }
+  removeOpsetImport(domain) {
+    return this.#remove('opsetImport', domain, 'removeOpsetImport');
+  }
 
   get inputs() {
     return this.#list('input');
@@ -284,6 +309,9 @@ export class GraphBuilder {
   get valueInfos() {
     return this.#list('valueInfo');
   }
+  get opsetImports() {
+    return this.#list('opsetImport');
+  }
 
   /**
    * Removes initializers equal to an earlier one of the same kind and renames
@@ -298,6 +326,41 @@ export class GraphBuilder {
       runtime.check(runtime.m._olw_builder_dedup_initializers(handle, out));
       return runtime.u32(out);
     });
+  }
+
+  /**
+   * Shape inference, kept up to date incrementally: after edits only the
+   * nodes they affect run their shape functions again (the result equals a
+   * full inference). Returns how many nodes were (re)inferred.
+   */
+  infer() {
+    const runtime = this.#runtime;
+    const handle = this.#live('infer');
+    return runtime.scratch(4, (out) => {
+      runtime.check(runtime.m._olw_builder_infer(handle, out));
+      return runtime.u32(out);
+    });
+  }
+
+  /**
+   * The inferred ValueInfoProto of a root-graph value (graph input,
+   * initializer or node output), inferring first when edits are pending;
+   * undefined for a name the graph does not define.
+   */
+  valueInfo(name) {
+    const runtime = this.#runtime;
+    const handle = this.#live('valueInfo');
+    const { schema, protobuf } = modules('GraphBuilder.valueInfo');
+    const ptr = runtime.cstring(String(name));
+    try {
+      const bytes = bytesResult(runtime, (out, size) => runtime.m._olw_builder_value_info(handle, ptr, out, size));
+      return protobuf.fromBinary(schema.ValueInfoProtoSchema, bytes);
+    } catch (error) {
+      if (error?.code === 'OL_NOT_FOUND') return undefined;
+      throw error;
+    } finally {
+      runtime.free(ptr);
+    }
   }
 
   /** ToModel as bytes: the struct-type catalogue compacted to what is referenced, ids renumbered 1..n. */

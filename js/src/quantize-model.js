@@ -6,10 +6,12 @@
 // weights no node reads any more are dropped. Portable formats (int4, nf4,
 // ...): the weight becomes an encoded initializer
 // (GraphProto.encoded_initializer, calibrated per block) decoded by an
-// ai.rt::Dequantize node that produces the original weight name. Works on the ModelProto with
-// @bufbuild/protobuf and the package's generated schema.
+// ai.rt::Dequantize node that produces the original weight name. The model is
+// edited through the GraphBuilder (C ol_builder_*): every other part is kept
+// as it is (encoded initializers stay encoded, external data stays external).
 import { invalidArgument } from './errors.js';
 import { dtypeOf } from './dtypes.js';
+import { GraphBuilder } from './graph-builder.js';
 import {
   QuantizationFormat,
   calibrateQuantizationPlan,
@@ -26,13 +28,6 @@ const FLOAT = 1;
 const ATTRIBUTE_INT = 2;
 const MS_DOMAIN = 'com.microsoft';
 const RT_DOMAIN = 'ai.rt';
-
-async function protoModules() {
-  const schemaPath = './proto/onnx_light_pb.js';
-  const protobufPath = '@bufbuild/protobuf';
-  const [schema, protobuf] = await Promise.all([import(/* @vite-ignore */ schemaPath), import(/* @vite-ignore */ protobufPath)]);
-  return { schema, protobuf };
-}
 
 /** Float32 values of a FLOAT TensorProto (raw_data or float_data), or null for external data. */
 function floatValues(tensor) {
@@ -85,16 +80,16 @@ function calibrateMinMax(plan, values, k, n) {
   plan.setZeroPoints(0, zeros);
 }
 
-/** Every name a node of graph (and its subgraphs) reads. */
-function usedNames(graph, used = new Set()) {
-  for (const node of graph.node) {
+/** Every name the nodes (and their subgraphs) read or the outputs name. */
+function usedNames(nodes, outputs, used = new Set()) {
+  for (const node of nodes) {
     for (const input of node.input) if (input) used.add(input);
     for (const attribute of node.attribute) {
-      if (attribute.g) usedNames(attribute.g, used);
-      for (const g of attribute.graphs ?? []) usedNames(g, used);
+      if (attribute.g) usedNames(attribute.g.node, attribute.g.output, used);
+      for (const g of attribute.graphs ?? []) usedNames(g.node, g.output, used);
     }
   }
-  for (const output of graph.output) used.add(output.name);
+  for (const output of outputs) used.add(output.name);
   return used;
 }
 
@@ -103,6 +98,71 @@ function uniqueName(taken, base) {
   for (let i = 1; taken.has(name); i++) name = `${base}_${i}`;
   taken.add(name);
   return name;
+}
+
+/** An INT attribute init object. */
+const intAttribute = (name, value) => ({ name, type: ATTRIBUTE_INT, i: BigInt(value) });
+
+/** The float weights of a node eligible for quantization (MatMul by a 2-D float initializer), else null. */
+function eligibleWeight(node, initializers, graphInputs) {
+  if (node.opType !== 'MatMul' || (node.domain !== '' && node.domain !== 'ai.onnx') || node.input.length !== 2) return null;
+  const weight = initializers.get(node.input[1]);
+  if (!weight || graphInputs.has(weight.name)) return null;
+  if (weight.dataType !== FLOAT || weight.dims.length !== 2) return null;
+  return weight;
+}
+
+/** Values of a non-empty [K, N] weight, or null (external data, odd payload). */
+function weightValues(weight) {
+  const [k, n] = weight.dims.map(Number);
+  const values = k > 0 && n > 0 ? floatValues(weight) : null;
+  return values && { k, n, tensor: new Tensor('float32', values, [k, n]), values };
+}
+
+/** Portable formats: the weight as an encoded initializer; returns the Dequantize node producing the weight's name. */
+function encodeWeight(builder, taken, weight, { k, n, tensor }, format, blockSize) {
+  const plan = makeQuantizationPlan(format, k * n, { blockSize });
+  try {
+    calibrateQuantizationPlan(plan, tensor);
+    const encodedName = builder.makeStructuredInitializer(quantizeTensor(tensor, plan, { name: uniqueName(taken, `${weight.name}_encoded`) }));
+    return {
+      name: `${weight.name}_Dequantize`,
+      opType: 'Dequantize',
+      domain: RT_DOMAIN,
+      input: [encodedName],
+      output: [weight.name],
+      attribute: [intAttribute('dtype', FLOAT)],
+    };
+  } finally {
+    plan.dispose();
+  }
+}
+
+/** ORT formats: the MatMulNBits inputs of a weight as initializers; returns their names and the node attributes. */
+function matMulNBitsWeight(builder, taken, weight, { k, n, tensor, values }, format, blockSize, asymmetric) {
+  const plan = makeMatMulNBitsPlan(format, k, n, { blockSize });
+  try {
+    if (asymmetric) calibrateMinMax(plan, values, k, n);
+    else calibrateQuantizationPlan(plan, tensor);
+    const inputs = exportMatMulNBitsInputs(quantizeTensor(tensor, plan, { name: weight.name }));
+    const names = [];
+    for (const [key, suffix] of [['B', 'Q'], ['scales', 'scales'], ['zero_points', 'zero_points']]) {
+      const t = inputs[key];
+      if (!t) continue;
+      const name = uniqueName(taken, `${weight.name}_${suffix}`);
+      const data = t.data;
+      builder.addInitializer({
+        name,
+        dims: t.dims.map(BigInt),
+        dataType: dtypeOf(t.type).code,
+        rawData: new Uint8Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength)),
+      });
+      names.push(name);
+    }
+    return { names, k: inputs.k, n: inputs.n, bits: inputs.bits, blockSize: inputs.blockSize };
+  } finally {
+    plan.dispose();
+  }
 }
 
 /**
@@ -126,125 +186,63 @@ export async function quantizeModel(bytes, { format, blockSize = 32, asymmetric 
       throw invalidArgument(`quantizeModel: accuracyLevel must be an integer 0..4, got ${accuracyLevel}`);
     }
   }
-  const { schema, protobuf } = await protoModules();
-  const model = protobuf.fromBinary(schema.ModelProtoSchema, bytes);
-  const graph = model.graph;
-  if (!graph) throw invalidArgument('quantizeModel: the model has no graph');
-  const initializers = new Map(graph.initializer.map((t) => [t.name, t]));
-  const graphInputs = new Set(graph.input.map((i) => i.name));
-  const taken = new Set([...initializers.keys(), ...graphInputs]);
-  for (const node of graph.node) for (const name of [...node.input, ...node.output]) taken.add(name);
+  const builder = await GraphBuilder.fromModel(bytes);
+  try {
+    const nodes = builder.nodes;
+    const initializers = new Map(builder.initializers.map((t) => [t.name, t]));
+    const graphInputs = new Set(builder.inputs.map((i) => i.name));
+    const taken = new Set([...initializers.keys(), ...graphInputs]);
+    for (const kind of ['structuredInitializers', 'cacheInitializers']) for (const v of builder[kind]) taken.add(v.name);
+    for (const node of nodes) for (const name of [...node.input, ...node.output]) taken.add(name);
 
-  const converted = new Map(); // weight name -> { names, attributes } (null: portable, Dequantize'd)
-  const dequantizeNodes = [];
-  const skipped = [];
-  let replaced = 0;
-  for (let index = 0; index < graph.node.length; index++) {
-    const node = graph.node[index];
-    if (node.opType !== 'MatMul' || (node.domain !== '' && node.domain !== 'ai.onnx') || node.input.length !== 2) continue;
-    const weightName = node.input[1];
-    const weight = initializers.get(weightName);
-    if (!weight || graphInputs.has(weightName)) continue;
-    if (weight.dataType !== FLOAT || weight.dims.length !== 2) continue;
-    if (!ort) {
-      if (!converted.has(weightName)) {
-        const [k, n] = weight.dims.map(Number);
-        const values = k > 0 && n > 0 ? floatValues(weight) : null;
-        if (!values) {
-          skipped.push(weightName);
+    const converted = new Map(); // weight name -> MatMulNBits inputs (ORT) or its Dequantize node (portable)
+    const skipped = [];
+    let replaced = 0;
+    for (let index = 0; index < nodes.length; index++) {
+      const node = nodes[index];
+      const weight = eligibleWeight(node, initializers, graphInputs);
+      if (!weight) continue;
+      let entry = converted.get(weight.name);
+      if (!entry) {
+        const weightData = weightValues(weight);
+        if (!weightData) {
+          skipped.push(weight.name);
           continue;
         }
-        const plan = makeQuantizationPlan(format, k * n, { blockSize });
-        try {
-          const tensor = new Tensor('float32', values, [k, n]);
-          calibrateQuantizationPlan(plan, tensor);
-          const encodedName = uniqueName(taken, `${weightName}_encoded`);
-          const encoded = quantizeTensor(tensor, plan, { name: encodedName });
-          const proto = protobuf.fromBinary(schema.EncodedValueProtoSchema, encoded.bytes);
-          proto.name = encodedName;
-          graph.encodedInitializer.push(proto);
-          dequantizeNodes.push(
-            protobuf.create(schema.NodeProtoSchema, {
-              name: `${weightName}_Dequantize`,
-              opType: 'Dequantize',
-              domain: RT_DOMAIN,
-              input: [encodedName],
-              output: [weightName],
-              attribute: [protobuf.create(schema.AttributeProtoSchema, { name: 'dtype', type: ATTRIBUTE_INT, i: BigInt(FLOAT) })],
-            }),
-          );
-          converted.set(weightName, null);
-        } finally {
-          plan.dispose();
-        }
+        entry = ort
+          ? matMulNBitsWeight(builder, taken, weight, weightData, format, blockSize, asymmetric)
+          : encodeWeight(builder, taken, weight, weightData, format, blockSize);
+        converted.set(weight.name, entry);
       }
       replaced++;
-      continue;
+      if (!ort) continue; // the MatMul stays; a Dequantize node produces its weight
+      builder.replaceNode(index, {
+        name: node.name ? `${node.name}_MatMulNBits` : '',
+        opType: 'MatMulNBits',
+        domain: MS_DOMAIN,
+        input: [node.input[0], ...entry.names],
+        output: node.output,
+        attribute: [
+          intAttribute('K', entry.k),
+          intAttribute('N', entry.n),
+          intAttribute('bits', entry.bits),
+          intAttribute('block_size', entry.blockSize),
+          ...(accuracyLevel === undefined ? [] : [intAttribute('accuracy_level', accuracyLevel)]),
+        ],
+      });
     }
-    let entry = converted.get(weightName);
-    if (!entry) {
-      const [k, n] = weight.dims.map(Number);
-      const values = k > 0 && n > 0 ? floatValues(weight) : null;
-      if (!values) {
-        skipped.push(weightName);
-        continue;
-      }
-      const plan = makeMatMulNBitsPlan(format, k, n, { blockSize });
-      try {
-        const tensor = new Tensor('float32', values, [k, n]);
-        if (asymmetric) calibrateMinMax(plan, values, k, n);
-        else calibrateQuantizationPlan(plan, tensor);
-        const inputs = exportMatMulNBitsInputs(quantizeTensor(tensor, plan, { name: weightName }));
-        const names = [];
-        for (const [key, suffix] of [['B', 'Q'], ['scales', 'scales'], ['zero_points', 'zero_points']]) {
-          const t = inputs[key];
-          if (!t) continue;
-          const name = uniqueName(taken, `${weightName}_${suffix}`);
-          const data = t.data;
-          graph.initializer.push(
-            protobuf.create(schema.TensorProtoSchema, {
-              name,
-              dims: t.dims.map(BigInt),
-              dataType: dtypeOf(t.type).code,
-              rawData: new Uint8Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength)),
-            }),
-          );
-          names.push(name);
-        }
-        entry = { names, k: inputs.k, n: inputs.n, bits: inputs.bits, blockSize: inputs.blockSize };
-        converted.set(weightName, entry);
-      } finally {
-        plan.dispose();
-      }
+    const domain = ort ? MS_DOMAIN : RT_DOMAIN;
+    if (replaced > 0 && !builder.opsetImports.some((o) => o.domain === domain)) builder.addOpsetImport({ domain, version: 1 });
+    if (ort) {
+      const used = usedNames(builder.nodes, builder.outputs);
+      for (const name of converted.keys()) if (!used.has(name)) builder.removeInitializer(name);
+    } else {
+      // the Dequantize nodes now produce the weights, ahead of every other node
+      for (const name of converted.keys()) builder.removeInitializer(name);
+      [...converted.values()].forEach((dequantize, i) => builder.insertNode(i, dequantize));
     }
-    const attribute = (name, value) => protobuf.create(schema.AttributeProtoSchema, { name, type: ATTRIBUTE_INT, i: BigInt(value) });
-    graph.node[index] = protobuf.create(schema.NodeProtoSchema, {
-      name: node.name ? `${node.name}_MatMulNBits` : '',
-      opType: 'MatMulNBits',
-      domain: MS_DOMAIN,
-      input: [node.input[0], ...entry.names],
-      output: node.output,
-      attribute: [
-        attribute('K', entry.k),
-        attribute('N', entry.n),
-        attribute('bits', entry.bits),
-        attribute('block_size', entry.blockSize),
-        ...(accuracyLevel === undefined ? [] : [attribute('accuracy_level', accuracyLevel)]),
-      ],
-    });
-    replaced++;
+    return { bytes: builder.toBytes(), replaced, skipped };
+  } finally {
+    builder.dispose();
   }
-  const domain = ort ? MS_DOMAIN : RT_DOMAIN;
-  if (replaced > 0 && !model.opsetImport.some((o) => o.domain === domain)) {
-    model.opsetImport.push(protobuf.create(schema.OperatorSetIdProtoSchema, { domain, version: 1n }));
-  }
-  if (ort) {
-    const used = usedNames(graph);
-    graph.initializer = graph.initializer.filter((t) => !converted.has(t.name) || used.has(t.name) || graphInputs.has(t.name));
-  } else {
-    // the Dequantize nodes now produce the weights
-    graph.node = [...dequantizeNodes, ...graph.node];
-    graph.initializer = graph.initializer.filter((t) => !converted.has(t.name));
-  }
-  return { bytes: protobuf.toBinary(schema.ModelProtoSchema, model), replaced, skipped };
 }

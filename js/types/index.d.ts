@@ -995,6 +995,10 @@ export class GraphBuilder {
   addInput(valueInfo: MessageInput<'ValueInfoProtoSchema'>): this;
   addOutput(valueInfo: MessageInput<'ValueInfoProtoSchema'>): this;
   addNode(node: MessageInput<'NodeProtoSchema'>): this;
+  /** A node placed at position index of the node list. */
+  insertNode(index: number, node: MessageInput<'NodeProtoSchema'>): this;
+  /** Replaces the node at position index (same position; it may reuse the old node's output names). */
+  replaceNode(index: number, node: MessageInput<'NodeProtoSchema'>): this;
   addInitializer(tensor: MessageInput<'TensorProtoSchema'>): this;
   /** Stores an encoded value unchanged; returns its name. */
   makeStructuredInitializer(value: EncodedValue | MessageInput<'EncodedValueProtoSchema'>): string;
@@ -1003,6 +1007,8 @@ export class GraphBuilder {
   addStructType(type: MessageInput<'StructTypeProtoSchema'>): this;
   addFunction(fn: MessageInput<'FunctionProtoSchema'>): this;
   addPersistentBinding(inputName: string, outputName: string): this;
+  /** An opset import; a domain is imported once, with a positive version. */
+  addOpsetImport(opset: { domain?: string; version: number | bigint }): this;
 
   removeInput(name: string): this;
   removeOutput(name: string): this;
@@ -1013,6 +1019,7 @@ export class GraphBuilder {
   removePersistentBinding(inputName: string): this;
   removeStructType(typeId: number | bigint): this;
   removeFunction(name: string): this;
+  removeOpsetImport(domain: string): this;
 
   readonly inputs: import('onnx-light/proto').ValueInfoProto[];
   readonly outputs: import('onnx-light/proto').ValueInfoProto[];
@@ -1024,6 +1031,12 @@ export class GraphBuilder {
   readonly structTypes: import('onnx-light/proto').StructTypeProto[];
   readonly functions: import('onnx-light/proto').FunctionProto[];
   readonly valueInfos: import('onnx-light/proto').ValueInfoProto[];
+  readonly opsetImports: import('onnx-light/proto').OperatorSetIdProto[];
+
+  /** Shape inference kept up to date incrementally (only what edits affect is re-inferred); returns the number of nodes (re)inferred. */
+  infer(): number;
+  /** The inferred ValueInfoProto of a graph input, initializer or node output (inferring first when edits are pending); undefined for an unknown name. */
+  valueInfo(name: string): import('onnx-light/proto').ValueInfoProto | undefined;
 
   /** Removes initializers equal to an earlier one (structured: resolved physical type, payload and metadata compared); returns the count. */
   dedupInitializers(): number;

@@ -563,5 +563,83 @@ static void test_dedup(void) {
   ol_builder_destroy(b);
 }
 
-OL_TEST_MAIN(TEST(test_dedup), TEST(test_build_and_run), TEST(test_name_clash), TEST(test_remove_and_bindings),
+/* Positions: a node inserted before its readers, a node replaced in place
+ * (reusing its outputs), opset imports as parts; failures change nothing. */
+static void test_positions_and_opsets(void) {
+  ol_builder *b = new_builder();
+  CHECK_OK(add_value(b, OL_BUILDER_INPUT, "x", 2));
+  CHECK_OK(add_node(b, "second", "Add", "h", "h", "y"));
+  char *in[] = {"x"}, *out[] = {"h"};
+  Onnx__NodeProto first = ONNX__NODE_PROTO__INIT;
+  first.name = "first";
+  first.op_type = "Relu";
+  first.n_input = 1;
+  first.input = in;
+  first.n_output = 1;
+  first.output = out;
+  bytes p = packed(&first.base);
+  CHECK_STATUS(ol_builder_add_at(b, OL_BUILDER_NODE, p.data, p.size, 2), OL_INVALID_ARGUMENT);
+  CHECK(has_text("position 2 is past the 1 node parts"));
+  CHECK_OK(ol_builder_add_at(b, OL_BUILDER_NODE, p.data, p.size, 0));
+  free(p.data);
+  CHECK(node_reads(b, 1, 0, "h"));
+  /* replace 'second' (index 1) by a Mul reusing 'y'; a clash leaves it in place */
+  Onnx__NodeProto mul = ONNX__NODE_PROTO__INIT;
+  char *mul_in[] = {"h", "x"}, *clash[] = {"h"}, *mul_out[] = {"y"};
+  mul.name = "mul";
+  mul.op_type = "Mul";
+  mul.n_input = 2;
+  mul.input = mul_in;
+  mul.n_output = 1;
+  mul.output = clash;
+  p = packed(&mul.base);
+  CHECK_STATUS(ol_builder_replace(b, OL_BUILDER_NODE, 1, p.data, p.size), OL_INVALID_ARGUMENT);
+  CHECK(has_text("clashes with the output 'h' of node 'first'"));
+  free(p.data);
+  CHECK(ol_builder_count(b, OL_BUILDER_NODE) == 2 && node_reads(b, 1, 0, "h"));
+  CHECK_STATUS(add_tensor(b, "y", 1), OL_INVALID_ARGUMENT); /* 'second' still holds y */
+  mul.output = mul_out;
+  p = packed(&mul.base);
+  CHECK_STATUS(ol_builder_replace(b, OL_BUILDER_NODE, 2, p.data, p.size), OL_INVALID_ARGUMENT);
+  CHECK_OK(ol_builder_replace(b, OL_BUILDER_NODE, 1, p.data, p.size));
+  free(p.data);
+  Onnx__ModelProto *m = exported(b);
+  CHECK(m->graph->n_node == 2 && strcmp(m->graph->node[0]->name, "first") == 0 &&
+        strcmp(m->graph->node[1]->name, "mul") == 0 && strcmp(m->graph->node[1]->input[1], "x") == 0);
+  onnx__model_proto__free_unpacked(m, NULL);
+  /* a bound input is replaced only by one of the same name */
+  CHECK_OK(add_value(b, OL_BUILDER_OUTPUT, "y", 2));
+  CHECK_OK(ol_builder_add_persistent_binding(b, "x", "y"));
+  Onnx__ValueInfoProto vi = ONNX__VALUE_INFO_PROTO__INIT;
+  vi.name = "x2";
+  p = packed(&vi.base);
+  CHECK_STATUS(ol_builder_replace(b, OL_BUILDER_INPUT, 0, p.data, p.size), OL_FAILED_PRECONDITION);
+  CHECK(has_text("persistent binding 'x' <- 'y'"));
+  free(p.data);
+  CHECK(ol_builder_count(b, OL_BUILDER_INPUT) == 1);
+  CHECK_STATUS(add_value(b, OL_BUILDER_INPUT, "x2", 2), OL_OK); /* the failed replacement released x2 */
+
+  /* opset imports: a domain once, a positive version, removed by domain */
+  Onnx__OperatorSetIdProto ms = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+  ms.domain = "com.microsoft";
+  CHECK_STATUS(add_packed(b, OL_BUILDER_OPSET_IMPORT, &ms.base), OL_INVALID_ARGUMENT);
+  CHECK(has_text("needs a positive version"));
+  ms.has_version = 1;
+  ms.version = 1;
+  CHECK_OK(add_packed(b, OL_BUILDER_OPSET_IMPORT, &ms.base));
+  Onnx__OperatorSetIdProto onnx = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+  onnx.has_version = 1;
+  onnx.version = 21;
+  CHECK_STATUS(add_packed(b, OL_BUILDER_OPSET_IMPORT, &onnx.base), OL_INVALID_ARGUMENT);
+  CHECK(has_text("the domain '' is already imported (version 18)"));
+  CHECK(ol_builder_count(b, OL_BUILDER_OPSET_IMPORT) == 2);
+  m = exported(b);
+  CHECK(m->n_opset_import == 2 && strcmp(m->opset_import[1]->domain, "com.microsoft") == 0);
+  onnx__model_proto__free_unpacked(m, NULL);
+  CHECK_OK(ol_builder_remove(b, OL_BUILDER_OPSET_IMPORT, ""));
+  CHECK(ol_builder_count(b, OL_BUILDER_OPSET_IMPORT) == 1);
+  ol_builder_destroy(b);
+}
+
+OL_TEST_MAIN(TEST(test_dedup), TEST(test_positions_and_opsets), TEST(test_build_and_run), TEST(test_name_clash), TEST(test_remove_and_bindings),
              TEST(test_catalogue_compaction), TEST(test_to_graph_and_text), TEST(test_import_keeps_everything))

@@ -64,8 +64,10 @@ void ol_proto_owner_release(ol_proto_owner *o) {
     free(o);
     return;
   }
-  ol_wire_weights_detach(&o->weights, o->proto);
-  onnx__model_proto__free_unpacked(o->proto, NULL);
+  if (!o->borrowed) {
+    ol_wire_weights_detach(&o->weights, o->proto);
+    onnx__model_proto__free_unpacked(o->proto, NULL);
+  }
   free(o->wire);
   free(o);
 }
@@ -505,6 +507,16 @@ ol_status ol_model_from_proto(Onnx__ModelProto *proto, const ol_model_load_optio
                               ol_model **out) {
   ol_wire_weights none = {0};
   return model_from_parts(proto, NULL, &none, options, out);
+}
+
+ol_status ol_model_borrow_proto(Onnx__ModelProto *proto, ol_model **out) {
+  *out = NULL;
+  ol_proto_owner *owner = ol_xcalloc(1, sizeof *owner);
+  if (!owner) return OL_OUT_OF_MEMORY;
+  owner->refcount = 1;
+  owner->proto = proto;
+  owner->borrowed = true;
+  return model_from_owner(owner, NULL, out);
 }
 
 ol_status ol_ir_load_owned(void *bytes, size_t size, const ol_model_load_options *options, ol_model **out) {

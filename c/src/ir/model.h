@@ -25,6 +25,7 @@ typedef struct ol_proto_owner {
   ol_wire_weights weights;  /* which payloads view `wire` */
   struct ol_proto_owner *base;
   ol_proto_patch *patch;
+  bool borrowed; /* proto is someone else's (ol_model_borrow_proto): never freed here */
 } ol_proto_owner;
 
 /* The decoded model, shared by the model handle and its sessions. */
@@ -69,6 +70,12 @@ ol_status ol_model_from_proto(Onnx__ModelProto *proto, const ol_model_load_optio
  * its blocks), also on failure; retains base. */
 ol_status ol_model_from_patch(ol_proto_patch *patch, Onnx__ModelProto *proto, ol_proto_owner *base,
                               ol_model **out);
+
+/* Decodes proto without taking it (no copy): the caller keeps every
+ * message the model uses alive and unchanged while the model is used (a
+ * graph builder's inference between two edits). The model must not escape
+ * to sessions or values that could outlive that. */
+ol_status ol_model_borrow_proto(Onnx__ModelProto *proto, ol_model **out);
 
 /* Context for decoding tensors: external data sources and the owning model. */
 typedef struct ol_tensor_source {

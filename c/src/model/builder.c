@@ -45,6 +45,8 @@ static const part_row parts[OL_BUILDER_PART_COUNT] = {
     [OL_BUILDER_VALUE_INFO] = {"value info", &onnx__value_info_proto__descriptor, GRAPH_FIELD(value_info), false},
     [OL_BUILDER_SPARSE_INITIALIZER] = {"sparse initializer", &onnx__sparse_tensor_proto__descriptor,
                                        GRAPH_FIELD(sparse_initializer), true},
+    [OL_BUILDER_OPSET_IMPORT] = {"opset import", &onnx__operator_set_id_proto__descriptor, MODEL_FIELD(opset_import),
+                                 false},
 };
 
 static bool part_valid(ol_builder_part part) { return (unsigned)part < OL_BUILDER_PART_COUNT; }
@@ -91,11 +93,29 @@ static const char *name_of(ol_builder_part part, const ProtobufCMessage *msg) {
   case OL_BUILDER_CACHE_INITIALIZER: return str(((const Onnx__PagedCacheProto *)msg)->name);
   case OL_BUILDER_PERSISTENT_BINDING: return str(((const Onnx__PersistentBindingProto *)msg)->input_name);
   case OL_BUILDER_FUNCTION: return str(((const Onnx__FunctionProto *)msg)->name);
+  case OL_BUILDER_OPSET_IMPORT: return str(((const Onnx__OperatorSetIdProto *)msg)->domain);
   case OL_BUILDER_SPARSE_INITIALIZER: {
     const Onnx__SparseTensorProto *s = (const Onnx__SparseTensorProto *)msg;
     return s->values ? str(s->values->name) : "";
   }
   default: return "";
+  }
+}
+
+/* Tells the kept inference which values a part's edit changes. */
+static void touch_part(ol_builder *b, ol_builder_part part, const ProtobufCMessage *msg) {
+  switch (part) {
+  case OL_BUILDER_NODE: {
+    const Onnx__NodeProto *n = (const Onnx__NodeProto *)msg;
+    for (size_t o = 0; o < n->n_output; o++)
+      if (str(n->output[o])[0]) ol_builder_infer_touch(b, n->output[o]);
+    return;
+  }
+  case OL_BUILDER_STRUCT_TYPE:
+  case OL_BUILDER_FUNCTION:
+  case OL_BUILDER_OPSET_IMPORT: ol_builder_infer_touch(b, NULL); return;
+  case OL_BUILDER_PERSISTENT_BINDING: return;
+  default: ol_builder_infer_touch(b, name_of(part, msg)); return;
   }
 }
 
@@ -243,6 +263,18 @@ static ol_status check_function(const Onnx__ModelProto *m, const Onnx__FunctionP
   return OL_OK;
 }
 
+/* A domain is imported once, with a positive version ("" is the default domain). */
+static ol_status check_opset(const Onnx__ModelProto *m, const Onnx__OperatorSetIdProto *o, const char *what) {
+  if (!o->has_version || o->version <= 0)
+    return ol_error(OL_INVALID_ARGUMENT, "%s: the opset import of domain '%s' needs a positive version", what,
+                    str(o->domain));
+  for (size_t i = 0; i < m->n_opset_import; i++)
+    if (m->opset_import[i] != o && strcmp(str(m->opset_import[i]->domain), str(o->domain)) == 0)
+      return ol_error(OL_INVALID_ARGUMENT, "%s: the domain '%s' is already imported (version %lld)", what,
+                      str(o->domain), (long long)m->opset_import[i]->version);
+  return OL_OK;
+}
+
 /* MakeStructuredInitializer's checks, by the helper shape inference seeds
  * encoded initializers with: the layout resolves through the catalogue as
  * it is now (declare struct types first) and the payload fits it. */
@@ -268,6 +300,7 @@ static ol_status check_part(const Onnx__ModelProto *m, ol_builder_part part, con
   case OL_BUILDER_PERSISTENT_BINDING: return check_binding(m, (const Onnx__PersistentBindingProto *)msg, what);
   case OL_BUILDER_STRUCT_TYPE: return check_struct_type(m, (const Onnx__StructTypeProto *)msg, what);
   case OL_BUILDER_FUNCTION: return check_function(m, (const Onnx__FunctionProto *)msg, what);
+  case OL_BUILDER_OPSET_IMPORT: return check_opset(m, (const Onnx__OperatorSetIdProto *)msg, what);
   case OL_BUILDER_STRUCTURED_INITIALIZER:
     if (!name_of(part, msg)[0]) break;
     return check_structured(m, (const Onnx__EncodedValueProto *)msg, what);
@@ -369,6 +402,7 @@ ol_status ol_builder_add_at(ol_builder *b, ol_builder_part part, const void *byt
     move_last_to(b->model, part, at);
     if (parts[part].defines) b->names_stale = true; /* holder indices shifted */
   }
+  touch_part(b, part, msg);
   return OL_OK;
 }
 
@@ -444,6 +478,31 @@ static ol_status check_unbound(const Onnx__ModelProto *m, ol_builder_part part, 
   return OL_OK;
 }
 
+/* Takes the item at index out of its repeated field (the array keeps its
+ * size, so putting it back never allocates). */
+static ProtobufCMessage *take_out(Onnx__ModelProto *m, ol_builder_part part, size_t index) {
+  size_t *count = count_of(m, part);
+  ProtobufCMessage **items = *items_of(m, part);
+  ProtobufCMessage *msg = items[index];
+  memmove(items + index, items + index + 1, (*count - index - 1) * sizeof *items);
+  (*count)--;
+  return msg;
+}
+
+static void put_back(Onnx__ModelProto *m, ol_builder_part part, size_t index, ProtobufCMessage *msg) {
+  size_t *count = count_of(m, part);
+  ProtobufCMessage **items = *items_of(m, part);
+  memmove(items + index + 1, items + index, (*count - index) * sizeof *items);
+  items[index] = msg;
+  (*count)++;
+}
+
+static void free_part(ol_builder *b, ProtobufCMessage *msg) {
+  /* a shared builder's source messages are not its own to free */
+  if (!b->shared) protobuf_c_message_free_unpacked(msg, NULL);
+  else ol_proto_patch_free_message(b->shared, msg);
+}
+
 ol_status ol_builder_remove(ol_builder *b, ol_builder_part part, const char *key) {
   if (!b || !key) return ol_error(OL_INVALID_ARGUMENT, "ol_builder_remove: builder or key is NULL");
   if (!part_valid(part)) return ol_error(OL_INVALID_ARGUMENT, "ol_builder_remove: unknown part %d", (int)part);
@@ -452,14 +511,33 @@ ol_status ol_builder_remove(ol_builder *b, ol_builder_part part, const char *key
   if (st != OL_OK) return ol_error_wrap(st, "ol_builder_remove");
   ProtobufCMessage *msg = item(b->model, part, index);
   OL_TRY(check_unbound(b->model, part, name_of(part, msg)));
-  size_t *count = count_of(b->model, part);
-  ProtobufCMessage **items = *items_of(b->model, part);
-  memmove(items + index, items + index + 1, (*count - index - 1) * sizeof *items);
-  (*count)--;
-  /* a shared builder's source messages are not its own to free */
-  if (!b->shared) protobuf_c_message_free_unpacked(msg, NULL);
-  else ol_proto_patch_free_message(b->shared, msg);
+  touch_part(b, part, msg);
+  free_part(b, take_out(b->model, part, index));
   if (parts[part].defines) b->names_stale = true;
+  return OL_OK;
+}
+
+ol_status ol_builder_replace(ol_builder *b, ol_builder_part part, size_t index, const void *bytes, size_t size) {
+  if (!b) return ol_error(OL_INVALID_ARGUMENT, "ol_builder_replace: builder is NULL");
+  if (!part_valid(part)) return ol_error(OL_INVALID_ARGUMENT, "ol_builder_replace: unknown part %d", (int)part);
+  if (index >= *count_of(b->model, part))
+    return ol_error(OL_INVALID_ARGUMENT, "ol_builder_replace: index %zu is past the %zu %s parts", index,
+                    *count_of(b->model, part), parts[part].name);
+  ProtobufCMessage *old = take_out(b->model, part, index);
+  if (parts[part].defines) b->names_stale = true; /* the old part's names are free */
+  ol_status st = ol_builder_add_at(b, part, bytes, size, index);
+  if (st == OL_OK && strcmp(name_of(part, old), name_of(part, item(b->model, part, index))) != 0) {
+    st = check_unbound(b->model, part, name_of(part, old)); /* a binding keeps its input and output */
+    if (st != OL_OK) free_part(b, take_out(b->model, part, index));
+  }
+  if (st != OL_OK) {
+    put_back(b->model, part, index, old);
+    b->names_stale = true;
+    return ol_error_wrap(st, "ol_builder_replace");
+  }
+  touch_part(b, part, old);
+  free_part(b, old);
+  b->names_stale = true;
   return OL_OK;
 }
 
@@ -602,6 +680,7 @@ void ol_builder_destroy(ol_builder *b) {
   } else if (b->model) {
     onnx__model_proto__free_unpacked(b->model, NULL);
   }
+  ol_builder_inference_free(b->inference);
   ol_strmap_free(&b->names);
   free(b);
 }

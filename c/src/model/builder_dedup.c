@@ -149,6 +149,7 @@ ol_status ol_builder_dedup_initializers(ol_builder *b, size_t *removed) {
   if (b->shared) /* it renames node inputs in place: the source's nodes */
     return ol_error(OL_FAILED_PRECONDITION, "ol_builder_dedup_initializers: the builder shares its source model");
   if (removed) *removed = 0;
+  ol_builder_infer_touch(b, NULL); /* readers are renamed in place */
   Onnx__ModelProto *m = b->model;
   Onnx__GraphProto *g = m->graph;
   size_t nt = g->n_initializer, ns = g->n_encoded_initializer, total = nt + ns;

@@ -21,7 +21,15 @@ struct ol_builder {
    * message is the source's unless the patch owns it (the messages the
    * builder added). NULL: the whole tree is the builder's. */
   ol_proto_patch *shared;
+  /* Types kept by ol_builder_infer (NULL before the first inference). */
+  struct ol_builder_inference *inference;
 };
+
+typedef struct ol_builder_inference ol_builder_inference;
+void ol_builder_inference_free(ol_builder_inference *inference);
+/* An edit changed value name (NULL: something any type may depend on, such
+ * as an opset import): the next ol_builder_infer re-infers what reads it. */
+void ol_builder_infer_touch(ol_builder *builder, const char *name);
 
 /* Indexes b->model's names and checks its struct types (an import). */
 ol_status ol_builder_index(ol_builder *b, const char *what);
@@ -38,10 +46,6 @@ ol_status ol_builder_share(const Onnx__ModelProto *source, ol_builder **out);
  * catalogue is the source's. */
 ol_status ol_builder_share_export(ol_builder *builder, ol_proto_patch **out_patch, Onnx__ModelProto **out_model);
 
-/* ol_builder_add, the new part placed at index of its repeated field
- * (count: appended). */
-ol_status ol_builder_add_at(ol_builder *builder, ol_builder_part part, const void *bytes, size_t size,
-                            size_t index);
 /* Appends the persistent binding input_name <- output_name without the
  * declaration rules of ol_builder_add: for ol_model_bind_persistent, whose
  * contract leaves judging the bindings to the model checker (a session

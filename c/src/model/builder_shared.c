@@ -67,6 +67,7 @@ ol_status ol_builder_share_export(ol_builder *b, ol_proto_patch **out_patch, Onn
   }
   *out_patch = b->shared;
   *out_model = b->model;
+  ol_builder_inference_free(b->inference);
   ol_strmap_free(&b->names);
   free(b);
   return OL_OK;
@@ -129,6 +130,7 @@ static ol_status rename_inputs(void *user, ProtobufCMessage *msg) {
 
 ol_status ol_builder_rename_uses(ol_builder *b, const char *from, const char *to) {
   rename r = {from, to, 0};
+  ol_builder_infer_touch(b, NULL); /* readers anywhere, subgraphs included */
   size_t n = ol_builder_part_count(b->model, OL_BUILDER_NODE);
   ProtobufCMessage **nodes = ol_builder_part_items(b->model, OL_BUILDER_NODE);
   for (size_t i = 0; i < n; i++) {

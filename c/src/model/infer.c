@@ -42,6 +42,7 @@ typedef struct walker {
   int depth;
   ol_infer_visit_fn visit; /* may be NULL */
   void *user;
+  const ol_infer_cache *cache; /* root graph hooks (may be NULL) */
 } walker;
 
 static void scope_free(scope *s) {
@@ -287,7 +288,25 @@ static ol_status check_structured_inputs(const ol_node *n, const ol_infer_type *
   return OL_OK;
 }
 
+/* The outputs an incremental inference kept for n, bound without running it. */
+static ol_status reuse_node(walker *w, scope *s, const ol_node *n, bool *reused) {
+  ol_infer_type *outputs = ol_xcalloc(n->num_outputs ? n->num_outputs : 1, sizeof *outputs);
+  if (!outputs) return OL_OUT_OF_MEMORY;
+  ol_status st = OL_OK;
+  *reused = w->cache->reuse(w->cache->user, n, outputs);
+  for (size_t i = 0; *reused && st == OL_OK && i < n->num_outputs; i++)
+    if (n->outputs[i][0]) st = bind(s, n->outputs[i], &outputs[i]);
+  free(outputs);
+  return st;
+}
+
 static ol_status infer_node(walker *w, const ol_graph *g, Onnx__GraphProto *dst, scope *s, const ol_node *n) {
+  bool root = w->cache && w->depth == 1;
+  if (root) {
+    bool reused = false;
+    OL_TRY(reuse_node(w, s, n, &reused));
+    if (reused) return OL_OK;
+  }
   const ol_infer_type **inputs = ol_xcalloc(n->num_inputs ? n->num_inputs : 1, sizeof *inputs);
   ol_infer_type *outputs = ol_xcalloc(n->num_outputs ? n->num_outputs : 1, sizeof *outputs);
   ol_status st = inputs && outputs ? OL_OK : OL_OUT_OF_MEMORY;
@@ -325,6 +344,7 @@ static ol_status infer_node(walker *w, const ol_graph *g, Onnx__GraphProto *dst,
     ol_infer_from_declared(declared_in(s, name), &declared);
     st = ol_infer_merge(n, name, &outputs[i], &declared, &merged);
     if (st == OL_OK) st = bind(s, name, &merged);
+    if (st == OL_OK) outputs[i] = merged;
     if (st != OL_OK || !dst || !ol_infer_recordable(&merged)) continue;
     /* a graph output's declaration is refined in place, other values go to value_info */
     bool is_output = false;
@@ -335,6 +355,7 @@ static ol_status infer_node(walker *w, const ol_graph *g, Onnx__GraphProto *dst,
       }
     if (st == OL_OK && !is_output) st = ol_infer_record(dst, name, &merged);
   }
+  if (st == OL_OK && root) st = w->cache->store(w->cache->user, n, outputs);
   free(b.results[0]);
   free(b.results[1]);
   free(inputs);
@@ -350,6 +371,7 @@ static ol_status seed(walker *w, scope *s, const ol_graph *g, const ol_infer_typ
     ol_infer_from_declared(&g->inputs[i], &t);
     if (!t.known && seeds) t = seeds[i];
     OL_TRY(bind(s, g->inputs[i].name, &t));
+    if (w->cache && w->depth == 1) OL_TRY(w->cache->seeded(w->cache->user, g->inputs[i].name, &t));
   }
   for (size_t i = 0; i < g->num_initializers; i++) {
     const ol_initializer *init = &g->initializers[i];
@@ -377,6 +399,7 @@ static ol_status seed(walker *w, scope *s, const ol_graph *g, const ol_infer_typ
       continue;
     }
     OL_TRY(bind(s, init->name, &t));
+    if (w->cache && w->depth == 1) OL_TRY(w->cache->seeded(w->cache->user, init->name, &t));
   }
   return OL_OK;
 }
@@ -459,7 +482,7 @@ ol_status ol_model_infer_shapes(const ol_model *model, ol_model **out) {
   Onnx__ModelProto *copy = onnx__model_proto__unpack(NULL, size, bytes);
   free(bytes);
   if (!copy) return ol_error(OL_OUT_OF_MEMORY, "shape inference: cannot copy the model");
-  walker w = {model->data->types, 0, NULL, NULL};
+  walker w = {model->data->types, 0, NULL, NULL, NULL};
   ol_status st = infer_graph(&w, model->data->graph, copy->graph, NULL, NULL, NULL);
   if (st != OL_OK) {
     onnx__model_proto__free_unpacked(copy, NULL);
@@ -469,6 +492,11 @@ ol_status ol_model_infer_shapes(const ol_model *model, ol_model **out) {
 }
 
 ol_status ol_infer_walk(const ol_model_data *model, ol_infer_visit_fn visit, void *user) {
-  walker w = {model->types, 0, visit, user};
+  walker w = {model->types, 0, visit, user, NULL};
+  return infer_graph(&w, model->graph, NULL, NULL, NULL, NULL);
+}
+
+ol_status ol_infer_walk_cached(const ol_model_data *model, const ol_infer_cache *cache) {
+  walker w = {model->types, 0, NULL, NULL, cache};
   return infer_graph(&w, model->graph, NULL, NULL, NULL, NULL);
 }

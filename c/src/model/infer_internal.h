@@ -35,4 +35,18 @@ ol_status ol_infer_record_in(Onnx__ValueInfoProto *vi, const ol_infer_type *t);
 typedef ol_status (*ol_infer_visit_fn)(void *user, const ol_node *node, const ol_infer_type *const *inputs);
 ol_status ol_infer_walk(const ol_model_data *model, ol_infer_visit_fn visit, void *user);
 
+/* Hooks of an incremental inference (the graph builder's, model/builder_infer.c),
+ * called for the root graph only. seeded: each input and initializer type as
+ * it is seeded. reuse: before a node runs, may fill its outputs (merged with
+ * their declarations) from an earlier inference and return true, so that the
+ * node's shape function does not run. store: a node's outputs (merged) after
+ * it ran. */
+typedef struct ol_infer_cache {
+  ol_status (*seeded)(void *user, const char *name, const ol_infer_type *t);
+  bool (*reuse)(void *user, const ol_node *node, ol_infer_type *outputs);
+  ol_status (*store)(void *user, const ol_node *node, const ol_infer_type *outputs);
+  void *user;
+} ol_infer_cache;
+ol_status ol_infer_walk_cached(const ol_model_data *model, const ol_infer_cache *cache);
+
 #endif

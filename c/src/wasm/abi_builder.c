@@ -28,6 +28,12 @@ OLW void olw_builder_destroy(ol_builder *builder) { ol_builder_destroy(builder);
 OLW int olw_builder_add(ol_builder *builder, int part, const void *bytes, size_t size) {
   return ol_builder_add(builder, (ol_builder_part)part, bytes, size);
 }
+OLW int olw_builder_add_at(ol_builder *builder, int part, const void *bytes, size_t size, double index) {
+  return ol_builder_add_at(builder, (ol_builder_part)part, bytes, size, index_of(index));
+}
+OLW int olw_builder_replace(ol_builder *builder, int part, double index, const void *bytes, size_t size) {
+  return ol_builder_replace(builder, (ol_builder_part)part, index_of(index), bytes, size);
+}
 OLW int olw_builder_add_persistent_binding(ol_builder *builder, const char *input_name, const char *output_name) {
   return ol_builder_add_persistent_binding(builder, input_name, output_name);
 }
@@ -48,4 +54,8 @@ OLW int olw_builder_to_graph(const ol_builder *builder, void **out_bytes, size_t
 }
 OLW int olw_builder_dedup_initializers(ol_builder *builder, size_t *removed) {
   return ol_builder_dedup_initializers(builder, removed);
+}
+OLW int olw_builder_infer(ol_builder *builder, size_t *reinferred) { return ol_builder_infer(builder, reinferred); }
+OLW int olw_builder_value_info(ol_builder *builder, const char *name, void **out_bytes, size_t *out_size) {
+  return ol_builder_value_info(builder, name, out_bytes, out_size);
 }
