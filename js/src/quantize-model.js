@@ -168,7 +168,8 @@ function matMulNBitsWeight(builder, taken, weight, { k, n, tensor, values }, for
 /**
  * Quantizes the eligible MatMul weights of model bytes.
  * @param {Uint8Array} bytes serialized ModelProto
- * @param {{format?: number, blockSize?: number, asymmetric?: boolean, accuracyLevel?: number}} [options]
+ * @param {{format?: {name: string, value: number}, blockSize?: number, asymmetric?: boolean, accuracyLevel?: number}} [options]
+ *   format: a QuantizationFormat member (numbers are rejected);
  *   asymmetric: per-block integer zero points from the block's min/max
  *   (scale = (max - min) / (2^bits - 1)) instead of the midpoint zero point;
  *   accuracyLevel: MatMulNBits' accuracy_level attribute (0-4; 4 lets the

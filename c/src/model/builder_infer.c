@@ -265,7 +265,10 @@ static bool reuse(void *user, const ol_node *n, ol_infer_type *outputs) {
 /* Keeps name's new type t (constant source key: takes it), noting whether it changed. */
 static ol_status keep(pass *p, const char *name, const ol_infer_type *t, char *key) {
   const entry *kept = table_get(&p->s->types, name);
-  if (!kept || p->s->everything || !same_type(kept, t, key, &p->s->touched)) {
+  /* an edited value whose type is a borrowed message counts as changed: a
+   * new message may sit at the freed one's address (same pointer, new type) */
+  bool edited_message = t->proto && has_name(&p->s->touched, name);
+  if (!kept || p->s->everything || edited_message || !same_type(kept, t, key, &p->s->touched)) {
     ol_status st = add_name(&p->changed, name);
     if (st != OL_OK) return free(key), st;
   }
