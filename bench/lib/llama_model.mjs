@@ -50,14 +50,16 @@ function info(name, elemType, dims) {
  * com.microsoft MatMulNBits (bits 4, block 32, no zero points: default 8) with
  * seeded random nibbles and per-block scales (the rest as in 'plain');
  * 'int4a4': the same weights with accuracy_level 4 (int8 activations allowed,
- * as onnxruntime's quantizer writes for CPU targets); 'fused': the form
+ * as onnxruntime's quantizer writes for CPU targets); 'int8a4': 8-bit codes
+ * (MatMulNBits bits 8, block 32, default zero point 128) with accuracy_level
+ * 4; 'fused': the form
  * onnxruntime-genai exports for CPU int4: the int4a4 MatMulNBits weights,
  * SimplifiedLayerNormalization / com.microsoft SkipSimplifiedLayerNormalization
  * (residual adds inside), com.microsoft GroupQueryAttention with rotary inside
  * (cos/sin caches), KV appended by the operator; seqlens_k and
  * total_sequence_length computed from attention_mask (position_ids unused). */
 export function buildLlama(s, seed = 1234, form = 'plain') {
-  if (!['plain', 'int4', 'int4a4', 'fused'].includes(form)) throw new Error(`unknown form '${form}' (plain, int4, int4a4, fused)`);
+  if (!['plain', 'int4', 'int4a4', 'int8a4', 'fused'].includes(form)) throw new Error(`unknown form '${form}' (plain, int4, int4a4, int8a4, fused)`);
   const quantized = form !== 'plain';
   const rand = rng(seed);
   const nodes = [];
@@ -93,22 +95,23 @@ export function buildLlama(s, seed = 1234, form = 'plain') {
     for (let i = 0; i < d.length; i++) d[i] = (2 * rand() - 1) * a;
     return f32(name, [rows, cols], d);
   };
-  // x [.., rows] times a [rows, cols] weight: MatMul, or MatMulNBits int4 (K = rows, N = cols)
+  // x [.., rows] times a [rows, cols] weight: MatMul, or MatMulNBits (K = rows, N = cols)
   const BLOCK = 32;
+  const BITS = form === 'int8a4' ? 8 : 4;
   const linear = (x, name, rows, cols) => {
     if (!quantized) return node('MatMul', [x, weight(name, rows, cols)]);
     const kb = Math.ceil(rows / BLOCK);
-    const q = new Uint8Array(cols * kb * (BLOCK / 2));
+    const q = new Uint8Array(cols * kb * (BLOCK * BITS / 8));
     for (let i = 0; i < q.length; i++) q[i] = Math.floor(rand() * 256);
-    inits.push({ name: `${name}.qweight`, dims: [BigInt(cols), BigInt(kb), BigInt(BLOCK / 2)], dataType: DT.UINT8, rawData: q });
+    inits.push({ name: `${name}.qweight`, dims: [BigInt(cols), BigInt(kb), BigInt(BLOCK * BITS / 8)], dataType: DT.UINT8, rawData: q });
     const sc = new Float32Array(cols * kb);
-    const a = 1 / Math.sqrt(rows) / 8;
+    const a = 1 / Math.sqrt(rows) / (1 << (BITS - 1)); // codes span +-2^(BITS-1) around the zero point
     for (let i = 0; i < sc.length; i++) sc[i] = a * (0.75 + 0.5 * rand());
     f32(`${name}.scales`, [cols * kb], sc);
     const out = fresh('MatMulNBits');
     nodes.push({
       opType: 'MatMulNBits', domain: 'com.microsoft', name: fresh('n_MatMulNBits'), input: [x, `${name}.qweight`, `${name}.scales`], output: [out],
-      attribute: [attr('K', rows), attr('N', cols), attr('bits', 4), attr('block_size', BLOCK), ...(form !== 'int4' ? [attr('accuracy_level', 4)] : [])],
+      attribute: [attr('K', rows), attr('N', cols), attr('bits', BITS), attr('block_size', BLOCK), ...(form !== 'int4' ? [attr('accuracy_level', 4)] : [])],
     });
     return out;
   };

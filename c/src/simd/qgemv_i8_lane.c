@@ -8,8 +8,9 @@
  * i32x4.dot_i16x8 sums h = 0, 1 exactly, so i32 lane i accumulates output
  * i's integer block sum. The float part is that of qgemv_i8.c, four outputs
  * wide, in the same order. A group of eight outputs is two such halves side
- * by side (32 bytes per chunk); with one row both halves share each chunk's
- * activation vectors.
+ * by side (32 bytes per chunk); with one row, two groups in one pass where
+ * both are in range, their four halves share each chunk's activation
+ * vectors.
  *
  * 4-bit codes where the 8-bit dot is one instruction (OL_VEC_DOT_I8: the
  * relaxed wasm build, SSSE3 natively): byte b of output i's word holds
@@ -79,6 +80,17 @@ void ol_qgemv_i8_lane_prepare(const ol_qgemv_shape *s, const float *a, void *wor
         for (int l = 0; l < 4; l++) memcpy(dst + 2 * l, &pair, sizeof pair);
       }
   }
+}
+
+/* v, opaque to the optimizer: a vector constant made once ahead of a loop
+ * stays in a register. Otherwise the wasm backend rematerializes v128.const
+ * at every use inside the loop, and the engine builds each one anew every
+ * iteration (several instructions apiece). */
+OL_AI ol_i32x4 hoisted(ol_i32x4 v) {
+#if defined(__wasm__)
+  __asm__("" : "+r"(v));
+#endif
+  return v;
 }
 
 /* DOT8: the chunk's 16-bit sums from its low nibbles (lo) and high nibbles
@@ -179,38 +191,53 @@ OL_AI void half(const int bits, const int R, const bool GIVEN, const bool tail, 
   for (int r = 0; r < R; r++) ol_f32x4_store(y + r * ldy, acc[r]);
 }
 
-/* One row, a whole group of eight outputs n..n+7 (b, sc: the group's
- * weights and scales): each chunk's activation vectors are loaded once for
- * both halves. The same operations per output as half(). */
-OL_AI void group1(const int bits, const bool GIVEN, const ol_qgemv_shape *s, const int16_t *const *codes,
-                  const float *const *sa, const float *const *asum, const uint8_t *b, const float *sc,
-                  const uint8_t *zp_u8, const float *zp_f, int64_t n, float *y) {
+/* One row, NG (1 or 2) whole groups of eight outputs n..n+8NG-1 (b, sc:
+ * the first group's weights and scales, the next group's gstride bytes and
+ * 8 * kb scales further): each chunk's activation vectors are loaded once
+ * for all 2NG halves. The same operations per output as half(). */
+OL_AI void group1(const int bits, const int NG, const bool GIVEN, const ol_qgemv_shape *s, const int16_t *const *codes,
+                  const float *const *sa, const float *const *asum, const uint8_t *b, ptrdiff_t gstride,
+                  const float *sc, const uint8_t *zp_u8, const float *zp_f, int64_t n, float *y) {
   const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), blob = (ptrdiff_t)ol_qgemv_blob_bytes(s), cpb = blob / 4;
   const ol_f32x4 zdef = ol_f32x4_splat((float)(1 << (bits - 1)));
-  const ol_i32x4 low4 = ol_i16x8_splat(0x000f), low8 = ol_i16x8_splat(0x00ff), nibbles = ol_i16x8_splat(0x0f0f);
-  ol_f32x4 acc[2] = {ol_f32x4_zero(), ol_f32x4_zero()};
+  const ol_i32x4 low4 = hoisted(ol_i16x8_splat(0x000f)), low8 = hoisted(ol_i16x8_splat(0x00ff)),
+                 nibbles = hoisted(ol_i16x8_splat(0x0f0f));
+  enum { H = 2 * 2 }; /* halves, room for NG = 2 */
+  ol_f32x4 acc[H];
+  for (int h = 0; h < 2 * NG; h++) acc[h] = ol_f32x4_zero();
   const int16_t *q = codes[0];
   for (ptrdiff_t j = 0; j < kb; j++) {
-    ol_i32x4 d[2] = {ol_i32x4_splat(0), ol_i32x4_splat(0)}, s16[2] = {ol_i32x4_splat(0), ol_i32x4_splat(0)};
+    ol_i32x4 d[H];
+    for (int h = 0; h < 2 * NG; h++) d[h] = ol_i32x4_splat(0);
+    if (DOT8(bits)) {
+      /* spans of at most DOT8_SPAN chunks summed in 16 bits, each widened
+       * after its own branch-free loop */
+      for (ptrdiff_t c0 = 0; c0 < cpb; c0 += DOT8_SPAN) {
+        const ptrdiff_t span = cpb - c0 < DOT8_SPAN ? cpb - c0 : DOT8_SPAN;
+        ol_i32x4 s16[H];
+        for (int h = 0; h < 2 * NG; h++) s16[h] = ol_i32x4_splat(0);
 #if defined(__clang__)
 #pragma clang loop unroll(disable)
 #endif
-    for (ptrdiff_t c = 0; c < cpb; c++, q += CHUNK_CODES(bits), b += 32) {
-      if (DOT8(bits)) {
-        ol_i32x4 a_lo = ol_i32x4_load(q), a_hi = ol_i32x4_load(q + 8);
-        for (int h = 0; h < 2; h++) {
-          ol_i32x4 v = ol_i32x4_load(b + 16 * h);
-          s16[h] = ol_i16x8_add(s16[h], dot8_chunk(a_lo, ol_i32x4_and(v, nibbles), a_hi, ol_i32x4_and(ol_u16x8_shr(v, 4), nibbles)));
-        }
-        if (c % DOT8_SPAN == DOT8_SPAN - 1 || c == cpb - 1)
-          for (int h = 0; h < 2; h++) {
-            d[h] = ol_i32x4_add(d[h], ol_i32x4_sum_i16x8_pairs(s16[h]));
-            s16[h] = ol_i32x4_splat(0);
+        for (ptrdiff_t c = 0; c < span; c++, q += CHUNK_CODES(4), b += 32) {
+          ol_i32x4 a_lo = ol_i32x4_load(q), a_hi = ol_i32x4_load(q + 8);
+          for (int h = 0; h < 2 * NG; h++) {
+            ol_i32x4 v = ol_i32x4_load(b + gstride * (h / 2) + 16 * (h % 2));
+            s16[h] = ol_i16x8_add(s16[h], dot8_chunk(a_lo, ol_i32x4_and(v, nibbles), a_hi,
+                                                     ol_i32x4_and(ol_u16x8_shr(v, 4), nibbles)));
           }
-      } else if (bits == 4) {
+        }
+        for (int h = 0; h < 2 * NG; h++) d[h] = ol_i32x4_add(d[h], ol_i32x4_sum_i16x8_pairs(s16[h]));
+      }
+    }
+#if defined(__clang__)
+#pragma clang loop unroll(disable)
+#endif
+    for (ptrdiff_t c = 0; c < (DOT8(bits) ? 0 : cpb); c++, q += CHUNK_CODES(bits), b += 32) {
+      if (bits == 4) {
         ol_i32x4 a0 = ol_i32x4_load(q), a1 = ol_i32x4_load(q + 8), a2 = ol_i32x4_load(q + 16), a3 = ol_i32x4_load(q + 24);
-        for (int h = 0; h < 2; h++) {
-          ol_i32x4 v = ol_i32x4_load(b + 16 * h);
+        for (int h = 0; h < 2 * NG; h++) {
+          ol_i32x4 v = ol_i32x4_load(b + gstride * (h / 2) + 16 * (h % 2));
           ol_i32x4 f0 = ol_i32x4_and(v, low4), f1 = ol_i32x4_and(ol_u16x8_shr(v, 4), low4);
           ol_i32x4 f2 = ol_i32x4_and(ol_u16x8_shr(v, 8), low4), f3 = ol_u16x8_shr(v, 12);
           ol_i32x4 d01 = ol_i32x4_add(ol_i32x4_dot_i16x8(f0, a0), ol_i32x4_dot_i16x8(f1, a1));
@@ -219,20 +246,20 @@ OL_AI void group1(const int bits, const bool GIVEN, const ol_qgemv_shape *s, con
         }
       } else {
         ol_i32x4 a0 = ol_i32x4_load(q), a1 = ol_i32x4_load(q + 8);
-        for (int h = 0; h < 2; h++) {
-          ol_i32x4 v = ol_i32x4_load(b + 16 * h);
+        for (int h = 0; h < 2 * NG; h++) {
+          ol_i32x4 v = ol_i32x4_load(b + gstride * (h / 2) + 16 * (h % 2));
           ol_i32x4 f0 = ol_i32x4_and(v, low8), f1 = ol_u16x8_shr(v, 8);
           d[h] = ol_i32x4_add(d[h], ol_i32x4_add(ol_i32x4_dot_i16x8(f0, a0), ol_i32x4_dot_i16x8(f1, a1)));
         }
       }
     }
-    for (int h = 0; h < 2; h++) {
-      ol_f32x4 z = GIVEN ? zero_points(bits, kb, zp_u8, zp_f, n + 4 * h, 4, j) : zdef;
-      block_epilogue(1, &d[h], z, ol_f32x4_load(sc + 8 * j + 4 * h), sa, asum, j, &acc[h]);
+    for (int h = 0; h < 2 * NG; h++) {
+      const ptrdiff_t g = h / 2, i = h % 2;
+      ol_f32x4 z = GIVEN ? zero_points(bits, kb, zp_u8, zp_f, n + 8 * g + 4 * i, 4, j) : zdef;
+      block_epilogue(1, &d[h], z, ol_f32x4_load(sc + 8 * kb * g + 8 * j + 4 * i), sa, asum, j, &acc[h]);
     }
   }
-  ol_f32x4_store(y, acc[0]);
-  ol_f32x4_store(y + 4, acc[1]);
+  for (int h = 0; h < 2 * NG; h++) ol_f32x4_store(y + 4 * h, acc[h]);
 }
 
 OL_AI void rows(const int bits, const int R, const bool GIVEN, const ol_qgemv_shape *s, const void *const *works,
@@ -254,8 +281,11 @@ OL_AI void rows(const int bits, const int R, const bool GIVEN, const ol_qgemv_sh
     float t[4 * OL_LANE_GROUP];
     float *dst = whole ? y + (g0 - n0) : t; /* a whole group straight to y */
     const ptrdiff_t ld = whole ? (ptrdiff_t)ldy : (ptrdiff_t)G;
+    /* one row: two whole groups in one pass where both are in range */
+    const int ng = R == 1 && whole && g0 + 2 * G <= n1 && g0 + 2 * G <= nG ? 2 : 1;
     if (!tail && R == 1) {
-      group1(bits, GIVEN, s, codes, sa, asum, b, sc, zp_u8, zp_f, g0, dst);
+      if (ng == 2) group1(bits, 2, GIVEN, s, codes, sa, asum, b, (ptrdiff_t)(G * kb * blob), sc, zp_u8, zp_f, g0, dst);
+      else group1(bits, 1, GIVEN, s, codes, sa, asum, b, 0, sc, zp_u8, zp_f, g0, dst);
     } else if (!tail) {
       half(bits, R, GIVEN, false, s, codes, sa, asum, b, 32, sc, 8, zp_u8, zp_f, g0, 4, dst, ld);
       half(bits, R, GIVEN, false, s, codes, sa, asum, b + 16, 32, sc + 4, 8, zp_u8, zp_f, g0 + 4, 4, dst + 4, ld);
@@ -268,10 +298,11 @@ OL_AI void rows(const int bits, const int R, const bool GIVEN, const ol_qgemv_sh
     if (whole) {
       if (bias)
         for (int r = 0; r < R; r++)
-          for (int h = 0; h < 2; h++) {
+          for (int h = 0; h < 2 * ng; h++) {
             float *yo = dst + r * ld + 4 * h;
             ol_f32x4_store(yo, ol_f32x4_add(ol_f32x4_load(yo), ol_f32x4_load(bias + g0 + 4 * h)));
           }
+      g0 += (ng - 1) * G;
       continue;
     }
     for (int64_t n = g0 > n0 ? g0 : n0; n < g0 + m && n < n1; n++)
