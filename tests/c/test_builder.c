@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builder_messages.h"
 #include "harness.h"
 #include "model/builder_internal.h"
 #include "onnx_light.pb-c.h"
@@ -13,58 +14,16 @@
 
 /* ------------------------------------------------------------ message helpers */
 
-typedef struct bytes {
-  uint8_t *data;
-  size_t size;
-} bytes;
-
-static bytes packed(const ProtobufCMessage *msg) {
-  bytes b = {NULL, protobuf_c_message_get_packed_size(msg)};
-  b.data = malloc(b.size ? b.size : 1);
-  protobuf_c_message_pack(msg, b.data);
-  return b;
-}
-
-static ol_status add_packed(ol_builder *b, ol_builder_part part, const ProtobufCMessage *msg) {
-  bytes p = packed(msg);
-  ol_status st = ol_builder_add(b, part, p.data, p.size);
-  free(p.data);
-  return st;
-}
-
 /* A float tensor value info name[dim]. */
 static ol_status add_value(ol_builder *b, ol_builder_part part, const char *name, int64_t dim) {
-  Onnx__TensorShapeProto__Dimension d = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT;
-  d.value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-  d.dim_value = dim;
-  Onnx__TensorShapeProto__Dimension *dims[] = {&d};
-  Onnx__TensorShapeProto shape = ONNX__TENSOR_SHAPE_PROTO__INIT;
-  shape.n_dim = 1;
-  shape.dim = dims;
-  Onnx__TypeProto__Tensor tensor = ONNX__TYPE_PROTO__TENSOR__INIT;
-  tensor.has_elem_type = 1;
-  tensor.elem_type = OL_DTYPE_FLOAT;
-  tensor.shape = &shape;
-  Onnx__TypeProto tp = ONNX__TYPE_PROTO__INIT;
-  tp.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-  tp.tensor_type = &tensor;
-  Onnx__ValueInfoProto vi = ONNX__VALUE_INFO_PROTO__INIT;
-  vi.name = (char *)name;
-  vi.type = &tp;
-  return add_packed(b, part, &vi.base);
+  return put_float_value(b, part, ADD_PART, name, &dim, 1);
 }
 
 static ol_status add_node(ol_builder *b, const char *name, const char *op, const char *a, const char *c,
                           const char *out) {
   char *inputs[] = {(char *)a, (char *)c};
   char *outputs[] = {(char *)out};
-  Onnx__NodeProto n = ONNX__NODE_PROTO__INIT;
-  n.name = (char *)name;
-  n.op_type = (char *)op;
-  n.n_input = 2;
-  n.input = inputs;
-  n.n_output = 1;
-  n.output = outputs;
+  Onnx__NodeProto n = node_proto(name, op, inputs, 2, outputs, 1);
   return add_packed(b, OL_BUILDER_NODE, &n.base);
 }
 
@@ -570,13 +529,7 @@ static void test_positions_and_opsets(void) {
   CHECK_OK(add_value(b, OL_BUILDER_INPUT, "x", 2));
   CHECK_OK(add_node(b, "second", "Add", "h", "h", "y"));
   char *in[] = {"x"}, *out[] = {"h"};
-  Onnx__NodeProto first = ONNX__NODE_PROTO__INIT;
-  first.name = "first";
-  first.op_type = "Relu";
-  first.n_input = 1;
-  first.input = in;
-  first.n_output = 1;
-  first.output = out;
+  Onnx__NodeProto first = node_proto("first", "Relu", in, 1, out, 1);
   bytes p = packed(&first.base);
   CHECK_STATUS(ol_builder_add_at(b, OL_BUILDER_NODE, p.data, p.size, 2), OL_INVALID_ARGUMENT);
   CHECK(has_text("position 2 is past the 1 node parts"));
@@ -584,14 +537,8 @@ static void test_positions_and_opsets(void) {
   free(p.data);
   CHECK(node_reads(b, 1, 0, "h"));
   /* replace 'second' (index 1) by a Mul reusing 'y'; a clash leaves it in place */
-  Onnx__NodeProto mul = ONNX__NODE_PROTO__INIT;
   char *mul_in[] = {"h", "x"}, *clash[] = {"h"}, *mul_out[] = {"y"};
-  mul.name = "mul";
-  mul.op_type = "Mul";
-  mul.n_input = 2;
-  mul.input = mul_in;
-  mul.n_output = 1;
-  mul.output = clash;
+  Onnx__NodeProto mul = node_proto("mul", "Mul", mul_in, 2, clash, 1);
   p = packed(&mul.base);
   CHECK_STATUS(ol_builder_replace(b, OL_BUILDER_NODE, 1, p.data, p.size), OL_INVALID_ARGUMENT);
   CHECK(has_text("clashes with the output 'h' of node 'first'"));

@@ -6,41 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builder_messages.h"
 #include "harness.h"
 #include "onnx_light.pb-c.h"
 #include "onnxlight.h"
 
 #define CHAIN 100 /* nodes: a Constant shape, then Add/Relu/Reshape triples */
 
-static ol_status add_message(ol_builder *b, ol_builder_part part, const ProtobufCMessage *msg) {
-  size_t size = protobuf_c_message_get_packed_size(msg);
-  uint8_t *bytes = malloc(size ? size : 1);
-  protobuf_c_message_pack(msg, bytes);
-  ol_status st = ol_builder_add(b, part, bytes, size);
-  free(bytes);
-  return st;
-}
-
-static ol_status replace_message(ol_builder *b, ol_builder_part part, size_t index, const ProtobufCMessage *msg) {
-  size_t size = protobuf_c_message_get_packed_size(msg);
-  uint8_t *bytes = malloc(size ? size : 1);
-  protobuf_c_message_pack(msg, bytes);
-  ol_status st = ol_builder_replace(b, part, index, bytes, size);
-  free(bytes);
-  return st;
-}
-
 static ol_status add_node(ol_builder *b, const char *op, const char *a, const char *c, const char *out) {
   char *inputs[] = {(char *)a, (char *)c};
   char *outputs[] = {(char *)out};
-  Onnx__NodeProto n = ONNX__NODE_PROTO__INIT;
-  n.name = (char *)out;
-  n.op_type = (char *)op;
-  n.n_input = c ? 2 : 1;
-  n.input = inputs;
-  n.n_output = 1;
-  n.output = outputs;
-  return add_message(b, OL_BUILDER_NODE, &n.base);
+  Onnx__NodeProto n = node_proto(out, op, inputs, c ? 2 : 1, outputs, 1);
+  return add_packed(b, OL_BUILDER_NODE, &n.base);
 }
 
 /* A float tensor of dims filled with value. */
@@ -65,31 +42,8 @@ static Onnx__TensorProto *float_tensor(const char *name, const int64_t *dims, si
 
 /* x: float[first, 8] (first: a number, or -1 for the symbol 'batch'). */
 static ol_status input_x(ol_builder *b, int64_t first, bool replace) {
-  Onnx__TensorShapeProto__Dimension d0 = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT, d1 = d0;
-  if (first < 0) {
-    d0.value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
-    d0.dim_param = "batch";
-  } else {
-    d0.value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-    d0.dim_value = first;
-  }
-  d1.value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-  d1.dim_value = 8;
-  Onnx__TensorShapeProto__Dimension *dims[] = {&d0, &d1};
-  Onnx__TensorShapeProto shape = ONNX__TENSOR_SHAPE_PROTO__INIT;
-  shape.n_dim = 2;
-  shape.dim = dims;
-  Onnx__TypeProto__Tensor tensor = ONNX__TYPE_PROTO__TENSOR__INIT;
-  tensor.has_elem_type = 1;
-  tensor.elem_type = OL_DTYPE_FLOAT;
-  tensor.shape = &shape;
-  Onnx__TypeProto tp = ONNX__TYPE_PROTO__INIT;
-  tp.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-  tp.tensor_type = &tensor;
-  Onnx__ValueInfoProto vi = ONNX__VALUE_INFO_PROTO__INIT;
-  vi.name = "x";
-  vi.type = &tp;
-  return replace ? replace_message(b, OL_BUILDER_INPUT, 0, &vi.base) : add_message(b, OL_BUILDER_INPUT, &vi.base);
+  int64_t dims[] = {first, 8};
+  return put_float_value(b, OL_BUILDER_INPUT, replace ? 0 : ADD_PART, "x", dims, 2);
 }
 
 /* The chain: shape = Constant([-1, 8]); v1 = Add(x, bias), v2 = Relu(v1),
@@ -100,7 +54,7 @@ static ol_builder *chain(void) {
   CHECK_OK(ol_builder_create(10, &opset, 1, &b));
   CHECK_OK(input_x(b, -1, false));
   int64_t bias_dims[] = {8};
-  CHECK_OK(add_message(b, OL_BUILDER_INITIALIZER, &float_tensor("bias", bias_dims, 1, 0.5f)->base));
+  CHECK_OK(add_packed(b, OL_BUILDER_INITIALIZER, &float_tensor("bias", bias_dims, 1, 0.5f)->base));
   int64_t shape_values[] = {-1, 8}, shape_dims[] = {2};
   Onnx__TensorProto shape = ONNX__TENSOR_PROTO__INIT;
   shape.has_data_type = 1;
@@ -116,14 +70,10 @@ static ol_builder *chain(void) {
   value.t = &shape;
   Onnx__AttributeProto *attrs[] = {&value};
   char *outputs[] = {"shape"};
-  Onnx__NodeProto constant = ONNX__NODE_PROTO__INIT;
-  constant.name = "shape";
-  constant.op_type = "Constant";
-  constant.n_output = 1;
-  constant.output = outputs;
+  Onnx__NodeProto constant = node_proto("shape", "Constant", NULL, 0, outputs, 1);
   constant.n_attribute = 1;
   constant.attribute = attrs;
-  CHECK_OK(add_message(b, OL_BUILDER_NODE, &constant.base));
+  CHECK_OK(add_packed(b, OL_BUILDER_NODE, &constant.base));
   char prev[16] = "x", out[16];
   for (int i = 1; i < CHAIN; i++) {
     snprintf(out, sizeof out, "v%d", i);
@@ -244,14 +194,8 @@ static void test_counts_and_equality(void) {
 
   /* a node replaced in the middle by one giving the same type: it alone */
   char *in[] = {"v49"}, *out[] = {"v50"};
-  Onnx__NodeProto sigmoid = ONNX__NODE_PROTO__INIT;
-  sigmoid.name = "v50";
-  sigmoid.op_type = "Sigmoid";
-  sigmoid.n_input = 1;
-  sigmoid.input = in;
-  sigmoid.n_output = 1;
-  sigmoid.output = out;
-  CHECK_OK(replace_message(b, OL_BUILDER_NODE, 50, &sigmoid.base));
+  Onnx__NodeProto sigmoid = node_proto("v50", "Sigmoid", in, 1, out, 1);
+  CHECK_OK(replace_packed(b, OL_BUILDER_NODE, 50, &sigmoid.base));
   CHECK_OK(ol_builder_infer(b, &reinferred));
   CHECK(reinferred == 1);
   CHECK(check_full(b) == CHAIN);
@@ -259,13 +203,13 @@ static void test_counts_and_equality(void) {
   /* the bias replaced by one of the same shape: its 33 readers, nothing after */
   int64_t bias_dims[] = {8}, wide_dims[] = {3, 1, 8};
   CHECK_OK(ol_builder_remove(b, OL_BUILDER_INITIALIZER, "bias"));
-  CHECK_OK(add_message(b, OL_BUILDER_INITIALIZER, &float_tensor("bias", bias_dims, 1, 2.0f)->base));
+  CHECK_OK(add_packed(b, OL_BUILDER_INITIALIZER, &float_tensor("bias", bias_dims, 1, 2.0f)->base));
   CHECK_OK(ol_builder_infer(b, &reinferred));
   CHECK(reinferred == 33);
   CHECK(check_full(b) == CHAIN);
   /* a bias of another rank changes every type from the first Add on */
   CHECK_OK(ol_builder_remove(b, OL_BUILDER_INITIALIZER, "bias"));
-  CHECK_OK(add_message(b, OL_BUILDER_INITIALIZER, &float_tensor("bias", wide_dims, 3, 1.0f)->base));
+  CHECK_OK(add_packed(b, OL_BUILDER_INITIALIZER, &float_tensor("bias", wide_dims, 3, 1.0f)->base));
   CHECK_OK(ol_builder_infer(b, &reinferred));
   CHECK(reinferred == CHAIN - 1);
   CHECK(kept_dims(b, "v1", "3,batch,8"));
@@ -282,7 +226,7 @@ static void test_counts_and_equality(void) {
   ms.domain = "com.microsoft";
   ms.has_version = 1;
   ms.version = 1;
-  CHECK_OK(add_message(b, OL_BUILDER_OPSET_IMPORT, &ms.base));
+  CHECK_OK(add_packed(b, OL_BUILDER_OPSET_IMPORT, &ms.base));
   CHECK_OK(ol_builder_infer(b, &reinferred));
   CHECK(reinferred == CHAIN);
   CHECK(check_full(b) == CHAIN);
@@ -298,7 +242,7 @@ static void test_values_and_errors(void) {
   size_t size = 0;
   CHECK_STATUS(ol_builder_value_info(b, "nothing", &bytes, &size), OL_NOT_FOUND);
   int64_t five[] = {5};
-  CHECK_OK(add_message(b, OL_BUILDER_INITIALIZER, &float_tensor("five", five, 1, 1.0f)->base));
+  CHECK_OK(add_packed(b, OL_BUILDER_INITIALIZER, &float_tensor("five", five, 1, 1.0f)->base));
   CHECK_OK(add_node(b, "Add", "v99", "five", "bad"));
   size_t reinferred = 0;
   CHECK_STATUS(ol_builder_infer(b, &reinferred), OL_INVALID_MODEL);
