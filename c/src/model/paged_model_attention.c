@@ -28,18 +28,6 @@ ol_status ol_paged_match_attention(paged_build *b, int i, paged_layer *l, bool *
   if (rank >= 0 && rank != 3 && rank != 4) return ol_paged_refuse(n, "Q must be 3-D or 4-D, declared rank %d", rank);
   if (flat && (q_heads < 1 || kv_heads < 1))
     return ol_paged_refuse(n, "3-D inputs need attributes 'q_num_heads' and 'kv_num_heads'");
-  const char *q = n->inputs[0], *k = n->inputs[1], *v = n->inputs[2];
-  if (flat) {
-    q = ol_paged_split_heads(b, l, q, q_heads);
-    k = ol_paged_split_heads(b, l, k, kv_heads);
-    v = ol_paged_split_heads(b, l, v, kv_heads);
-  }
-  OL_TRY(ol_paged_scaled_query(b, l, n, "scale", ol_attr_float(n, "scale", 0.0f),
-                               ol_paged_declared_head_size(b->g, l->past_k), &q));
-  const char *y = ol_paged_emit_attention(b, l, q, k, v, flat ? NULL : n->outputs[0], causal || ol_paged_input(n, 3));
-  if (flat) ol_paged_merge_heads(b, l, y, n->outputs[0]);
-  l->anchor = i;
-  l->replaced[l->n_replaced++] = i;
-  *matched = true;
-  return OL_OK;
+  return ol_paged_replace_with_attention(b, i, l, n, n->inputs[0], n->inputs[1], n->inputs[2], flat ? q_heads : 0,
+                                         kv_heads, causal || ol_paged_input(n, 3), matched);
 }

@@ -254,3 +254,22 @@ const char *ol_paged_emit_attention(paged_build *b, paged_layer *l, const char *
   attr_if(b, n, "is_causal", causal, 1);
   return b->oom ? NULL : y;
 }
+
+ol_status ol_paged_replace_with_attention(paged_build *b, int i, paged_layer *l, const ol_node *n, const char *q,
+                                          const char *k, const char *v, int64_t heads, int64_t kv_heads, bool causal,
+                                          bool *matched) {
+  bool flat = heads > 0;
+  if (flat) {
+    q = ol_paged_split_heads(b, l, q, heads);
+    k = ol_paged_split_heads(b, l, k, kv_heads);
+    v = ol_paged_split_heads(b, l, v, kv_heads);
+  }
+  OL_TRY(ol_paged_scaled_query(b, l, n, "scale", ol_attr_float(n, "scale", 0.0f),
+                               ol_paged_declared_head_size(b->g, l->past_k), &q));
+  const char *y = ol_paged_emit_attention(b, l, q, k, v, flat ? NULL : n->outputs[0], causal);
+  if (flat) ol_paged_merge_heads(b, l, y, n->outputs[0]);
+  l->anchor = i;
+  l->replaced[l->n_replaced++] = i;
+  *matched = true;
+  return OL_OK;
+}

@@ -101,4 +101,13 @@ ol_status ol_paged_scaled_query(paged_build *b, paged_layer *l, const ol_node *n
 const char *ol_paged_emit_attention(paged_build *b, paged_layer *l, const char *q, const char *k, const char *v,
                                   const char *y, bool causal);
 
+/* The attention forms' common end: q, k, v split per head when heads > 0
+ * (3-D inputs: q into heads, k and v into kv_heads; heads 0: already
+ * [B, H, S, D]), q scaled by n's 'scale' attribute, the layer's
+ * PagedAttention writing n's first output (merged back to 3-D when split),
+ * node i replaced as the layer's anchor. */
+ol_status ol_paged_replace_with_attention(paged_build *b, int i, paged_layer *l, const ol_node *n, const char *q,
+                                          const char *k, const char *v, int64_t heads, int64_t kv_heads, bool causal,
+                                          bool *matched);
+
 #endif

@@ -85,15 +85,5 @@ ol_status ol_paged_match_gqa(paged_build *b, int i, paged_layer *l, bool *matche
     q = rotary(b, l, n, q, at, heads);
     k = rotary(b, l, n, k, at, kv_heads);
   }
-  q = ol_paged_split_heads(b, l, q, heads);
-  k = ol_paged_split_heads(b, l, k, kv_heads);
-  const char *v = ol_paged_split_heads(b, l, n->inputs[2], kv_heads);
-  OL_TRY(ol_paged_scaled_query(b, l, n, "scale", ol_attr_float(n, "scale", 0.0f),
-                               ol_paged_declared_head_size(b->g, l->past_k), &q));
-  const char *y = ol_paged_emit_attention(b, l, q, k, v, NULL, true);
-  ol_paged_merge_heads(b, l, y, n->outputs[0]);
-  l->anchor = i;
-  l->replaced[l->n_replaced++] = i;
-  *matched = true;
-  return OL_OK;
+  return ol_paged_replace_with_attention(b, i, l, n, q, k, n->inputs[2], heads, kv_heads, true, matched);
 }

@@ -24,15 +24,6 @@ ol_status ol_paged_match_mha(paged_build *b, int i, paged_layer *l, bool *matche
   int64_t heads = ol_attr_int(n, "num_heads", 0);
   if (heads < 1) return ol_paged_refuse(n, "attribute 'num_heads' must be positive");
   bool causal = ol_attr_int(n, "unidirectional", 0) != 0 || ol_paged_input(n, 5);
-  const char *q = ol_paged_split_heads(b, l, n->inputs[0], heads);
-  const char *k = ol_paged_split_heads(b, l, n->inputs[1], heads);
-  const char *v = ol_paged_split_heads(b, l, n->inputs[2], heads);
-  OL_TRY(ol_paged_scaled_query(b, l, n, "scale", ol_attr_float(n, "scale", 0.0f),
-                               ol_paged_declared_head_size(b->g, l->past_k), &q));
-  const char *y = ol_paged_emit_attention(b, l, q, k, v, NULL, causal);
-  ol_paged_merge_heads(b, l, y, n->outputs[0]);
-  l->anchor = i;
-  l->replaced[l->n_replaced++] = i;
-  *matched = true;
-  return OL_OK;
+  return ol_paged_replace_with_attention(b, i, l, n, n->inputs[0], n->inputs[1], n->inputs[2], heads, heads, causal,
+                                         matched);
 }
