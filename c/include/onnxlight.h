@@ -989,8 +989,9 @@ ol_status ol_quant_bind_session(ol_value *encoded, const ol_session *session);
  *
  * One namespace: graph inputs, initializers of every kind and node outputs
  * share names. A new part whose name is already taken fails with
- * OL_INVALID_ARGUMENT naming both holders; the one exception is ONNX's
- * overridable default, a TensorProto initializer named like a graph input.
+ * OL_INVALID_ARGUMENT naming both holders; the one exception is a graph
+ * input's overridable default, one TensorProto or paged cache initializer
+ * named like the input.
  * The builder edits the root graph; subgraphs travel inside their nodes. */
 typedef struct ol_builder ol_builder;
 

@@ -42,6 +42,13 @@ static ol_status add_tensor(ol_builder *b, const char *name, float value) {
   return add_packed(b, OL_BUILDER_INITIALIZER, &t.base);
 }
 
+/* An empty paged cache initializer (its contents are the loader's to check). */
+static ol_status add_cache(ol_builder *b, const char *name) {
+  Onnx__PagedCacheProto cache = ONNX__PAGED_CACHE_PROTO__INIT;
+  cache.name = (char *)name;
+  return add_packed(b, OL_BUILDER_CACHE_INITIALIZER, &cache.base);
+}
+
 /* An EncodedValueProto whose struct_type is type_ref `ref` (0: an inline
  * array of 4 UINT8), with payload `payload` (4 bytes). */
 static ol_status add_structured(ol_builder *b, const char *name, uint64_t ref, const char *payload) {
@@ -195,6 +202,23 @@ static void test_name_clash(void) {
   CHECK(has_text("the graph input 'y' clashes with the output 'y' of node 'n1' (Add)"));
   /* ONNX's overridable default: an initializer named like an input */
   CHECK_OK(add_tensor(b, "x", 1));
+  /* ... one default per input, in either kind, and one input per default */
+  CHECK_STATUS(add_cache(b, "x"), OL_INVALID_ARGUMENT);
+  CHECK(has_text("the cache initializer 'x' clashes with the initializer 'x'"));
+  CHECK_STATUS(add_value(b, OL_BUILDER_INPUT, "x", 2), OL_INVALID_ARGUMENT);
+  CHECK(has_text("the graph input 'x' clashes with the graph input 'x'"));
+  /* a paged cache initializer is a default too (seed 000), before or after its input */
+  CHECK_OK(add_value(b, OL_BUILDER_INPUT, "kv", 2));
+  CHECK_OK(add_cache(b, "kv"));
+  CHECK_OK(add_cache(b, "kv2"));
+  CHECK_OK(add_value(b, OL_BUILDER_INPUT, "kv2", 2));
+  CHECK_STATUS(add_tensor(b, "kv", 1), OL_INVALID_ARGUMENT);
+  CHECK(has_text("the initializer 'kv' clashes with the cache initializer 'kv'"));
+  CHECK_STATUS(add_value(b, OL_BUILDER_INPUT, "kv2", 2), OL_INVALID_ARGUMENT);
+  CHECK(has_text("the graph input 'kv2' clashes with the graph input 'kv2'"));
+  CHECK_OK(ol_builder_remove(b, OL_BUILDER_INPUT, "kv2")); /* rebuilt names keep the rule */
+  CHECK_OK(add_value(b, OL_BUILDER_INPUT, "kv2", 2));
+  CHECK_STATUS(add_cache(b, "kv"), OL_INVALID_ARGUMENT);
   /* a node naming one output twice */
   CHECK_STATUS(add_node(b, "n2", "Add", "y", "y", "y"), OL_INVALID_ARGUMENT);
   Onnx__NodeProto n = ONNX__NODE_PROTO__INIT;

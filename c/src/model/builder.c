@@ -147,16 +147,31 @@ static void holder_text(const Onnx__ModelProto *m, int32_t holder, const char *n
   }
 }
 
-/* A graph input and a TensorProto initializer may share a name (the
- * initializer is the input's overridable default); nothing else may. */
+/* A graph input and its default (a TensorProto or paged cache initializer
+ * of the same name, which a caller may override) may share a name; nothing
+ * else may. */
+static bool is_default(ol_builder_part p) { return p == OL_BUILDER_INITIALIZER || p == OL_BUILDER_CACHE_INITIALIZER; }
 static bool may_share(ol_builder_part a, ol_builder_part b) {
-  return (a == OL_BUILDER_INPUT && b == OL_BUILDER_INITIALIZER) || (a == OL_BUILDER_INITIALIZER && b == OL_BUILDER_INPUT);
+  return (a == OL_BUILDER_INPUT && is_default(b)) || (is_default(a) && b == OL_BUILDER_INPUT);
 }
 
-/* Whether name may be defined by new_holder; the clash error otherwise. */
+/* The graph input other than the one at skip named name (-1: none). */
+static long other_input(const Onnx__ModelProto *m, const char *name, size_t skip) {
+  for (size_t i = 0; i < m->graph->n_input; i++)
+    if (i != skip && strcmp(str(m->graph->input[i]->name), name) == 0) return (long)i;
+  return -1;
+}
+
+/* Whether name may be defined by new_holder; the clash error otherwise. The
+ * map holds a name's default rather than its input when it has both, so a
+ * second default clashes with the first; a second input is looked up. */
 static ol_status check_free(const Onnx__ModelProto *m, const ol_strmap *names, const char *name, int32_t new_holder,
                             const char *what) {
   int32_t held = ol_strmap_get(names, name);
+  if (held >= 0 && may_share(HOLDER_PART(held), HOLDER_PART(new_holder)) && HOLDER_PART(new_holder) == OL_BUILDER_INPUT) {
+    long input = other_input(m, name, HOLDER_INDEX(new_holder));
+    if (input >= 0) held = HOLDER((size_t)input, OL_BUILDER_INPUT);
+  }
   if (held < 0 || may_share(HOLDER_PART(held), HOLDER_PART(new_holder))) return OL_OK;
   char a[256], b[256];
   holder_text(m, held, name, a, sizeof a);
@@ -175,8 +190,9 @@ static ol_status define(const Onnx__ModelProto *m, ol_strmap *names, const char 
                         const char *what) {
   if (!name[0]) return OL_OK;
   OL_TRY(check_free(m, names, name, holder, what));
-  if (ol_strmap_get(names, name) >= 0) return OL_OK; /* input + default: the first holder stays */
-  return ol_strmap_put(names, name, holder);
+  int32_t held = ol_strmap_get(names, name);
+  if (held >= 0 && HOLDER_PART(held) != OL_BUILDER_INPUT) return OL_OK; /* input added to its default */
+  return ol_strmap_put(names, name, holder); /* new, or a default joining its input */
 }
 
 /* The names of one part's items (node outputs for nodes). */
