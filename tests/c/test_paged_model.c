@@ -2,7 +2,7 @@
  * (one cache input and output per layer, bound), the same logits as the
  * contiguous model within 1e-4 over a prompt and decode steps, the same
  * greedy tokens, and the errors (nothing recognized, bindings present, bad
- * options). */
+ * options, a cache name already taken). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 
 #include "core/status.h"
 #include "harness.h"
+#include "onnx_light.pb-c.h"
 #include "onnxlight.h"
 
 #define MODEL "models/fortunes-byte-0.8M.onnx"
@@ -173,4 +174,41 @@ static void fortunes_on_paged_caches(void) {
   ol_model_destroy(m);
 }
 
-OL_TEST_MAIN(TEST(fortunes_on_paged_caches))
+/* The paged cache's name must be free: a graph input already named
+ * `past_key_values.0` (what the layer's pair would become) is an error
+ * naming it, not a model with two inputs of that name. */
+static void cache_name_taken(void) {
+  ol_model *m = NULL, *taken = NULL, *paged = NULL;
+  CHECK_OK(ol_model_load_file(MODEL, &m));
+  void *bytes = NULL, *edited = NULL;
+  size_t size = 0, edited_size = 0;
+  if (m) CHECK_OK(ol_model_serialize(m, &bytes, &size));
+  ol_builder *b = NULL;
+  if (bytes) CHECK_OK(ol_builder_from_model(bytes, size, &b));
+  Onnx__TypeProto__Tensor tensor = ONNX__TYPE_PROTO__TENSOR__INIT;
+  tensor.has_elem_type = 1;
+  tensor.elem_type = OL_DTYPE_FLOAT;
+  Onnx__TypeProto type = ONNX__TYPE_PROTO__INIT;
+  type.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+  type.tensor_type = &tensor;
+  Onnx__ValueInfoProto vi = ONNX__VALUE_INFO_PROTO__INIT;
+  vi.name = "past_key_values.0";
+  vi.type = &type;
+  uint8_t packed[256];
+  size_t n = onnx__value_info_proto__pack(&vi, packed);
+  if (b) CHECK_OK(ol_builder_add_input(b, packed, n));
+  if (b) CHECK_OK(ol_builder_to_model(b, &edited, &edited_size));
+  if (edited) CHECK_OK(ol_model_load(edited, edited_size, NULL, &taken));
+  if (taken) {
+    CHECK_STATUS(ol_model_to_paged(taken, NULL, &paged), OL_INVALID_ARGUMENT);
+    CHECK(!paged && strstr(ol_last_error(), "ol_model_to_paged") &&
+          strstr(ol_last_error(), "the name 'past_key_values.0' is taken"));
+  }
+  ol_builder_destroy(b);
+  ol_free(bytes);
+  ol_free(edited);
+  ol_model_destroy(taken);
+  ol_model_destroy(m);
+}
+
+OL_TEST_MAIN(TEST(fortunes_on_paged_caches), TEST(cache_name_taken))

@@ -370,13 +370,22 @@ ol_status ol_builder_add_at(ol_builder *b, ol_builder_part part, const void *byt
   if (!b) return ol_error(OL_INVALID_ARGUMENT, "%s: builder is NULL", what);
   if (!part_valid(part)) return ol_error(OL_INVALID_ARGUMENT, "%s: unknown part %d", what, (int)part);
   if (!bytes && size) return ol_error(OL_INVALID_ARGUMENT, "%s: bytes is NULL", what);
-  OL_TRY(fresh_names(b, what));
-  if (at > *count_of(b->model, part))
-    return ol_error(OL_INVALID_ARGUMENT, "%s: position %zu is past the %zu %s parts", what, at,
-                    *count_of(b->model, part), parts[part].name);
   ProtobufCMessage *msg = unpack(part, bytes ? bytes : "", size, what);
   if (!msg) return OL_INVALID_ARGUMENT;
-  ol_status st = check_part(b->model, part, msg, what);
+  return ol_builder_insert_message(b, part, msg, at);
+}
+
+ol_status ol_builder_insert_message(ol_builder *b, ol_builder_part part, ProtobufCMessage *msg, size_t at) {
+  const char *what = "ol_builder_add";
+  ol_status st = fresh_names(b, what);
+  if (st == OL_OK && at > *count_of(b->model, part))
+    st = ol_error(OL_INVALID_ARGUMENT, "%s: position %zu is past the %zu %s parts", what, at,
+                  *count_of(b->model, part), parts[part].name);
+  if (st != OL_OK) {
+    protobuf_c_message_free_unpacked(msg, NULL);
+    return st;
+  }
+  st = check_part(b->model, part, msg, what);
   /* the new item goes at the end: appended first so that its index and its
    * node are what clash messages name, taken out again on failure */
   size_t index = *count_of(b->model, part);
@@ -525,6 +534,10 @@ ol_status ol_builder_remove(ol_builder *b, ol_builder_part part, const char *key
   size_t index = 0;
   ol_status st = find(b->model, part, key, &index);
   if (st != OL_OK) return ol_error_wrap(st, "ol_builder_remove");
+  return ol_builder_remove_at(b, part, index);
+}
+
+ol_status ol_builder_remove_at(ol_builder *b, ol_builder_part part, size_t index) {
   ProtobufCMessage *msg = item(b->model, part, index);
   OL_TRY(check_unbound(b->model, part, name_of(part, msg)));
   touch_part(b, part, msg);

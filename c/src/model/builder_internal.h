@@ -56,6 +56,13 @@ ol_status ol_builder_append_binding(ol_builder *builder, const char *input_name,
  * position. */
 ol_status ol_builder_rename_uses(ol_builder *builder, const char *from, const char *to);
 
+/* ol_builder_add_at with a message unpacked by the default allocator
+ * (owned by the builder from then on, freed on failure). */
+ol_status ol_builder_insert_message(ol_builder *builder, ol_builder_part part, ProtobufCMessage *msg, size_t index);
+/* ol_builder_remove of the part at index (< its count): for parts a key
+ * does not single out, such as nodes without a name. */
+ol_status ol_builder_remove_at(ol_builder *builder, ol_builder_part part, size_t index);
+
 /* The parts of a kind in model, and one of them. */
 size_t ol_builder_part_count(const Onnx__ModelProto *model, ol_builder_part part);
 ProtobufCMessage *ol_builder_part_item(const Onnx__ModelProto *model, ol_builder_part part, size_t index);

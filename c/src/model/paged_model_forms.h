@@ -7,7 +7,8 @@
  * A matcher looks at one node of the root graph. When that node ends a
  * cached attention of its form it fills the layer: the cache names, the
  * nodes it replaces, and the nodes replacing them (an ai.rt::PagedAttention
- * and what adapts its inputs and output), allocated in the patch. An
+ * and what adapts its inputs and output), allocated in the conversion's
+ * scratch patch (paged_model.c copies them into its builder). An
  * attention of its form that cannot be expressed is refused with an error
  * naming the node and the attribute or input; nodes of other kinds are left
  * to the other matchers. */
@@ -34,7 +35,7 @@ typedef struct paged_layer {
 } paged_layer;
 
 typedef struct paged_build {
-  ol_proto_patch *p;
+  ol_proto_patch *p; /* scratch: the new nodes and names until they are copied */
   const ol_graph *g;
   const ol_paged_model_options *o;
   int counter;     /* fresh value names */
