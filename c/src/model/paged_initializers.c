@@ -1,18 +1,16 @@
 /* Adding paged caches to a model as GraphProto.paged_cache_initializer
  * (ol_model_with_paged_cache_initializers): how a conversation is resumed
- * offline. Each cache is serialized (validated and compacted) and unpacked
- * into memory owned by the new model's patch; the new model shares every
- * other message of the source, like ol_model_bind_persistent. An
- * initializer of the same name is replaced. */
+ * offline. Each cache is serialized (validated and compacted), unpacked and
+ * added through a graph builder sharing the source (ol_builder_share), so
+ * the new model shares every other message of the source, like
+ * ol_model_bind_persistent. An initializer of the same name is replaced. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "ir/model.h"
-#include "ir/proto_patch.h"
-
-static void *patch_alloc(void *patch, size_t size) { return ol_proto_patch_alloc(patch, size); }
-static void patch_free(void *patch, void *ptr) { (void)patch, (void)ptr; } /* freed with the patch */
+#include "model/builder_internal.h"
 
 static bool is_graph_input(const Onnx__GraphProto *g, const char *name) {
   for (size_t i = 0; i < g->n_input; i++)
@@ -46,17 +44,23 @@ static ol_status check_request(const Onnx__GraphProto *g, const char *const *nam
   return OL_OK;
 }
 
-/* The message of cache, named, in memory owned by p. */
-static ol_status cache_message(ol_proto_patch *p, const char *name, const ol_value *cache,
-                               Onnx__PagedCacheProto **out) {
+/* The message of cache, named (unpacked by the default allocator). */
+static ol_status cache_message(const char *name, const ol_value *cache, ProtobufCMessage **out) {
   void *bytes = NULL;
   size_t size = 0;
   ol_status s = ol_paged_cache_serialize(cache, &bytes, &size);
   if (s != OL_OK) return ol_error_wrap(s, "paged cache initializer '%s'", name);
-  ProtobufCAllocator allocator = {patch_alloc, patch_free, p};
-  *out = onnx__paged_cache_proto__unpack(&allocator, size, bytes);
+  Onnx__PagedCacheProto *msg = onnx__paged_cache_proto__unpack(NULL, size, bytes);
   ol_free(bytes);
-  if (!*out || !((*out)->name = ol_proto_patch_strdup(p, name))) return OL_OUT_OF_MEMORY;
+  char *copy = ol_strdup(name);
+  if (!msg || !copy) {
+    free(copy);
+    if (msg) onnx__paged_cache_proto__free_unpacked(msg, NULL);
+    return ol_error(OL_OUT_OF_MEMORY, "out of memory adding the paged cache initializer '%s'", name);
+  }
+  free(msg->name); /* proto2 without a default: NULL or malloc'd */
+  msg->name = copy;
+  *out = &msg->base;
   return OL_OK;
 }
 
@@ -70,26 +74,22 @@ ol_status ol_model_with_paged_cache_initializers(const ol_model *model, const ch
   const Onnx__GraphProto *sg = source ? source->graph : NULL;
   if (!sg) return ol_error(OL_INVALID_MODEL, "the model has no graph");
   OL_TRY(check_request(sg, names, caches, count));
-  ol_proto_patch *p = calloc(1, sizeof *p);
-  if (!p) return OL_OUT_OF_MEMORY;
-  Onnx__ModelProto *proto = ol_proto_patch_copy(p, source, sizeof *source);
-  Onnx__GraphProto *g = ol_proto_patch_copy(p, sg, sizeof *sg);
-  Onnx__PagedCacheProto **list = ol_proto_patch_alloc(p, (sg->n_paged_cache_initializer + count + 1) * sizeof *list);
-  ol_status s = proto && g && list ? OL_OK : OL_OUT_OF_MEMORY;
-  size_t n = 0;
-  for (size_t i = 0; s == OL_OK && i < sg->n_paged_cache_initializer; i++) { /* kept unless replaced */
-    const char *name = sg->paged_cache_initializer[i]->name;
-    bool replaced = false;
-    for (size_t k = 0; name && k < count; k++) replaced |= strcmp(names[k], name) == 0;
-    if (!replaced) list[n++] = sg->paged_cache_initializer[i];
+  ol_builder *b = NULL;
+  OL_TRY(ol_builder_share(source, &b));
+  ol_status s = OL_OK;
+  for (size_t i = 0; s == OL_OK && i < count; i++) {
+    if (ol_builder_remove(b, OL_BUILDER_CACHE_INITIALIZER, names[i]) != OL_OK) /* replaced, or new */
+      ol_clear_error();
+    ProtobufCMessage *msg = NULL;
+    s = cache_message(names[i], caches[i], &msg);
+    if (s == OL_OK) s = ol_builder_insert_message(b, OL_BUILDER_CACHE_INITIALIZER, msg, ol_builder_count(b, OL_BUILDER_CACHE_INITIALIZER));
   }
-  for (size_t i = 0; s == OL_OK && i < count; i++) s = cache_message(p, names[i], caches[i], &list[n++]);
   if (s != OL_OK) {
-    ol_proto_patch_free(p);
+    ol_builder_destroy(b);
     return s;
   }
-  g->paged_cache_initializer = list;
-  g->n_paged_cache_initializer = n;
-  proto->graph = g;
-  return ol_model_from_patch(p, proto, model->data->owner, out);
+  ol_proto_patch *patch = NULL;
+  Onnx__ModelProto *proto = NULL;
+  OL_TRY(ol_builder_share_export(b, &patch, &proto));
+  return ol_model_from_patch(patch, proto, model->data->owner, out);
 }
