@@ -303,8 +303,19 @@ static const char *ATTN =
     "  y, present_k, present_v = Attention <is_causal: int = 1> (q, k, v, \"\", past_k, past_v)\n"
     "}";
 
-static void run_state_attention(ol_dtype dt) {
-  ol_model *m = parse_typed(ATTN, dt), *bound = NULL;
+/* An attention operator appending K/V: its op_type and the dims of q and
+ * of k, v (rank rank). */
+typedef struct attn_case {
+  const char *op;
+  int rank;
+  int64_t q[4], kv[4];
+} attn_case;
+
+static const attn_case ATTENTION23 = {"Attention", 4, {1, 4, 1, 8}, {1, 2, 1, 8}};
+static const attn_case MULTI_HEAD = {"MultiHeadAttention", 3, {1, 1, 16}, {1, 1, 16}};
+
+static void run_state_attention(const char *text, const attn_case *c, ol_dtype dt) {
+  ol_model *m = parse_typed(text, dt), *bound = NULL;
   if (!m) return;
   CHECK_OK(ol_model_bind_persistent(m, INS, OUTS, 2, &bound));
   ol_session *stateless = NULL;
@@ -321,8 +332,8 @@ static void run_state_attention(ol_dtype dt) {
   ol_value *dpast[2] = {ol_value_retain(init[0]), ol_value_retain(init[1])};
   int64_t capacity = 4;
   for (int step = 0; st && ctx && stateless && step < 10; step++) {
-    ol_value *feeds[5] = {rnd_tensor(dt, 1, 4, 1, 8), rnd_tensor(dt, 1, 2, 1, 8), rnd_tensor(dt, 1, 2, 1, 8), dpast[0],
-                          dpast[1]};
+    ol_value *feeds[5] = {rnd_new(dt, c->rank, c->q), rnd_new(dt, c->rank, c->kv), rnd_new(dt, c->rank, c->kv),
+                          dpast[0], dpast[1]};
     ol_value *o[3] = {0}, *d[3] = {0};
     ol_context_clear_events(ctx);
     CHECK_OK(ol_state_run(st, ctx, FEEDS, feeds, 3, NULL, o, 3, NULL));
@@ -332,7 +343,7 @@ static void run_state_attention(ol_dtype dt) {
     if (ol_context_event_count(ctx) == 1) {
       const ol_runtime_event *ev = ol_context_event(ctx, 0);
       const uint64_t token = 2u * 2u * 8u * ol_dtype_size(dt);
-      CHECK(strcmp(ev->op_type, "Attention") == 0);
+      CHECK(strcmp(ev->op_type, c->op) == 0);
       CHECK(ev->storage_append_copied_bytes == token);
       bool grow = step > 0 && step + 1 > capacity;
       if (step == 0) CHECK(ev->storage_allocations == 2 && ev->storage_prefix_copied_bytes == 0);
@@ -359,13 +370,13 @@ static void run_state_attention(ol_dtype dt) {
 }
 
 static void gqa_cache_grows_in_place(void) { run_state_gqa(OL_DTYPE_FLOAT); }
-static void attention_cache_grows_in_place(void) { run_state_attention(OL_DTYPE_FLOAT); }
+static void attention_cache_grows_in_place(void) { run_state_attention(ATTN, &ATTENTION23, OL_DTYPE_FLOAT); }
 /* float16 (and Attention's bfloat16) caches: the same events with 2-byte
  * elements, bit-identical to the stateless session */
 static void half_gqa_cache_grows_in_place(void) { run_state_gqa(OL_DTYPE_FLOAT16); }
 static void half_attention_cache_grows_in_place(void) {
-  run_state_attention(OL_DTYPE_FLOAT16);
-  run_state_attention(OL_DTYPE_BFLOAT16);
+  run_state_attention(ATTN, &ATTENTION23, OL_DTYPE_FLOAT16);
+  run_state_attention(ATTN, &ATTENTION23, OL_DTYPE_BFLOAT16);
 }
 
 /* Sessions (no state) that let caches grow (ol_session_grow_outputs, what
@@ -457,6 +468,12 @@ static void session_attention23_caches_grow_in_place(void) {
   session_attention_caches_grow_in_place(ATTN, 1, OL_DTYPE_FLOAT);
 }
 static void session_mha_caches_grow_in_place(void) { session_attention_caches_grow_in_place(MHA, 2, OL_DTYPE_FLOAT); }
+/* com.microsoft MultiHeadAttention in persistent state appends in place
+ * too (float32 and float16), bit-identical to a stateless session */
+static void mha_cache_grows_in_place(void) {
+  run_state_attention(MHA, &MULTI_HEAD, OL_DTYPE_FLOAT);
+  run_state_attention(MHA, &MULTI_HEAD, OL_DTYPE_FLOAT16);
+}
 /* float16 caches grow exactly so (and Attention's bfloat16 ones) */
 static void session_half_caches_grow_in_place(void) {
   session_attention_caches_grow_in_place(GQA, 0, OL_DTYPE_FLOAT16);
@@ -725,7 +742,7 @@ OL_TEST_MAIN(TEST(multi_head_cache_grows_in_place), TEST(kept_multi_head_outputs
              TEST(gqa_cache_grows_in_place), TEST(attention_cache_grows_in_place),
              TEST(half_gqa_cache_grows_in_place), TEST(half_attention_cache_grows_in_place),
              TEST(half_cache_grows_in_place), TEST(session_gqa_caches_grow_in_place),
-             TEST(session_attention23_caches_grow_in_place), TEST(session_mha_caches_grow_in_place),
+             TEST(session_attention23_caches_grow_in_place), TEST(session_mha_caches_grow_in_place), TEST(mha_cache_grows_in_place),
              TEST(session_half_caches_grow_in_place),
              TEST(pitched_half_caches_read_with_their_pitch),
              TEST(fused_transposed_matmul_matches), TEST(gemm_tb_matches_reference))

@@ -120,6 +120,116 @@ static void kv_dest_store(const kv_dest *d, int64_t blk, const float *kd, int64_
     ol_floats_put(d->dt, d->base, blk * d->stride + d->kept * W, kd + d->kept * W, (T - d->kept) * W);
 }
 
+/* Where present K and V (outputs 1 and 2) go: reserved caches (persistent
+ * state appends in place), session caches growing in place, or whole new
+ * outputs (y; NULL when not wanted). */
+typedef struct kv_presents {
+  ol_append_reservation res[2];
+  ol_value *grown[2];
+  ol_tensor *y[2];
+} kv_presents;
+
+static void kv_presents_release(kv_presents *o) {
+  for (int c = 0; c < 2; c++) {
+    ol_value_release(o->res[c].result); /* left only when failing before the commit */
+    ol_value_release(o->grown[c]);
+    o->res[c].result = NULL, o->grown[c] = NULL;
+  }
+}
+
+/* Reserves present output `out` (dims pd: [B, heads, T, W]) from bound past
+ * input `in`, S new rows per (b, head). No result: not offered, declined or
+ * not bound. */
+static ol_status kv_reserve(ol_kernel_ctx *ctx, size_t in, size_t out, const int64_t *pd, int64_t S, size_t es,
+                            ol_append_reservation *res) {
+  OL_TRY(ctx->reserve_append(ctx->runtime, in, out, 4, pd, 2, res));
+  if (!res->result) return OL_OK;
+  size_t row = (size_t)pd[3] * es;
+  if (res->rows != (size_t)(pd[0] * pd[1]) || res->row_bytes != (size_t)S * row || !row || res->row_stride % row ||
+      (res->row_bytes && !res->writable)) {
+    ol_value_release(res->result);
+    res->result = NULL;
+    return ol_kernel_error(ctx->node, OL_INTERNAL, "append reservation for output %zu does not match [%lld,%lld,%lld,%lld]",
+                           out, (long long)pd[0], (long long)pd[1], (long long)pd[2], (long long)pd[3]);
+  }
+  return OL_OK;
+}
+
+/* Opens presents of dims pd[c] ([B, heads, T, W]) continuing the past
+ * inputs past_input + c. append: every batch's S new rows go right after
+ * its past, so bound caches get them written into their capacity (see
+ * kv_reserve) and session caches into their spare rows; otherwise (and for
+ * a cache neither offers) the present is built whole. */
+static ol_status kv_presents_open(ol_kernel_ctx *ctx, bool append, size_t past_input, const ol_tensor *const *past,
+                                  ol_dtype dt, const int64_t (*pd)[4], int64_t S, kv_presents *o) {
+  memset(o, 0, sizeof *o);
+  size_t es = ol_dtype_size(dt);
+  ol_status s = OL_OK;
+  for (int c = 0; append && c < 2 && s == OL_OK; c++) {
+    size_t out = 1 + (size_t)c;
+    if (!ol_ctx_wants_output(ctx, out)) continue;
+    if (ctx->reserve_append) s = kv_reserve(ctx, past_input + (size_t)c, out, pd[c], S, es, &o->res[c]);
+    else if ((ctx->grow_outputs >> out) & 1u &&
+             ol_value_grow_from(ctx->allocator, past[c], 4, pd[c], 2, &o->grown[c]) != OL_OK)
+      s = ol_kernel_error(ctx->node, OL_OUT_OF_MEMORY, "out of memory growing present output %zu", out);
+  }
+  for (int c = 0; c < 2 && s == OL_OK; c++)
+    if (!o->res[c].result && !o->grown[c] && ol_ctx_wants_output(ctx, 1 + (size_t)c))
+      s = ol_ctx_output(ctx, 1 + (size_t)c, dt, 4, pd[c], &o->y[c]);
+  if (s != OL_OK) kv_presents_release(o);
+  return s;
+}
+
+/* Where the rows of K (c 0) or V (c 1), W wide, P past of T rows per
+ * (b, head), are written (see kv_dest): the reserved cache (its first block
+ * at writable - P rows), the grown session cache (past rows already there),
+ * a fresh present, or nowhere. */
+static kv_dest kv_presents_dest(const kv_presents *o, int c, ol_dtype dt, int64_t P, int64_t T, int64_t W) {
+  const ol_append_reservation *res = &o->res[c];
+  size_t es = ol_dtype_size(dt);
+  if (res->result) return kv_dest_of((char *)res->writable - (size_t)(P * W) * es, dt, (int64_t)(res->row_stride / es), P);
+  if (o->grown[c]) return kv_dest_of(ol_tdata(&o->grown[c]->tensor), dt, o->grown[c]->tensor.pitch * W, P);
+  return kv_dest_of(o->y[c] ? ol_tdata(o->y[c]) : NULL, dt, T * W, 0);
+}
+
+/* After the attention (status s): commits the filled reservations, reports
+ * the storage work of bound caches (appended in place, or built whole as
+ * the dense fallback: S fresh rows of each present pd[c], the rest past),
+ * sets grown session caches as the outputs, releases the rest. */
+static ol_status kv_presents_close(ol_kernel_ctx *ctx, kv_presents *o, ol_status s, const int64_t (*pd)[4], int64_t S,
+                                   size_t es) {
+  ol_storage_counts counts;
+  memset(&counts, 0, sizeof counts);
+  bool report = false;
+  for (int c = 0; c < 2 && s == OL_OK; c++) {
+    const ol_append_reservation *res = &o->res[c];
+    uint64_t heads = (uint64_t)(pd[c][0] * pd[c][1]) * (uint64_t)pd[c][3] * es; /* bytes of one row of every head */
+    uint64_t fresh = heads * (uint64_t)S, past = heads * (uint64_t)(pd[c][2] - S);
+    report = report || res->bound;
+    if (res->result) {
+      counts.allocations += res->counts.allocations;
+      counts.allocated_bytes += res->counts.allocated_bytes;
+      counts.prefix_copied_bytes += res->counts.prefix_copied_bytes;
+      counts.append_copied_bytes += res->counts.append_copied_bytes + fresh;
+      counts.reuse_count += res->counts.reuse_count;
+      s = ctx->commit_append(ctx->runtime, 1 + (size_t)c, &o->res[c]); /* clears res->result */
+    } else if (res->bound) {
+      counts.allocations += 1;
+      counts.allocated_bytes += fresh + past;
+      counts.prefix_copied_bytes += past;
+      counts.append_copied_bytes += fresh;
+    }
+  }
+  if (s == OL_OK && report && ctx->record_storage) s = ctx->record_storage(ctx->runtime, &counts);
+  for (int c = 0; c < 2 && s == OL_OK; c++)
+    if (o->grown[c]) {
+      s = ol_ctx_set_output(ctx, 1 + (size_t)c, o->grown[c]);
+      o->grown[c] = NULL;
+    }
+  kv_presents_release(o);
+  return s;
+}
+
 /* ------------------------------------------------------------ MultiHeadAttention */
 
 typedef struct mha_kernel {
@@ -299,37 +409,19 @@ static ol_status mha_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   OL_TRY(ol_ctx_require(ctx, 0, &a.q));
   OL_TRY(mha_check_qkv(k, ctx, &a));
   OL_TRY(mha_check_extras(ctx->node, &a));
-  int64_t od[3] = {a.B, a.S, a.Dv}, pd[4] = {a.B, a.N, a.T, a.H}, pvd[4] = {a.B, a.N, a.T, a.Hv};
-  ol_tensor *y, *yk = NULL, *yv = NULL;
+  int64_t od[3] = {a.B, a.S, a.Dv}, pd[2][4] = {{a.B, a.N, a.T, a.H}, {a.B, a.N, a.T, a.Hv}};
+  ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, a.q->dtype, 3, od, &y));
-  /* session caches (ctx->grow_outputs): presents keep spare rows and a
-   * past fed back from an earlier run's present is appended to in place */
-  ol_value *grown[2] = {NULL, NULL};
-  for (int c = 0; c < 2 && !a.split && a.pk; c++)
-    if ((ctx->grow_outputs >> (1 + c)) & 1u && ol_ctx_wants_output(ctx, 1 + (size_t)c) &&
-        ol_value_grow_from(ctx->allocator, c ? a.pv : a.pk, 4, c ? pvd : pd, 2, &grown[c]) != OL_OK) {
-      ol_value_release(grown[0]);
-      return ol_kernel_error(ctx->node, OL_OUT_OF_MEMORY, "out of memory growing present output %d", 1 + c);
-    }
-  ol_status s = OL_OK;
-  if (!a.split && !grown[0] && ol_ctx_wants_output(ctx, 1)) s = ol_ctx_output(ctx, 1, a.q->dtype, 4, pd, &yk);
-  if (s == OL_OK && !a.split && !grown[1] && ol_ctx_wants_output(ctx, 2)) s = ol_ctx_output(ctx, 2, a.q->dtype, 4, pvd, &yv);
-  kv_dest kv[2];
-  for (int c = 0; c < 2; c++) {
-    int64_t W = c ? a.Hv : a.H;
-    ol_tensor *yc = c ? yv : yk;
-    kv[c] = grown[c] ? kv_dest_of(ol_tdata(&grown[c]->tensor), a.q->dtype, grown[c]->tensor.pitch * W, a.P)
-                     : kv_dest_of(yc ? ol_tdata(yc) : NULL, a.q->dtype, a.T * W, 0);
-  }
-  if (s == OL_OK && a.B * a.N > 0) s = mha_attend(k, ctx, &a, kv, y);
-  for (int c = 0; c < 2 && s == OL_OK; c++)
-    if (grown[c]) {
-      s = ol_ctx_set_output(ctx, 1 + (size_t)c, grown[c]);
-      grown[c] = NULL;
-    }
-  ol_value_release(grown[0]); /* left only when failing before setting the outputs */
-  ol_value_release(grown[1]);
-  return s;
+  /* past rows, then the L new ones: bound caches (persistent state) and
+   * session caches grow in place; 4-D key/value have no presents */
+  kv_presents o;
+  memset(&o, 0, sizeof o);
+  const ol_tensor *past[2] = {a.pk, a.pv};
+  if (!a.split) OL_TRY(kv_presents_open(ctx, a.pk && a.pv, 6, past, a.q->dtype, pd, a.L, &o));
+  const kv_dest kv[2] = {kv_presents_dest(&o, 0, a.q->dtype, a.P, a.T, a.H),
+                         kv_presents_dest(&o, 1, a.q->dtype, a.P, a.T, a.Hv)};
+  ol_status s = a.B * a.N > 0 ? mha_attend(k, ctx, &a, kv, y) : OL_OK;
+  return kv_presents_close(ctx, &o, s, pd, a.L, ol_dtype_size(a.q->dtype));
 }
 
 ol_status ol_cms_mha_create(const ol_node *node, ol_kernel **out) {
@@ -357,51 +449,6 @@ typedef struct gqa_kernel {
   float scale, softcap;
   bool rotary, interleaved, smooth;
 } gqa_kernel;
-
-/* Reserves present output `out` from bound past input `in` ([B, KN, T, H],
- * S new rows per (b, h)). No result: not offered, declined or not bound. */
-static ol_status gqa_reserve(ol_kernel_ctx *ctx, size_t in, size_t out, const int64_t *pd, int64_t S, size_t es,
-                             ol_append_reservation *res) {
-  OL_TRY(ctx->reserve_append(ctx->runtime, in, out, 4, pd, 2, res));
-  if (!res->result) return OL_OK;
-  size_t row = (size_t)pd[3] * es;
-  if (res->rows != (size_t)(pd[0] * pd[1]) || res->row_bytes != (size_t)S * row || !row || res->row_stride % row ||
-      (res->row_bytes && !res->writable)) {
-    ol_value_release(res->result);
-    res->result = NULL;
-    return ol_kernel_error(ctx->node, OL_INTERNAL, "append reservation for output %zu does not match [%lld,%lld,%lld,%lld]",
-                           out, (long long)pd[0], (long long)pd[1], (long long)pd[2], (long long)pd[3]);
-  }
-  return OL_OK;
-}
-
-/* Commits the filled reservations and reports the storage work of bound
- * caches (appended in place, or built whole as the dense fallback).
- * Element counts: fresh rows, past rows, whole present; es bytes each. */
-static ol_status gqa_commit(ol_kernel_ctx *ctx, ol_append_reservation *res, int64_t fresh, int64_t past,
-                            int64_t whole, size_t es) {
-  ol_storage_counts counts;
-  memset(&counts, 0, sizeof counts);
-  bool report = false;
-  for (int c = 0; c < 2; c++) {
-    report = report || res[c].bound;
-    if (res[c].result) {
-      counts.allocations += res[c].counts.allocations;
-      counts.allocated_bytes += res[c].counts.allocated_bytes;
-      counts.prefix_copied_bytes += res[c].counts.prefix_copied_bytes;
-      counts.append_copied_bytes += res[c].counts.append_copied_bytes + (uint64_t)fresh * es;
-      counts.reuse_count += res[c].counts.reuse_count;
-      OL_TRY(ctx->commit_append(ctx->runtime, 1 + (size_t)c, &res[c])); /* clears res[c].result */
-    } else if (res[c].bound) {
-      counts.allocations += 1;
-      counts.allocated_bytes += (uint64_t)whole * es;
-      counts.prefix_copied_bytes += (uint64_t)past * es;
-      counts.append_copied_bytes += (uint64_t)fresh * es;
-    }
-  }
-  if (report && ctx->record_storage) OL_TRY(ctx->record_storage(ctx->runtime, &counts));
-  return OL_OK;
-}
 
 static ol_status gqa_run(ol_kernel *kernel, ol_kernel_ctx *ctx);
 
@@ -531,63 +578,6 @@ static ol_status gqa_check_extras(const gqa_kernel *k, const ol_node *node, gqa_
   return OL_OK;
 }
 
-/* Where present K and V go: reserved caches (persistent state appends in
- * place), session caches growing in place, or whole new outputs. */
-typedef struct gqa_presents {
-  ol_append_reservation res[2];
-  ol_value *grown[2];
-  ol_tensor *yk, *yv;
-} gqa_presents;
-
-static void gqa_presents_release(gqa_presents *o) {
-  for (int c = 0; c < 2; c++) {
-    ol_value_release(o->res[c].result); /* left only when failing before the commit */
-    ol_value_release(o->grown[c]);
-    o->res[c].result = NULL, o->grown[c] = NULL;
-  }
-}
-
-/* A plain append (every batch's new rows right after its past) on bound
- * caches writes the new rows into their capacity (see gqa_reserve), on
- * session caches into their spare rows; otherwise present K/V are built
- * whole. */
-static ol_status gqa_presents_open(ol_kernel_ctx *ctx, const gqa_args *a, const int64_t *pd, gqa_presents *o) {
-  memset(o, 0, sizeof *o);
-  bool plain = a->pk && a->T == a->P + a->S;
-  size_t es = ol_dtype_size(a->q->dtype);
-  for (int64_t b = 0; plain && b < a->B; b++) plain = gqa_past_of(a, b) == a->P;
-  ol_status s = OL_OK;
-  for (int c = 0; plain && c < 2 && s == OL_OK; c++) {
-    size_t out = 1 + (size_t)c;
-    const ol_tensor *past = c ? a->pv : a->pk;
-    if (!ol_ctx_wants_output(ctx, out)) continue;
-    if (ctx->reserve_append) s = gqa_reserve(ctx, 3 + (size_t)c, out, pd, a->S, es, &o->res[c]);
-    else if ((ctx->grow_outputs >> out) & 1u && ol_value_grow_from(ctx->allocator, past, 4, pd, 2, &o->grown[c]) != OL_OK)
-      s = ol_kernel_error(ctx->node, OL_OUT_OF_MEMORY, "out of memory growing present output %zu", out);
-  }
-  if (s == OL_OK && !o->res[0].result && !o->grown[0] && ol_ctx_wants_output(ctx, 1))
-    s = ol_ctx_output(ctx, 1, a->q->dtype, 4, pd, &o->yk);
-  if (s == OL_OK && !o->res[1].result && !o->grown[1] && ol_ctx_wants_output(ctx, 2))
-    s = ol_ctx_output(ctx, 2, a->q->dtype, 4, pd, &o->yv);
-  if (s != OL_OK) gqa_presents_release(o);
-  return s;
-}
-
-/* Where the rows of K (c 0) or V (c 1) are written (see kv_dest): the
- * reserved cache (its first block at writable - P rows), the grown session
- * cache (past rows already there), a fresh present, or nowhere. */
-static kv_dest gqa_dest(const gqa_args *a, const gqa_presents *o, int c) {
-  const ol_append_reservation *res = &o->res[c];
-  const ol_value *grown = o->grown[c];
-  ol_tensor *y = c ? o->yv : o->yk;
-  ol_dtype dt = a->q->dtype;
-  size_t es = ol_dtype_size(dt);
-  if (res->result)
-    return kv_dest_of((char *)res->writable - (size_t)(a->P * a->H) * es, dt, (int64_t)(res->row_stride / es), a->P);
-  if (grown) return kv_dest_of(ol_tdata(&grown->tensor), dt, grown->tensor.pitch * a->H, a->P);
-  return kv_dest_of(y ? ol_tdata(y) : NULL, dt, a->T * a->H, 0);
-}
-
 /* Float32 copies of the rows the attention loop reads (see gqa_attend). */
 typedef struct gqa_scratch {
   float *kblk, *vblk, *Qb, *p, *cw, *sw, *abw, *hsw, *ow;
@@ -672,11 +662,11 @@ static ol_status gqa_attend_group(const gqa_kernel *k, ol_kernel_ctx *ctx, const
 
 /* Rotary queries, then per (b, K/V head) the K/V rows and their query
  * heads' attention; Y stored when done. */
-static ol_status gqa_attend(const gqa_kernel *k, ol_kernel_ctx *ctx, const gqa_args *a, const gqa_presents *o,
+static ol_status gqa_attend(const gqa_kernel *k, ol_kernel_ctx *ctx, const gqa_args *a, const kv_presents *o,
                             ol_tensor *y) {
   ol_dtype ft = a->q->dtype;
   int64_t H = a->H, T = a->T;
-  const kv_dest kv[2] = {gqa_dest(a, o, 0), gqa_dest(a, o, 1)};
+  const kv_dest kv[2] = {kv_presents_dest(o, 0, a->q->dtype, a->P, a->T, a->H), kv_presents_dest(o, 1, a->q->dtype, a->P, a->T, a->H)};
   /* one block of scratch: K/V blocks, rotated queries, scores, and float16
    * rows of cos/sin, attention_bias, head_sink and the output */
   int64_t nq = a->B * a->S * a->N * H, nk = kv_dest_direct(&kv[0]) ? 0 : T * H, nv = kv_dest_direct(&kv[1]) ? 0 : T * H;
@@ -717,27 +707,22 @@ static ol_status gqa_run(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   OL_TRY(gqa_check_qkv(k, ctx->node, &a));
   OL_TRY(gqa_check_lengths(ctx->node, &a));
   OL_TRY(gqa_check_extras(k, ctx->node, &a));
-  int64_t od[3] = {a.B, a.S, a.N * a.H}, pd[4] = {a.B, a.KN, a.T, a.H};
+  int64_t od[3] = {a.B, a.S, a.N * a.H}, pd[2][4] = {{a.B, a.KN, a.T, a.H}, {a.B, a.KN, a.T, a.H}};
   ol_tensor *y, *unused;
   OL_TRY(ol_ctx_output(ctx, 0, a.q->dtype, 3, od, &y));
   if (a.B * a.S == 0) {
-    if (ol_ctx_wants_output(ctx, 1)) OL_TRY(ol_ctx_output(ctx, 1, a.q->dtype, 4, pd, &unused));
-    if (ol_ctx_wants_output(ctx, 2)) OL_TRY(ol_ctx_output(ctx, 2, a.q->dtype, 4, pd, &unused));
+    if (ol_ctx_wants_output(ctx, 1)) OL_TRY(ol_ctx_output(ctx, 1, a.q->dtype, 4, pd[0], &unused));
+    if (ol_ctx_wants_output(ctx, 2)) OL_TRY(ol_ctx_output(ctx, 2, a.q->dtype, 4, pd[1], &unused));
     return OL_OK;
   }
-  gqa_presents o;
-  OL_TRY(gqa_presents_open(ctx, &a, pd, &o));
+  /* a plain append: every batch's new rows right after its past */
+  bool append = a.pk && a.T == a.P + a.S;
+  for (int64_t b = 0; append && b < a.B; b++) append = gqa_past_of(&a, b) == a.P;
+  const ol_tensor *past[2] = {a.pk, a.pv};
+  kv_presents o;
+  OL_TRY(kv_presents_open(ctx, append, 3, past, a.q->dtype, pd, a.S, &o));
   ol_status s = gqa_attend(k, ctx, &a, &o, y);
-  if (s == OL_OK)
-    s = gqa_commit(ctx, o.res, a.B * a.KN * a.S * a.H, a.B * a.KN * a.P * a.H, a.B * a.KN * a.T * a.H,
-                   ol_dtype_size(a.q->dtype));
-  for (int c = 0; c < 2 && s == OL_OK; c++)
-    if (o.grown[c]) {
-      s = ol_ctx_set_output(ctx, 1 + (size_t)c, o.grown[c]);
-      o.grown[c] = NULL;
-    }
-  gqa_presents_release(&o);
-  return s;
+  return kv_presents_close(ctx, &o, s, pd, a.S, ol_dtype_size(a.q->dtype));
 }
 
 ol_status ol_cms_gqa_create(const ol_node *node, ol_kernel **out) {
