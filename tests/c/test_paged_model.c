@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "builder_messages.h"
 #include "harness.h"
-#include "onnx_light.pb-c.h"
 #include "onnxlight.h"
 
 #define MODEL "models/fortunes-byte-0.8M.onnx"
@@ -185,18 +185,8 @@ static void cache_name_taken(void) {
   if (m) CHECK_OK(ol_model_serialize(m, &bytes, &size));
   ol_builder *b = NULL;
   if (bytes) CHECK_OK(ol_builder_from_model(bytes, size, &b));
-  Onnx__TypeProto__Tensor tensor = ONNX__TYPE_PROTO__TENSOR__INIT;
-  tensor.has_elem_type = 1;
-  tensor.elem_type = OL_DTYPE_FLOAT;
-  Onnx__TypeProto type = ONNX__TYPE_PROTO__INIT;
-  type.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-  type.tensor_type = &tensor;
-  Onnx__ValueInfoProto vi = ONNX__VALUE_INFO_PROTO__INIT;
-  vi.name = "past_key_values.0";
-  vi.type = &type;
-  uint8_t packed[256];
-  size_t n = onnx__value_info_proto__pack(&vi, packed);
-  if (b) CHECK_OK(ol_builder_add_input(b, packed, n));
+  const int64_t dims[4] = {1, 2, 0, 32};
+  if (b) CHECK_OK(put_float_value(b, OL_BUILDER_INPUT, ADD_PART, "past_key_values.0", dims, 4));
   if (b) CHECK_OK(ol_builder_to_model(b, &edited, &edited_size));
   if (edited) CHECK_OK(ol_model_load(edited, edited_size, NULL, &taken));
   if (taken) {

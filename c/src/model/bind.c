@@ -49,13 +49,7 @@ static ol_status add_forwarding(ol_builder *b, const char *name) {
   n.input = &input;
   n.n_output = 1;
   n.output = &output;
-  size_t size = onnx__node_proto__get_packed_size(&n);
-  uint8_t *bytes = malloc(size);
-  if (!bytes) return ol_error(OL_OUT_OF_MEMORY, "out of memory binding '%s'", name);
-  onnx__node_proto__pack(&n, bytes);
-  ol_status st = ol_builder_add_at(b, OL_BUILDER_NODE, bytes, size, 0);
-  free(bytes);
-  return st;
+  return ol_builder_add_copy(b, OL_BUILDER_NODE, &n.base, 0);
 }
 
 static ol_status bind_one(ol_builder *b, const char *input, const char *output) {

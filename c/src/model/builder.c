@@ -453,11 +453,15 @@ ol_status ol_builder_add_persistent_binding(ol_builder *b, const char *input_nam
   Onnx__PersistentBindingProto pb = ONNX__PERSISTENT_BINDING_PROTO__INIT;
   pb.input_name = (char *)input_name;
   pb.output_name = (char *)output_name;
-  size_t size = onnx__persistent_binding_proto__get_packed_size(&pb);
+  return ol_builder_add_copy(b, OL_BUILDER_PERSISTENT_BINDING, &pb.base, ol_builder_count(b, OL_BUILDER_PERSISTENT_BINDING));
+}
+
+ol_status ol_builder_add_copy(ol_builder *b, ol_builder_part part, const ProtobufCMessage *msg, size_t at) {
+  size_t size = protobuf_c_message_get_packed_size(msg);
   uint8_t *bytes = ol_xmalloc(size ? size : 1);
   if (!bytes) return OL_OUT_OF_MEMORY;
-  onnx__persistent_binding_proto__pack(&pb, bytes);
-  ol_status st = ol_builder_add(b, OL_BUILDER_PERSISTENT_BINDING, bytes, size);
+  protobuf_c_message_pack(msg, bytes);
+  ol_status st = ol_builder_add_at(b, part, bytes, size, at);
   free(bytes);
   return st;
 }

@@ -59,6 +59,9 @@ ol_status ol_builder_rename_uses(ol_builder *builder, const char *from, const ch
 /* ol_builder_add_at with a message unpacked by the default allocator
  * (owned by the builder from then on, freed on failure). */
 ol_status ol_builder_insert_message(ol_builder *builder, ol_builder_part part, ProtobufCMessage *msg, size_t index);
+/* ol_builder_add_at with the part given as a message (serialized and
+ * copied: msg stays the caller's). */
+ol_status ol_builder_add_copy(ol_builder *builder, ol_builder_part part, const ProtobufCMessage *msg, size_t index);
 /* ol_builder_remove of the part at index (< its count): for parts a key
  * does not single out, such as nodes without a name. */
 ol_status ol_builder_remove_at(ol_builder *builder, ol_builder_part part, size_t index);

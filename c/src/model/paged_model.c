@@ -171,17 +171,6 @@ static ol_status list_nodes(converter *c) {
 
 /* ------------------------------------------------------------ the edit */
 
-/* A builder part holding a copy of msg (a message of the scratch patch). */
-static ol_status insert_copy(ol_builder *builder, ol_builder_part part, const ProtobufCMessage *msg, size_t at) {
-  size_t size = protobuf_c_message_get_packed_size(msg);
-  uint8_t *bytes = malloc(size ? size : 1);
-  if (!bytes) return NO_MEMORY;
-  protobuf_c_message_pack(msg, bytes);
-  ol_status s = ol_builder_add_at(builder, part, bytes, size, at);
-  free(bytes);
-  return s;
-}
-
 /* `name` declared as a paged cache: a layout-less struct_type. */
 static ol_status add_cache_value(ol_builder *builder, ol_builder_part part, const char *name) {
   Onnx__StructTypeProto st = ONNX__STRUCT_TYPE_PROTO__INIT;
@@ -191,7 +180,7 @@ static ol_status add_cache_value(ol_builder *builder, ol_builder_part part, cons
   Onnx__ValueInfoProto v = ONNX__VALUE_INFO_PROTO__INIT;
   v.name = (char *)name;
   v.type = &t;
-  return insert_copy(builder, part, &v.base, ol_builder_count(builder, part));
+  return ol_builder_add_copy(builder, part, &v.base, ol_builder_count(builder, part));
 }
 
 /* Adds ai.rt version 1 to the opset imports when missing. */
@@ -202,7 +191,7 @@ static ol_status import_rt(ol_builder *builder, const Onnx__ModelProto *m) {
   rt.domain = "ai.rt";
   rt.has_version = 1;
   rt.version = 1;
-  return insert_copy(builder, OL_BUILDER_OPSET_IMPORT, &rt.base, ol_builder_count(builder, OL_BUILDER_OPSET_IMPORT));
+  return ol_builder_add_copy(builder, OL_BUILDER_OPSET_IMPORT, &rt.base, ol_builder_count(builder, OL_BUILDER_OPSET_IMPORT));
 }
 
 /* Edits the shared builder of the source into the converted model: value
@@ -221,7 +210,7 @@ static ol_status edit(const converter *c, ol_builder *builder, const Onnx__Model
     if (!kept[i]) s = ol_builder_remove_at(builder, OL_BUILDER_NODE, i);
   free(kept);
   for (size_t i = 0; s == OL_OK && i < c->n_nodes; i++)
-    if (c->src_index[i] < 0) s = insert_copy(builder, OL_BUILDER_NODE, &c->nodes[i]->base, i);
+    if (c->src_index[i] < 0) s = ol_builder_add_copy(builder, OL_BUILDER_NODE, &c->nodes[i]->base, i);
   for (size_t l = 0; s == OL_OK && l < c->n_layers; l++) {
     const paged_layer *L = &c->layers[l];
     const char *past = ol_paged_cache_name(c->b->p, L->past_k), *present = ol_paged_cache_name(c->b->p, L->present_k);
