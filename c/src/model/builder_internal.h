@@ -37,7 +37,8 @@ ol_status ol_builder_index(ol_builder *b, const char *what);
 /* A builder editing source (left unchanged) without copying it: it
  * shares every message of source until an edit replaces it, so weights
  * and other payloads are never copied. Used by the model passes that
- * return a model sharing the source's weights (ol_model_bind_persistent).
+ * return a model sharing the source's weights (ol_model_bind_persistent,
+ * ol_model_to_paged, ol_model_with_paged_cache_initializers).
  * ol_builder_dedup_initializers refuses a shared builder. */
 ol_status ol_builder_share(const Onnx__ModelProto *source, ol_builder **out);
 /* The edited message of a shared builder and the patch that owns its own
