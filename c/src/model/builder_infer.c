@@ -5,11 +5,13 @@
  *
  * Each inference decodes the builder's model in place (ol_model_borrow_proto:
  * no copy, weights viewed) and walks it with model/infer.c in dependency
- * order. A root node runs its shape function again when an edit touched one
- * of its outputs (the node itself, their declarations), when one of its
- * inputs was touched or got a different type in this pass, when it has no
- * kept type, or when it has subgraphs or is a function call (their reads of
- * outer values are not tracked). Any other node keeps its types, so
+ * order. Initializers with external data are never read (the builder has
+ * no folder): their declared data type and dims are their types, their
+ * values are not propagated. A root node runs its shape function again when
+ * an edit touched one of its outputs (the node itself, their declarations),
+ * when one of its inputs was touched or got a different type in this pass,
+ * when it has no kept type, or when it has subgraphs or is a function call
+ * (their reads of outer values are not tracked). Any other node keeps its types, so
  * propagation stops at a node whose outputs come out unchanged. Edits of
  * opset imports, struct types or functions re-infer everything.
  *

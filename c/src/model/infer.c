@@ -15,7 +15,10 @@
  * the call's. Encoded initializers are seeded with their structured record
  * (ir/structured.h, the helper the graph builder uses); an encoded value on
  * an input its operator's schema row does not mark as structured
- * (structured_inputs) is an error: tensor operators never decode implicitly. */
+ * (structured_inputs) is an error: tensor operators never decode implicitly.
+ * An initializer whose external data was not read (a graph builder's
+ * decoding, ir/graph.h: unread) is seeded with its declared data type and
+ * dims, without values. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -395,6 +398,11 @@ static ol_status seed(walker *w, scope *s, const ol_graph *g, const ol_infer_typ
       t.proto = ol_paged_cache_type(); /* static: never freed */
     } else if (init->value && init->value->kind == OL_VALUE_TENSOR) {
       ol_infer_from_tensor(&init->value->tensor, &t);
+    } else if (init->unread) { /* declared data type and dims; its values are not known */
+      const Onnx__TensorProto *tp = init->proto;
+      ol_dim dims[OL_MAX_RANK];
+      for (size_t d = 0; d < tp->n_dims; d++) dims[d] = ol_dim_of(tp->dims[d]);
+      ol_infer_set_tensor(&t, (ol_dtype)tp->data_type, (int)tp->n_dims, dims);
     } else {
       continue;
     }
