@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/grow.h"
 #include "core/limits.h"
 #include "core/strmap.h"
 #include "ir/paged_proto.h"
@@ -69,13 +70,8 @@ static ol_status bind(scope *s, const char *name, const ol_infer_type *t) {
     s->types[i] = *t;
     return OL_OK;
   }
-  if (s->count == s->capacity) {
-    size_t capacity = s->capacity ? 2 * s->capacity : 64;
-    ol_infer_type *types = realloc(s->types, capacity * sizeof *types);
-    if (!types) return ol_error(OL_OUT_OF_MEMORY, "out of memory inferring shapes");
-    s->types = types;
-    s->capacity = capacity;
-  }
+  if (!ol_grow(&s->types, &s->capacity, s->count, 1, sizeof *s->types, 64))
+    return ol_error(OL_OUT_OF_MEMORY, "out of memory inferring shapes");
   s->types[s->count] = *t;
   OL_TRY(ol_strmap_put(&s->names, name, (int32_t)s->count));
   s->count++;
