@@ -47,6 +47,14 @@ function messageBytes(value, schemaName, what) {
   return protobuf.toBinary(schema[schemaName], message);
 }
 
+/** The u32 (a count or a handle) call(out) writes through its out-pointer, after checking its status. */
+function u32Result(runtime, call) {
+  return runtime.scratch(4, (out) => {
+    runtime.check(call(out));
+    return runtime.u32(out);
+  });
+}
+
 function bytesResult(runtime, call) {
   return runtime.scratch(8, (out) => {
     runtime.check(call(out, out + 4));
@@ -80,10 +88,7 @@ export class GraphBuilder {
     const runtime = currentRuntime();
     const ptr = runtime.copyIn(bytes);
     try {
-      const handle = runtime.scratch(4, (out) => {
-        runtime.check(runtime.m._olw_builder_from_model(ptr, bytes.byteLength, out));
-        return runtime.u32(out);
-      });
+      const handle = u32Result(runtime, (out) => runtime.m._olw_builder_from_model(ptr, bytes.byteLength, out));
       return new GraphBuilder(undefined, handle);
     } finally {
       runtime.free(ptr);
@@ -320,12 +325,8 @@ export class GraphBuilder {
    * bytes alone are not enough). Returns how many were removed.
    */
   dedupInitializers() {
-    const runtime = this.#runtime;
     const handle = this.#live('dedupInitializers');
-    return runtime.scratch(4, (out) => {
-      runtime.check(runtime.m._olw_builder_dedup_initializers(handle, out));
-      return runtime.u32(out);
-    });
+    return u32Result(this.#runtime, (out) => this.#runtime.m._olw_builder_dedup_initializers(handle, out));
   }
 
   /**
@@ -334,12 +335,8 @@ export class GraphBuilder {
    * full inference). Returns how many nodes were (re)inferred.
    */
   infer() {
-    const runtime = this.#runtime;
     const handle = this.#live('infer');
-    return runtime.scratch(4, (out) => {
-      runtime.check(runtime.m._olw_builder_infer(handle, out));
-      return runtime.u32(out);
-    });
+    return u32Result(this.#runtime, (out) => this.#runtime.m._olw_builder_infer(handle, out));
   }
 
   /**

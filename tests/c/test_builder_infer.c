@@ -3,6 +3,7 @@
  * inference of the exported model (ol_model_infer_shapes), and the counter of
  * re-run shape functions shows that an edit re-infers what it affects only
  * (an edit at the end of a 100-node chain: one node, not 100). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -255,4 +256,100 @@ static void test_values_and_errors(void) {
   ol_builder_destroy(b);
 }
 
-OL_TEST_MAIN(TEST(test_counts_and_equality), TEST(test_values_and_errors))
+/* ------------------------------------------------------------ external data */
+
+#define WEIGHTS_FILE "weights.bin" /* never created: inference must not need it */
+
+/* A float initializer of dims whose payload is declared in WEIGHTS_FILE at
+ * offset (length: the dims' byte size, or the given one when >= 0). */
+static ol_status add_external(ol_builder *b, const char *name, const int64_t *dims, size_t rank, size_t offset,
+                              long long length) {
+  size_t count = 1;
+  for (size_t i = 0; i < rank; i++) count *= (size_t)dims[i];
+  char offset_text[24], length_text[24];
+  snprintf(offset_text, sizeof offset_text, "%zu", offset);
+  snprintf(length_text, sizeof length_text, "%lld", length >= 0 ? length : (long long)(count * sizeof(float)));
+  Onnx__StringStringEntryProto entries[3], *entry_ptrs[3];
+  const char *keys[] = {"location", "offset", "length"}, *values[] = {WEIGHTS_FILE, offset_text, length_text};
+  for (size_t i = 0; i < 3; i++) {
+    onnx__string_string_entry_proto__init(&entries[i]);
+    entries[i].key = (char *)keys[i];
+    entries[i].value = (char *)values[i];
+    entry_ptrs[i] = &entries[i];
+  }
+  Onnx__TensorProto t = ONNX__TENSOR_PROTO__INIT;
+  t.name = (char *)name;
+  t.has_data_type = 1;
+  t.data_type = OL_DTYPE_FLOAT;
+  t.n_dims = rank;
+  t.dims = (int64_t *)dims;
+  t.has_data_location = 1;
+  t.data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  t.n_external_data = 3;
+  t.external_data = entry_ptrs;
+  return add_packed(b, OL_BUILDER_INITIALIZER, &t.base);
+}
+
+/* The element type of a value's kept type (0: none). */
+static int kept_elem_type(ol_builder *b, const char *name) {
+  void *bytes = NULL;
+  size_t size = 0;
+  if (ol_builder_value_info(b, name, &bytes, &size) != OL_OK) return 0;
+  Onnx__ValueInfoProto *vi = onnx__value_info_proto__unpack(NULL, size, bytes);
+  ol_free(bytes);
+  int elem = vi && vi->type && vi->type->tensor_type ? vi->type->tensor_type->elem_type : 0;
+  if (vi) onnx__value_info_proto__free_unpacked(vi, NULL);
+  return elem;
+}
+
+/* Initializers whose payloads are external: inference reads their declared
+ * data type and dims, never the file (which does not exist here). */
+static void test_external_initializers(void) {
+  FILE *absent = fopen(WEIGHTS_FILE, "rb");
+  CHECK(absent == NULL);
+  if (absent) fclose(absent);
+  ol_builder_opset opset = {"", 18};
+  ol_builder *b = NULL;
+  CHECK_OK(ol_builder_create(10, &opset, 1, &b));
+  int64_t x_dims[] = {-1, 4}, w_dims[] = {4, 3}, bias_dims[] = {3};
+  CHECK_OK(put_float_value(b, OL_BUILDER_INPUT, ADD_PART, "x", x_dims, 2));
+  CHECK_OK(add_external(b, "w", w_dims, 2, 0, -1));
+  CHECK_OK(add_external(b, "bias", bias_dims, 1, 48, -1));
+  CHECK_OK(add_node(b, "MatMul", "x", "w", "y"));
+  CHECK_OK(add_node(b, "Add", "y", "bias", "z"));
+  size_t reinferred = 0;
+  CHECK_OK(ol_builder_infer(b, &reinferred));
+  CHECK(reinferred == 2);
+  CHECK(kept_dims(b, "w", "4,3") && kept_dims(b, "y", "batch,3") && kept_dims(b, "z", "batch,3"));
+  CHECK(kept_elem_type(b, "w") == OL_DTYPE_FLOAT && kept_elem_type(b, "z") == OL_DTYPE_FLOAT);
+
+  /* edits re-infer incrementally: a node after z, w's payload moved, w widened */
+  CHECK_OK(add_node(b, "Relu", "z", NULL, "r"));
+  CHECK_OK(ol_builder_infer(b, &reinferred));
+  CHECK(reinferred == 1);
+  CHECK(kept_dims(b, "r", "batch,3"));
+  CHECK_OK(ol_builder_remove(b, OL_BUILDER_INITIALIZER, "w"));
+  CHECK_OK(add_external(b, "w", w_dims, 2, 12, -1));
+  CHECK_OK(ol_builder_infer(b, &reinferred));
+  CHECK(reinferred == 0); /* the same declared type, and its values are never read */
+  /* w of another width changes everything after it: Add now fails to broadcast */
+  int64_t wide[] = {4, 5};
+  CHECK_OK(ol_builder_remove(b, OL_BUILDER_INITIALIZER, "w"));
+  CHECK_OK(add_external(b, "w", wide, 2, 0, -1));
+  CHECK_STATUS(ol_builder_infer(b, &reinferred), OL_INVALID_MODEL);
+  CHECK(strstr(ol_last_error(), "'z'") != NULL);
+  CHECK_OK(ol_builder_remove(b, OL_BUILDER_INITIALIZER, "bias"));
+  int64_t wide_bias[] = {5};
+  CHECK_OK(add_external(b, "bias", wide_bias, 1, 80, -1));
+  CHECK_OK(ol_builder_infer(b, &reinferred));
+  CHECK(reinferred == 3);
+  CHECK(kept_dims(b, "r", "batch,5"));
+
+  /* a declaration that cannot be right is still an error naming the tensor */
+  CHECK_OK(add_external(b, "short", bias_dims, 1, 0, 4));
+  CHECK_STATUS(ol_builder_infer(b, &reinferred), OL_INVALID_MODEL);
+  CHECK(strstr(ol_last_error(), "'short'") != NULL);
+  ol_builder_destroy(b);
+}
+
+OL_TEST_MAIN(TEST(test_counts_and_equality), TEST(test_values_and_errors), TEST(test_external_initializers))

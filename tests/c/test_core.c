@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "core/grow.h"
 #include "core/status.h"
 #include "core/strmap.h"
 #include "core/value.h"
@@ -299,9 +300,36 @@ static void recycled_structs_start_clean(void) {
   for (int i = 0; i < 80; i++) ol_value_release(old[i]);
 }
 
+/* ol_grow: the first capacity, then doubling until the items asked for fit;
+ * items in use keep their values; an overflowing size leaves the array as it was. */
+static void growable_arrays(void) {
+  int64_t *items = NULL;
+  size_t capacity = 0, count = 0;
+  CHECK(ol_grow(&items, &capacity, count, 0, sizeof *items, 8) && items == NULL && capacity == 0);
+  CHECK(ol_grow(&items, &capacity, count, 1, sizeof *items, 8) && items != NULL && capacity == 8);
+  if (!items) return;
+  for (; count < 8; count++) items[count] = (int64_t)count * 3;
+  int64_t *before = items;
+  CHECK(ol_grow(&items, &capacity, 5, 3, sizeof *items, 8) && items == before && capacity == 8); /* room already */
+  CHECK(ol_grow(&items, &capacity, count, 1, sizeof *items, 8) && capacity == 16);
+  CHECK(ol_grow(&items, &capacity, count, 50, sizeof *items, 8) && capacity == 64); /* 32 has room for 24 only */
+  bool kept = true;
+  for (size_t i = 0; i < count; i++) kept = kept && items[i] == (int64_t)i * 3;
+  CHECK(kept);
+  before = items;
+  CHECK(!ol_grow(&items, &capacity, count, SIZE_MAX / 2, sizeof *items, 8));
+  CHECK(items == before && capacity == 64);
+  free(items);
+  char *bytes = NULL;
+  capacity = 0;
+  CHECK(ol_grow(&bytes, &capacity, 0, 1500, 1, 1024) && capacity == 2048);
+  free(bytes);
+}
+
 OL_TEST_MAIN(TEST(status_names_and_messages), TEST(recycled_structs_start_clean), TEST(allocator_counts_and_fails_on_demand),
              TEST(realloc_keeps_bytes_and_survives_failure),
              TEST(uninitialized_tensors_skip_only_plain_clearing),
              TEST(tensor_shapes_are_validated), TEST(wrapped_memory_is_released_once),
              TEST(strings_sequences_optionals), TEST(structs_and_encoded_values), TEST(half_precision_round_trips),
-             TEST(minifloats_follow_onnx_tables), TEST(packed_integers), TEST(string_map))
+             TEST(minifloats_follow_onnx_tables), TEST(packed_integers), TEST(string_map),
+             TEST(growable_arrays))

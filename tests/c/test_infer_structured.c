@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builder_messages.h"
 #include "harness.h"
 #include "recorded_type.h"
 #include "ir/model.h"
@@ -147,26 +148,19 @@ static void test_generic_layout_size(void) {
   ol_builder_opset opset = {"", 18};
   ol_builder *b = NULL;
   CHECK_OK(ol_builder_create(10, &opset, 1, &b));
-  size_t n = onnx__encoded_value_proto__get_packed_size(&ev);
-  uint8_t *bytes = malloc(n);
-  onnx__encoded_value_proto__pack(&ev, bytes);
+  bytes short_value = packed(&ev.base), declaration = packed(&decl.base);
   /* ... first because type 4 is not declared yet */
-  CHECK_STATUS(ol_builder_add_structured_initializer(b, bytes, n), OL_INVALID_ARGUMENT);
+  CHECK_STATUS(ol_builder_add_structured_initializer(b, short_value.data, short_value.size), OL_INVALID_ARGUMENT);
   CHECK(strstr(ol_last_error(), "type_ref 4") != NULL);
-  size_t dn = onnx__struct_type_proto__get_packed_size(&decl);
-  uint8_t *dbytes = malloc(dn);
-  onnx__struct_type_proto__pack(&decl, dbytes);
-  CHECK_OK(ol_builder_add_struct_type(b, dbytes, dn));
-  CHECK_STATUS(ol_builder_add_structured_initializer(b, bytes, n), OL_INVALID_ARGUMENT);
+  CHECK_OK(ol_builder_add_struct_type(b, declaration.data, declaration.size));
+  CHECK_STATUS(ol_builder_add_structured_initializer(b, short_value.data, short_value.size), OL_INVALID_ARGUMENT);
   CHECK(strstr(ol_last_error(), "holds 5 bytes") != NULL);
-  free(bytes);
   ev.raw_data.len = 6;
-  n = onnx__encoded_value_proto__get_packed_size(&ev);
-  bytes = malloc(n);
-  onnx__encoded_value_proto__pack(&ev, bytes);
-  CHECK_OK(ol_builder_add_structured_initializer(b, bytes, n));
-  free(bytes);
-  free(dbytes);
+  bytes value = packed(&ev.base);
+  CHECK_OK(ol_builder_add_structured_initializer(b, value.data, value.size));
+  free(value.data);
+  free(short_value.data);
+  free(declaration.data);
   ol_builder_destroy(b);
   ol_type_catalogue_destroy(types);
 }

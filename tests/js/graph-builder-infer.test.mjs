@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { equals, fromBinary } from '@bufbuild/protobuf';
-import { ModelProtoSchema, TypeProtoSchema } from 'onnx-light/proto';
+import { ModelProtoSchema, TensorProto_DataLocation, TypeProtoSchema } from 'onnx-light/proto';
 import * as ol from 'onnx-light';
 
 import { DataType } from './models.mjs';
@@ -72,6 +72,28 @@ describe('GraphBuilder incremental inference', () => {
     b.removeNode('bad');
     assert.equal(b.infer(), 0);
     await assertFull(b);
+    b.dispose();
+  });
+
+  test('initializers with external data: their declared types, the file never read', async () => {
+    const external = (name, dims, offset) => ({
+      name, dims: dims.map(BigInt), dataType: DataType.FLOAT, dataLocation: TensorProto_DataLocation.EXTERNAL,
+      externalData: [{ key: 'location', value: 'weights.bin' }, { key: 'offset', value: String(offset) }, { key: 'length', value: String(4 * dims.reduce((a, d) => a * d, 1)) }],
+    });
+    const b = await GraphBuilder.create({ opsetImports: [{ domain: '', version: 18 }] });
+    b.addInput(GraphBuilder.tensorInfo('x', 'float32', ['batch', 4]));
+    b.addInitializer(external('w', [4, 3], 0)).addInitializer(external('bias', [3], 48));
+    b.addNode({ name: 'y', opType: 'MatMul', input: ['x', 'w'], output: ['y'] });
+    b.addNode({ name: 'z', opType: 'Add', input: ['y', 'bias'], output: ['z'] });
+    assert.equal(b.infer(), 2);
+    assert.deepEqual(dims(b.valueInfo('z')), ['batch', 3]);
+    assert.equal(b.valueInfo('z').type.value.value.elemType, DataType.FLOAT);
+    b.addNode({ name: 'r', opType: 'Relu', input: ['z'], output: ['r'] });
+    assert.equal(b.infer(), 1, 'a node after z: that node alone');
+    b.removeInitializer('w').addInitializer(external('w', [4, 3], 12));
+    assert.equal(b.infer(), 0, 'the same declared type: its payload is never read');
+    b.addInitializer({ ...external('short', [3], 0), externalData: [{ key: 'location', value: 'weights.bin' }, { key: 'length', value: '4' }] });
+    assert.throws(() => b.infer(), (e) => e.code === 'OL_INVALID_MODEL' && /'short'/.test(e.message));
     b.dispose();
   });
 });

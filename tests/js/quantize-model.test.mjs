@@ -58,16 +58,29 @@ async function sourceModel() {
   return model;
 }
 
+/**
+ * The source model converted to a QuantizationFormat (its name: the enum is
+ * read once the module is loaded) with blocks of 32, two weights replaced and
+ * the external one skipped: { source, model }.
+ */
+async function quantized(format) {
+  const source = await sourceModel();
+  assert.ok(format in QuantizationFormat, format);
+  const result = await quantizeModel(toBinary(ModelProtoSchema, source), { format: QuantizationFormat[format], blockSize: 32 });
+  assert.equal(result.replaced, 2);
+  assert.deepEqual(result.skipped, ['Wext']);
+  const b = await GraphBuilder.fromModel(result.bytes);
+  const model = b.toModel();
+  b.dispose();
+  return { source, model };
+}
+
 const attr = (n, name) => Number(n.attribute.find((a) => a.name === name).i);
 const byName = (list) => new Map(list.map((t) => [t.name, t]));
 
 describe('quantizeModel through the GraphBuilder', () => {
   test('ORT int4: MatMulNBits in place, codec payloads, used float weights kept', async () => {
-    const source = await sourceModel();
-    const result = await quantizeModel(toBinary(ModelProtoSchema, source), { format: QuantizationFormat.ORT_MATMULNBITS_INT4, blockSize: 32 });
-    assert.equal(result.replaced, 2);
-    assert.deepEqual(result.skipped, ['Wext']);
-    const model = (await GraphBuilder.fromModel(result.bytes)).toModel();
+    const { source, model } = await quantized('ORT_MATMULNBITS_INT4');
     const g = model.graph;
 
     assert.deepEqual(g.node.map((n) => [n.name, n.opType, n.domain, n.input.join(','), n.output.join(',')]), [
@@ -117,11 +130,7 @@ describe('quantizeModel through the GraphBuilder', () => {
   });
 
   test('portable int4: encoded weights decoded by Dequantize nodes placed first', async () => {
-    const source = await sourceModel();
-    const result = await quantizeModel(toBinary(ModelProtoSchema, source), { format: QuantizationFormat.INT4, blockSize: 32 });
-    assert.equal(result.replaced, 2);
-    assert.deepEqual(result.skipped, ['Wext']);
-    const model = (await GraphBuilder.fromModel(result.bytes)).toModel();
+    const { source, model } = await quantized('INT4');
     const g = model.graph;
     assert.deepEqual(g.node.map((n) => [n.name, n.opType, n.input.join(','), n.output.join(',')]), [
       ['W1_Dequantize', 'Dequantize', 'W1_encoded', 'W1'],

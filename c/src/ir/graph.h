@@ -100,8 +100,12 @@ typedef struct ol_initializer {
   /* from GraphProto.paged_cache_initializer (last in the list): value is a
    * paged cache (quant/paged.h) whose pages view the model's message */
   bool paged;
+  /* a tensor initializer with external data that a borrowed decoding
+   * (ol_model_borrow_proto) did not read: value is NULL; its data type and
+   * dims (checked) are in proto */
+  bool unread;
   /* encoded: the model's Onnx__EncodedValueProto; paged: its
-   * Onnx__PagedCacheProto; else NULL */
+   * Onnx__PagedCacheProto; unread: its Onnx__TensorProto; else NULL */
   const void *proto;
 } ol_initializer;
 

@@ -356,8 +356,13 @@ static ol_status decode_graph(decode_ctx *dc, const Onnx__GraphProto *gp, const 
   if (!g->initializers) return OL_OUT_OF_MEMORY;
   ol_tensor_source src = {dc->options, dc->model->owner};
   for (size_t i = 0; i < gp->n_initializer; i++) {
-    g->initializers[i].name = S(gp->initializer[i]->name);
-    ol_status s = ol_tensor_from_proto(gp->initializer[i], &src, &g->initializers[i].value);
+    const Onnx__TensorProto *tp = gp->initializer[i];
+    ol_initializer *init = &g->initializers[i];
+    init->name = S(tp->name);
+    /* a borrowed decoding has no folder for external data: declarations only */
+    init->unread = dc->model->owner->borrowed && ol_tensor_proto_is_external(tp);
+    ol_status s = init->unread ? ol_tensor_proto_check_external(tp) : ol_tensor_from_proto(tp, &src, &init->value);
+    if (init->unread) init->proto = tp;
     g->num_initializers = i + 1;
     if (s != OL_OK) return ol_error_wrap(s, "graph '%s' initializer %zu", g->name, i);
   }

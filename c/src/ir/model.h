@@ -74,7 +74,9 @@ ol_status ol_model_from_patch(ol_proto_patch *patch, Onnx__ModelProto *proto, ol
 /* Decodes proto without taking it (no copy): the caller keeps every
  * message the model uses alive and unchanged while the model is used (a
  * graph builder's inference between two edits). The model must not escape
- * to sessions or values that could outlive that. */
+ * to sessions or values that could outlive that. Tensor initializers whose
+ * payloads are external data are declarations only: checked, never read
+ * (ol_initializer.unread), since such a decoding has no folder to read from. */
 ol_status ol_model_borrow_proto(Onnx__ModelProto *proto, ol_model **out);
 
 /* Context for decoding tensors: external data sources and the owning model. */
@@ -87,6 +89,11 @@ typedef struct ol_tensor_source {
  * set (the view keeps the protobuf message alive). */
 ol_status ol_tensor_from_proto(const Onnx__TensorProto *tp, const ol_tensor_source *src,
                                ol_value **out);
+/* Whether tp's payload is external data (data_location EXTERNAL). */
+bool ol_tensor_proto_is_external(const Onnx__TensorProto *tp);
+/* Checks what ol_tensor_from_proto checks of an external tp (data type,
+ * dims, the location/offset/length entries) without reading the payload. */
+ol_status ol_tensor_proto_check_external(const Onnx__TensorProto *tp);
 /* Tensor value -> newly allocated TensorProto (free with onnx__tensor_proto__free_unpacked
  * and NULL allocator). */
 ol_status ol_tensor_to_proto(const ol_tensor *t, const char *name, Onnx__TensorProto **out);

@@ -5,16 +5,10 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/grow.h"
 
 bool ol_proto_patch_reserve(ol_proto_patch *p, size_t n) {
-  if (p->capacity - p->count >= n) return true;
-  size_t capacity = p->capacity ? 2 * p->capacity : 16;
-  while (capacity - p->count < n) capacity *= 2;
-  void **blocks = realloc(p->blocks, capacity * sizeof *blocks);
-  if (!blocks) return false;
-  p->blocks = blocks;
-  p->capacity = capacity;
-  return true;
+  return ol_grow(&p->blocks, &p->capacity, p->count, n, sizeof *p->blocks, 16);
 }
 
 bool ol_proto_patch_adopt(ol_proto_patch *p, void *block) {
@@ -31,13 +25,7 @@ void *ol_proto_patch_alloc(ol_proto_patch *p, size_t size) {
 }
 
 bool ol_proto_patch_adopt_message(ol_proto_patch *p, ProtobufCMessage *msg) {
-  if (p->n_messages == p->messages_capacity) {
-    size_t capacity = p->messages_capacity ? 2 * p->messages_capacity : 8;
-    ProtobufCMessage **messages = realloc(p->messages, capacity * sizeof *messages);
-    if (!messages) return false;
-    p->messages = messages;
-    p->messages_capacity = capacity;
-  }
+  if (!ol_grow(&p->messages, &p->messages_capacity, p->n_messages, 1, sizeof *p->messages, 8)) return false;
   p->messages[p->n_messages++] = msg;
   return true;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/grow.h"
 #include "ir/model.h"
 #include "ir/packed_views.h"
 
@@ -34,13 +35,7 @@ typedef struct piece_buffer {
 } piece_buffer;
 
 static bool add_piece(ol_serial_pieces *p, const uint8_t *data, size_t size) {
-  if (p->count == p->capacity) {
-    size_t capacity = p->capacity ? 2 * p->capacity : 64;
-    ol_serial_piece *pieces = realloc(p->pieces, capacity * sizeof *pieces);
-    if (!pieces) return false;
-    p->pieces = pieces;
-    p->capacity = capacity;
-  }
+  if (!ol_grow(&p->pieces, &p->capacity, p->count, 1, sizeof *p->pieces, 64)) return false;
   p->pieces[p->count++] = (ol_serial_piece){data, size};
   p->copy_open = false;
   return true;

@@ -89,8 +89,10 @@ static ol_status copy_typed_field(const Onnx__TensorProto *tp, const char *name,
                   name, (long long)count);
 }
 
-static ol_status read_external(const Onnx__TensorProto *tp, const ol_tensor_source *src,
-                               size_t need, void *dst) {
+/* Checks tp's external data entries against its payload size `need`:
+ * location (inside the model folder), offset and length. */
+static ol_status external_entry(const Onnx__TensorProto *tp, size_t need, const char **out_location,
+                                int64_t *out_offset) {
   const char *location = NULL;
   int64_t offset = 0, length = -1;
   for (size_t i = 0; i < tp->n_external_data; i++) {
@@ -108,6 +110,16 @@ static ol_status read_external(const Onnx__TensorProto *tp, const ol_tensor_sour
   if (offset < 0 || (length >= 0 && (size_t)length != need))
     return ol_error(OL_INVALID_MODEL, "tensor '%s': external data offset/length do not match %zu bytes",
                     name, need);
+  *out_location = location;
+  *out_offset = offset;
+  return OL_OK;
+}
+
+static ol_status read_external(const Onnx__TensorProto *tp, const ol_tensor_source *src,
+                               size_t need, void *dst) {
+  const char *location = NULL, *name = S(tp->name);
+  int64_t offset = 0;
+  OL_TRY(external_entry(tp, need, &location, &offset));
   const ol_model_load_options *o = src ? src->options : NULL;
   if (o) {
     for (size_t i = 0; i < o->external_count; i++) {
@@ -132,22 +144,42 @@ static ol_status read_external(const Onnx__TensorProto *tp, const ol_tensor_sour
   return s;
 }
 
-ol_status ol_tensor_from_proto(const Onnx__TensorProto *tp, const ol_tensor_source *src,
-                               ol_value **out) {
-  *out = NULL;
+/* Checks tp's data type, rank and dims; dims gets the dims. */
+static ol_status declared_shape(const Onnx__TensorProto *tp, int64_t dims[OL_MAX_RANK]) {
   const char *name = S(tp->name);
-  ol_dtype dtype = (ol_dtype)tp->data_type;
-  if (!ol_dtype_valid(dtype))
+  if (!ol_dtype_valid((ol_dtype)tp->data_type))
     return ol_error(OL_INVALID_MODEL, "tensor '%s': invalid data_type %d", name, (int)tp->data_type);
   if (tp->n_dims > OL_MAX_RANK)
     return ol_error(OL_INVALID_MODEL, "tensor '%s': rank %zu exceeds %d", name, tp->n_dims, OL_MAX_RANK);
   if (tp->segment)
     return ol_error(OL_NOT_IMPLEMENTED, "tensor '%s': segmented tensors are not supported", name);
+  for (size_t i = 0; i < tp->n_dims; i++) dims[i] = tp->dims[i];
+  if (!ol_shape_valid((int)tp->n_dims, dims))
+    return ol_error(OL_INVALID_MODEL, "tensor '%s': invalid dimensions", name);
+  return OL_OK;
+}
+
+bool ol_tensor_proto_is_external(const Onnx__TensorProto *tp) {
+  return tp->data_type != OL_DTYPE_STRING && tp->has_data_location &&
+         tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+}
+
+ol_status ol_tensor_proto_check_external(const Onnx__TensorProto *tp) {
+  int64_t dims[OL_MAX_RANK], offset = 0;
+  const char *location = NULL;
+  OL_TRY(declared_shape(tp, dims));
+  size_t need = ol_dtype_storage_bytes((ol_dtype)tp->data_type, ol_shape_count((int)tp->n_dims, dims));
+  return external_entry(tp, need, &location, &offset);
+}
+
+ol_status ol_tensor_from_proto(const Onnx__TensorProto *tp, const ol_tensor_source *src,
+                               ol_value **out) {
+  *out = NULL;
+  const char *name = S(tp->name);
+  ol_dtype dtype = (ol_dtype)tp->data_type;
   int rank = (int)tp->n_dims;
   int64_t dims[OL_MAX_RANK];
-  for (int i = 0; i < rank; i++) dims[i] = tp->dims[i];
-  if (!ol_shape_valid(rank, dims))
-    return ol_error(OL_INVALID_MODEL, "tensor '%s': invalid dimensions", name);
+  OL_TRY(declared_shape(tp, dims));
   int64_t count = ol_shape_count(rank, dims);
   size_t need = ol_dtype_storage_bytes(dtype, count);
 
@@ -168,8 +200,7 @@ ol_status ol_tensor_from_proto(const Onnx__TensorProto *tp, const ol_tensor_sour
     return OL_OK;
   }
 
-  bool external = tp->has_data_location &&
-                  tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  bool external = ol_tensor_proto_is_external(tp); /* (strings returned above) */
   if (!external && tp->has_raw_data) {
     if (tp->raw_data.len != need)
       return ol_error(OL_INVALID_MODEL, "tensor '%s': raw_data has %zu bytes, shape needs %zu", name,

@@ -7,6 +7,7 @@
 
 #include "core/alloc.h"
 #include "core/dtype.h"
+#include "core/grow.h"
 #include "ir/text_parser.h"
 
 /* ------------------------------------------------------------ errors */
@@ -280,14 +281,7 @@ typedef struct bytebuf {
 } bytebuf;
 
 static bool bb_put(parser *p, bytebuf *b, const void *src, size_t n) {
-  if (b->len + n > b->cap) {
-    size_t cap = b->cap ? b->cap * 2 : 64;
-    while (cap < b->len + n) cap *= 2;
-    uint8_t *d = realloc(b->data, cap);
-    if (!d) return ol_tp_oom(p);
-    b->data = d;
-    b->cap = cap;
-  }
+  if (!ol_grow(&b->data, &b->cap, b->len, n, 1, 64)) return ol_tp_oom(p);
   memcpy(b->data + b->len, src, n);
   b->len += n;
   return true;

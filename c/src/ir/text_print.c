@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "core/grow.h"
 #include "core/status.h"
 #include "ir/model.h"
 #include "ir/text.h"
@@ -40,16 +41,9 @@ static void fail(printer *pr, ol_status s) {
 
 static void put(printer *pr, const char *s, size_t n) {
   if (pr->status != OL_OK) return;
-  if (pr->len + n + 1 > pr->cap) {
-    size_t cap = pr->cap ? pr->cap : 1024;
-    while (cap < pr->len + n + 1) cap *= 2;
-    char *b = realloc(pr->buf, cap);
-    if (!b) {
-      fail(pr, ol_error(OL_OUT_OF_MEMORY, "text printer: out of memory"));
-      return;
-    }
-    pr->buf = b;
-    pr->cap = cap;
+  if (!ol_grow(&pr->buf, &pr->cap, pr->len, n + 1, 1, 1024)) { /* + 1: the terminating NUL */
+    fail(pr, ol_error(OL_OUT_OF_MEMORY, "text printer: out of memory"));
+    return;
   }
   memcpy(pr->buf + pr->len, s, n);
   pr->len += n;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/value.h"
 
 #define GRAPH_FIELD 7
@@ -84,16 +85,9 @@ typedef struct obuf {
 
 static void put(obuf *b, const void *p, size_t n) {
   if (b->oom || n == 0) return;
-  if (b->size + n > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->size + n) cap *= 2;
-    uint8_t *d = realloc(b->data, cap);
-    if (!d) {
-      b->oom = true;
-      return;
-    }
-    b->data = d;
-    b->cap = cap;
+  if (!ol_grow(&b->data, &b->cap, b->size, n, 1, 256)) {
+    b->oom = true;
+    return;
   }
   memcpy(b->data + b->size, p, n);
   b->size += n;
@@ -128,15 +122,9 @@ typedef struct splitter {
 } splitter;
 
 static void add_view(splitter *s, size_t offset, size_t length, size_t index, bool encoded) {
-  if (s->count == s->cap) {
-    size_t cap = s->cap ? 2 * s->cap : 64;
-    ol_wire_view *v = realloc(s->views, cap * sizeof *v);
-    if (!v) {
-      s->oom = true;
-      return;
-    }
-    s->views = v;
-    s->cap = cap;
+  if (!ol_grow(&s->views, &s->cap, s->count, 1, sizeof *s->views, 64)) {
+    s->oom = true;
+    return;
   }
   s->views[s->count++] = (ol_wire_view){.offset = offset, .length = length, .index = index, .encoded = encoded};
 }

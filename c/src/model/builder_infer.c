@@ -5,11 +5,13 @@
  *
  * Each inference decodes the builder's model in place (ol_model_borrow_proto:
  * no copy, weights viewed) and walks it with model/infer.c in dependency
- * order. A root node runs its shape function again when an edit touched one
- * of its outputs (the node itself, their declarations), when one of its
- * inputs was touched or got a different type in this pass, when it has no
- * kept type, or when it has subgraphs or is a function call (their reads of
- * outer values are not tracked). Any other node keeps its types, so
+ * order. Initializers with external data are never read (the builder has
+ * no folder): their declared data type and dims are their types, their
+ * values are not propagated. A root node runs its shape function again when
+ * an edit touched one of its outputs (the node itself, their declarations),
+ * when one of its inputs was touched or got a different type in this pass,
+ * when it has no kept type, or when it has subgraphs or is a function call
+ * (their reads of outer values are not tracked). Any other node keeps its types, so
  * propagation stops at a node whose outputs come out unchanged. Edits of
  * opset imports, struct types or functions re-infer everything.
  *
@@ -23,6 +25,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/grow.h"
 #include "core/status.h"
 #include "ir/model.h"
 #include "model/builder_internal.h"
@@ -84,14 +87,8 @@ static ol_status table_put(table *t, const char *name, const ol_infer_type *type
     t->entries[i].constant_key = key;
     return OL_OK;
   }
-  if (t->count == t->capacity) {
-    size_t capacity = t->capacity ? 2 * t->capacity : 64;
-    entry *grown = realloc(t->entries, capacity * sizeof *grown);
-    if (!grown) return free(key), NO_MEMORY;
-    /* the map's keys are the entries' names: they do not move */
-    t->entries = grown;
-    t->capacity = capacity;
-  }
+  /* the map's keys are the entries' names: they do not move when entries does */
+  if (!ol_grow(&t->entries, &t->capacity, t->count, 1, sizeof *t->entries, 64)) return free(key), NO_MEMORY;
   char *copy = ol_strdup(name);
   if (!copy || ol_strmap_put(&t->index, copy, (int32_t)t->count) != OL_OK) {
     free(copy);
@@ -106,13 +103,7 @@ static bool has_name(const name_set *s, const char *name) { return ol_strmap_get
 
 static ol_status add_name(name_set *s, const char *name) {
   if (has_name(s, name)) return OL_OK;
-  if (s->count == s->capacity) {
-    size_t capacity = s->capacity ? 2 * s->capacity : 16;
-    char **grown = realloc(s->items, capacity * sizeof *grown);
-    if (!grown) return NO_MEMORY;
-    s->items = grown;
-    s->capacity = capacity;
-  }
+  if (!ol_grow(&s->items, &s->capacity, s->count, 1, sizeof *s->items, 16)) return NO_MEMORY;
   char *copy = ol_strdup(name);
   if (!copy || ol_strmap_put(&s->index, copy, 0) != OL_OK) {
     free(copy);

@@ -15,11 +15,15 @@
  * the call's. Encoded initializers are seeded with their structured record
  * (ir/structured.h, the helper the graph builder uses); an encoded value on
  * an input its operator's schema row does not mark as structured
- * (structured_inputs) is an error: tensor operators never decode implicitly. */
+ * (structured_inputs) is an error: tensor operators never decode implicitly.
+ * An initializer whose external data was not read (a graph builder's
+ * decoding, ir/graph.h: unread) is seeded with its declared data type and
+ * dims, without values. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/grow.h"
 #include "core/limits.h"
 #include "core/strmap.h"
 #include "ir/paged_proto.h"
@@ -66,13 +70,8 @@ static ol_status bind(scope *s, const char *name, const ol_infer_type *t) {
     s->types[i] = *t;
     return OL_OK;
   }
-  if (s->count == s->capacity) {
-    size_t capacity = s->capacity ? 2 * s->capacity : 64;
-    ol_infer_type *types = realloc(s->types, capacity * sizeof *types);
-    if (!types) return ol_error(OL_OUT_OF_MEMORY, "out of memory inferring shapes");
-    s->types = types;
-    s->capacity = capacity;
-  }
+  if (!ol_grow(&s->types, &s->capacity, s->count, 1, sizeof *s->types, 64))
+    return ol_error(OL_OUT_OF_MEMORY, "out of memory inferring shapes");
   s->types[s->count] = *t;
   OL_TRY(ol_strmap_put(&s->names, name, (int32_t)s->count));
   s->count++;
@@ -395,6 +394,11 @@ static ol_status seed(walker *w, scope *s, const ol_graph *g, const ol_infer_typ
       t.proto = ol_paged_cache_type(); /* static: never freed */
     } else if (init->value && init->value->kind == OL_VALUE_TENSOR) {
       ol_infer_from_tensor(&init->value->tensor, &t);
+    } else if (init->unread) { /* declared data type and dims; its values are not known */
+      const Onnx__TensorProto *tp = init->proto;
+      ol_dim dims[OL_MAX_RANK];
+      for (size_t d = 0; d < tp->n_dims; d++) dims[d] = ol_dim_of(tp->dims[d]);
+      ol_infer_set_tensor(&t, (ol_dtype)tp->data_type, (int)tp->n_dims, dims);
     } else {
       continue;
     }
