@@ -144,6 +144,19 @@ static void external_data_from_caller_buffers(void) {
     CHECK(((float *)ol_tensor_data(out[0]))[1] == 1);
     ol_value_release(out[0]);
     ol_session_destroy(s);
+    /* models derived from it share what it read (the caller's buffer may
+     * be gone by then): bound, inferred, converted with cache initializers */
+    weights[0] = -1;
+    ol_model *derived[3] = {NULL, NULL, NULL};
+    CHECK_OK(ol_model_bind_persistent(m, NULL, NULL, 0, &derived[0]));
+    CHECK_OK(ol_model_infer_shapes(m, &derived[1]));
+    CHECK_OK(ol_model_with_paged_cache_initializers(m, NULL, NULL, 0, &derived[2]));
+    for (int k = 0; k < 3; k++) {
+      if (!derived[k]) continue;
+      const float *dw = ol_tensor_data(derived[k]->data->graph->initializers[0].value);
+      CHECK(dw == w && dw[0] == 9);
+      ol_model_destroy(derived[k]);
+    }
   }
   ol_model_destroy(m);
   CHECK_STATUS(ol_model_load(bytes, n, NULL, &m), OL_NOT_FOUND);

@@ -58,6 +58,11 @@ ol_proto_owner *ol_proto_owner_retain(ol_proto_owner *o) {
 
 void ol_proto_owner_release(ol_proto_owner *o) {
   if (!o || --o->refcount > 0) return;
+  for (size_t i = 0; i < o->n_external; i++) {
+    free(o->external[i].location);
+    ol_buffer_release(o->external[i].buffer);
+  }
+  free(o->external);
   if (o->base) {
     ol_proto_patch_free(o->patch);
     ol_proto_owner_release(o->base);

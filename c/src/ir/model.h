@@ -18,6 +18,17 @@ typedef struct ol_opset {
  * viewing an initializer stays valid after the model is destroyed.
  * A patched owner (base set) holds a message that shares the sub-messages of
  * base's message: it owns only the blocks in `patch` and retains base. */
+/* An external data payload read while decoding (ol_tensor_from_proto),
+ * identified by where it was read from: derived models (bound, converted,
+ * inferred) find it here instead of reading the file or the caller's
+ * buffer again, which they have no access to. */
+typedef struct ol_external_payload {
+  char *location;
+  int64_t offset;
+  size_t length;
+  ol_buffer *buffer; /* retained */
+} ol_external_payload;
+
 typedef struct ol_proto_owner {
   int refcount;
   Onnx__ModelProto *proto;
@@ -26,6 +37,9 @@ typedef struct ol_proto_owner {
   struct ol_proto_owner *base;
   ol_proto_patch *patch;
   bool borrowed; /* proto is someone else's (ol_model_borrow_proto): never freed here */
+  /* external data read for this owner's model (base owners have theirs) */
+  ol_external_payload *external;
+  size_t n_external, external_capacity;
 } ol_proto_owner;
 
 /* The decoded model, shared by the model handle and its sessions. */

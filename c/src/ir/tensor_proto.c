@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/dtype.h"
+#include "core/grow.h"
 #include "core/status.h"
 #include "ir/model.h"
 #include "ir/packed_views.h"
@@ -172,6 +174,46 @@ ol_status ol_tensor_proto_check_external(const Onnx__TensorProto *tp) {
   return external_entry(tp, need, &location, &offset);
 }
 
+/* The payload read from (location, offset, length) for owner's model or a
+ * model it derives from (NULL: none). */
+static ol_buffer *external_read_before(const ol_proto_owner *owner, const char *location, int64_t offset,
+                                       size_t length) {
+  for (; owner; owner = owner->base)
+    for (size_t i = 0; i < owner->n_external; i++) {
+      const ol_external_payload *e = &owner->external[i];
+      if (e->offset == offset && e->length == length && strcmp(e->location, location) == 0) return e->buffer;
+    }
+  return NULL;
+}
+
+/* tp's external payload: the one a model owner derives from already read
+ * (shared, not copied), else read from the caller's buffers or folder and
+ * recorded in the owner for the models derived from it. */
+static ol_status external_tensor(const Onnx__TensorProto *tp, const ol_tensor_source *src, size_t need, int rank,
+                                 const int64_t *dims, ol_value **out) {
+  const char *location = NULL;
+  int64_t offset = 0;
+  OL_TRY(external_entry(tp, need, &location, &offset));
+  ol_proto_owner *owner = src ? src->owner : NULL;
+  ol_buffer *read = need ? external_read_before(owner, location, offset, need) : NULL;
+  if (read) return ol_value_new_view(read, 0, (ol_dtype)tp->data_type, rank, dims, out);
+  OL_TRY(ol_value_new_tensor(NULL, (ol_dtype)tp->data_type, rank, dims, out));
+  ol_status s = read_external(tp, src, need, ol_tdata(&(*out)->tensor));
+  ol_buffer *buffer = (*out)->tensor.buffer;
+  if (s == OL_OK && owner && buffer &&
+      ol_grow(&owner->external, &owner->external_capacity, owner->n_external, 1, sizeof *owner->external, 8)) {
+    char *copy = ol_strdup(location);
+    if (copy)
+      owner->external[owner->n_external++] = (ol_external_payload){copy, offset, need, ol_buffer_retain(buffer)};
+    /* out of memory here only costs a derived model a second read */
+  }
+  if (s != OL_OK) {
+    ol_value_release(*out);
+    *out = NULL;
+  }
+  return s;
+}
+
 ol_status ol_tensor_from_proto(const Onnx__TensorProto *tp, const ol_tensor_source *src,
                                ol_value **out) {
   *out = NULL;
@@ -227,12 +269,10 @@ ol_status ol_tensor_from_proto(const Onnx__TensorProto *tp, const ol_tensor_sour
       memcpy(ol_tdata(&(*out)->tensor), tp->raw_data.data, need);
     return OL_OK;
   }
+  if (external) return external_tensor(tp, src, need, rank, dims, out);
   OL_TRY(ol_value_new_tensor(NULL, dtype, rank, dims, out));
   ol_status s = OL_OK;
-  if (external)
-    s = read_external(tp, src, need, ol_tdata(&(*out)->tensor));
-  else if (count)
-    s = copy_typed_field(tp, name, dtype, count, ol_tdata(&(*out)->tensor));
+  if (count) s = copy_typed_field(tp, name, dtype, count, ol_tdata(&(*out)->tensor));
   if (s != OL_OK) {
     ol_value_release(*out);
     *out = NULL;

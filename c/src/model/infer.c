@@ -27,6 +27,7 @@
 #include "core/limits.h"
 #include "core/strmap.h"
 #include "ir/paged_proto.h"
+#include "ir/proto_patch.h"
 #include "model/infer_internal.h"
 
 /* The values of one graph. Pointers into types stay valid only until the
@@ -492,7 +493,14 @@ ol_status ol_model_infer_shapes(const ol_model *model, ol_model **out) {
     onnx__model_proto__free_unpacked(copy, NULL);
     return st;
   }
-  return ol_model_from_proto(copy, NULL, out);
+  /* over the source's owner: external data it read is shared, not read again */
+  ol_proto_patch *patch = ol_xcalloc(1, sizeof *patch);
+  if (!patch || !ol_proto_patch_adopt_message(patch, &copy->base)) {
+    free(patch);
+    onnx__model_proto__free_unpacked(copy, NULL);
+    return ol_error(OL_OUT_OF_MEMORY, "shape inference: out of memory");
+  }
+  return ol_model_from_patch(patch, copy, model->data->owner, out);
 }
 
 ol_status ol_infer_walk(const ol_model_data *model, ol_infer_visit_fn visit, void *user) {
