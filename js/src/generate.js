@@ -174,10 +174,7 @@ function step(runtime, generator) {
 
 /** The generator's int64 [batch, prompt + generated], copied out of wasm memory. */
 function allTokens(runtime, generator) {
-  const value = runtime.scratch(4, (out) => {
-    runtime.check(runtime.m._olw_generator_tokens(generator, out));
-    return runtime.u32(out);
-  });
+  const value = runtime.u32Result((out) => runtime.m._olw_generator_tokens(generator, out));
   const tensor = wrapOutput(runtime, value);
   try {
     return new Tensor('int64', tensor.data.slice(), tensor.dims);

@@ -47,14 +47,6 @@ function messageBytes(value, schemaName, what) {
   return protobuf.toBinary(schema[schemaName], message);
 }
 
-/** The u32 (a count or a handle) call(out) writes through its out-pointer, after checking its status. */
-function u32Result(runtime, call) {
-  return runtime.scratch(4, (out) => {
-    runtime.check(call(out));
-    return runtime.u32(out);
-  });
-}
-
 function bytesResult(runtime, call) {
   return runtime.scratch(8, (out) => {
     runtime.check(call(out, out + 4));
@@ -88,7 +80,7 @@ export class GraphBuilder {
     const runtime = currentRuntime();
     const ptr = runtime.copyIn(bytes);
     try {
-      const handle = u32Result(runtime, (out) => runtime.m._olw_builder_from_model(ptr, bytes.byteLength, out));
+      const handle = runtime.u32Result((out) => runtime.m._olw_builder_from_model(ptr, bytes.byteLength, out));
       return new GraphBuilder(undefined, handle);
     } finally {
       runtime.free(ptr);
@@ -326,7 +318,7 @@ export class GraphBuilder {
    */
   dedupInitializers() {
     const handle = this.#live('dedupInitializers');
-    return u32Result(this.#runtime, (out) => this.#runtime.m._olw_builder_dedup_initializers(handle, out));
+    return this.#runtime.u32Result((out) => this.#runtime.m._olw_builder_dedup_initializers(handle, out));
   }
 
   /**
@@ -336,7 +328,7 @@ export class GraphBuilder {
    */
   infer() {
     const handle = this.#live('infer');
-    return u32Result(this.#runtime, (out) => this.#runtime.m._olw_builder_infer(handle, out));
+    return this.#runtime.u32Result((out) => this.#runtime.m._olw_builder_infer(handle, out));
   }
 
   /**

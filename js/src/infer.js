@@ -19,10 +19,7 @@ export async function inferShapes(model, options) {
   const m = runtime.m;
   const source = loadModelHandle(runtime, bytes);
   try {
-    const inferred = runtime.scratch(4, (out) => {
-      runtime.check(m._olw_model_infer_shapes(source, out));
-      return runtime.u32(out);
-    });
+    const inferred = runtime.u32Result((out) => m._olw_model_infer_shapes(source, out));
     try {
       return serializeModelHandle(runtime, inferred);
     } finally {

@@ -54,11 +54,8 @@ export async function sameKind(original, bytes) {
  * weights are viewed in it, so wasm memory holds the model once.
  */
 export function loadModelHandle(runtime, bytes) {
-  return runtime.scratch(4, (out) => {
-    const ptr = runtime.copyIn(bytes);
-    runtime.check(runtime.m._olw_model_load_owned(ptr, bytes.byteLength, out)); // frees ptr on failure
-    return runtime.u32(out);
-  });
+  const ptr = runtime.copyIn(bytes);
+  return runtime.u32Result((out) => runtime.m._olw_model_load_owned(ptr, bytes.byteLength, out)); // frees ptr on failure
 }
 
 /**
@@ -109,10 +106,7 @@ export async function loadModelInput(runtime, model, what) {
   } catch (error) {
     scanError = error;
   }
-  const handle = runtime.scratch(4, (out) => {
-    runtime.check(runtime.m._olw_model_load_owned(ptr, size, out)); // frees ptr on failure
-    return runtime.u32(out);
-  });
+  const handle = runtime.u32Result((out) => runtime.m._olw_model_load_owned(ptr, size, out)); // frees ptr on failure
   if (scanError) {
     runtime.m._olw_model_destroy(handle);
     throw scanError;

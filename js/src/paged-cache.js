@@ -38,14 +38,6 @@ function fieldName(runtime, name) {
   return (names[name] ??= runtime.cstring(name));
 }
 
-/** A new cache handle from out-pointer call `create(out)`. */
-function made(runtime, create) {
-  return runtime.scratch(4, (out) => {
-    runtime.check(create(out));
-    return runtime.u32(out);
-  });
-}
-
 export class PagedCache {
   #runtime;
   #handle;
@@ -62,7 +54,7 @@ export class PagedCache {
   /** An empty cache ({ blocks: [] }). Needs the module loaded (await init()). */
   static empty() {
     const runtime = currentRuntime();
-    return pagedCacheFromValue(runtime, made(runtime, (out) => runtime.m._olw_paged_cache_empty(out)));
+    return pagedCacheFromValue(runtime, runtime.u32Result((out) => runtime.m._olw_paged_cache_empty(out)));
   }
 
   /**
@@ -77,7 +69,7 @@ export class PagedCache {
     const runtime = currentRuntime();
     const ptr = runtime.copyIn(data);
     try {
-      return pagedCacheFromValue(runtime, made(runtime, (out) => runtime.m._olw_paged_cache_parse(ptr, data.byteLength, out)));
+      return pagedCacheFromValue(runtime, runtime.u32Result((out) => runtime.m._olw_paged_cache_parse(ptr, data.byteLength, out)));
     } finally {
       runtime.free(ptr);
     }
@@ -180,13 +172,13 @@ export class PagedCache {
   truncate(tokens) {
     if (!Number.isSafeInteger(tokens) || tokens < 0) throw invalidArgument(`PagedCache.truncate: tokens must be a non-negative integer, got ${tokens}`);
     const runtime = this.#runtime;
-    return pagedCacheFromValue(runtime, made(runtime, (out) => runtime.m._olw_paged_cache_truncate(this.handle, tokens, out)));
+    return pagedCacheFromValue(runtime, runtime.u32Result((out) => runtime.m._olw_paged_cache_truncate(this.handle, tokens, out)));
   }
 
   /** A second cache sharing every (immutable) block: appending to one leaves the other as it is. */
   fork() {
     const runtime = this.#runtime;
-    return pagedCacheFromValue(runtime, made(runtime, (out) => runtime.m._olw_paged_cache_fork(this.handle, out)));
+    return pagedCacheFromValue(runtime, runtime.u32Result((out) => runtime.m._olw_paged_cache_fork(this.handle, out)));
   }
 
   /**
@@ -197,7 +189,7 @@ export class PagedCache {
   compact(maxBlockTokens = 64) {
     if (!Number.isSafeInteger(maxBlockTokens) || maxBlockTokens < 1) throw invalidArgument(`PagedCache.compact: maxBlockTokens must be a positive integer, got ${maxBlockTokens}`);
     const runtime = this.#runtime;
-    return pagedCacheFromValue(runtime, made(runtime, (out) => runtime.m._olw_paged_cache_compact(this.handle, maxBlockTokens, out)));
+    return pagedCacheFromValue(runtime, runtime.u32Result((out) => runtime.m._olw_paged_cache_compact(this.handle, maxBlockTokens, out)));
   }
 
   /** Releases the cache now (pages shared with other caches stay theirs). Idempotent. */
@@ -241,7 +233,7 @@ export function quantizePagedCache(cache, blockIndices, formats) {
   try {
     const view = runtime.view();
     blockIndices.forEach((b, i) => view.setBigInt64(indices + 8 * i, BigInt(b), true));
-    return pagedCacheFromValue(runtime, made(runtime, (out) => runtime.m._olw_paged_cache_quantize(cache.handle, indices, blockIndices.length,
+    return pagedCacheFromValue(runtime, runtime.u32Result((out) => runtime.m._olw_paged_cache_quantize(cache.handle, indices, blockIndices.length,
       key.type, key.scale, key.zeroPoint, value.type, value.scale, value.zeroPoint, out)));
   } finally {
     runtime.free(indices);

@@ -7,7 +7,7 @@
 import { dtypeOf } from './dtypes.js';
 import { invalidArgument } from './errors.js';
 import { serializeModelHandle } from './model.js';
-import { EncodedValue, loadProto, modelArg, newHandle, withModel, withTensorValue } from './quantization.js';
+import { EncodedValue, loadProto, modelArg, withModel, withTensorValue } from './quantization.js';
 import { currentRuntime } from './runtime.js';
 import { SharedQuantizedValue, encodedInfo, serializeEncoded } from './shared-value.js';
 import { Tensor, copyToValue, valueOfTensor } from './tensor.js';
@@ -139,7 +139,7 @@ export function quantizeTensorShared(tensor, model, name, { valueName } = {}) {
   try {
     const handle = withModel(runtime, bytes, (modelHandle) =>
       withTensorValue(runtime, tensor, (value) =>
-        newHandle(runtime, (out) => runtime.m._olw_quant_quantize_shared(value, modelHandle, namePtr, valueNamePtr, out)),
+        runtime.u32Result((out) => runtime.m._olw_quant_quantize_shared(value, modelHandle, namePtr, valueNamePtr, out)),
       ),
     );
     return new SharedQuantizedValue(runtime, handle);
@@ -167,19 +167,19 @@ export function materializeQuantizedValue(shared, { model } = {}) {
     }
   };
   if (shared instanceof SharedQuantizedValue) {
-    return take(newHandle(runtime, (out) => m._olw_quant_materialize(shared.handle, 0, out)));
+    return take(runtime.u32Result((out) => m._olw_quant_materialize(shared.handle, 0, out)));
   }
   if (!(shared instanceof Uint8Array)) throw invalidArgument('materializeQuantizedValue: expected a SharedQuantizedValue or compact EncodedValueProto bytes');
   const modelData = model === undefined || model === null ? null : modelBytes(model, 'materializeQuantizedValue');
   const ptr = runtime.copyIn(shared);
   let value = 0;
   try {
-    value = newHandle(runtime, (out) => m._olw_encoded_value_parse(ptr, shared.length, out));
+    value = runtime.u32Result((out) => m._olw_encoded_value_parse(ptr, shared.length, out));
   } finally {
     runtime.free(ptr);
   }
   try {
-    return take(withModel(runtime, modelData, (modelHandle) => newHandle(runtime, (out) => m._olw_quant_materialize(value, modelHandle, out))));
+    return take(withModel(runtime, modelData, (modelHandle) => runtime.u32Result((out) => m._olw_quant_materialize(value, modelHandle, out))));
   } finally {
     m._olw_value_release(value);
   }

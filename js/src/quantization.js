@@ -42,10 +42,7 @@ function withEncodedValue(runtime, bytes, fn) {
   const ptr = runtime.copyIn(bytes);
   let handle = 0;
   try {
-    handle = runtime.scratch(4, (out) => {
-      runtime.check(runtime.m._olw_encoded_value_parse(ptr, bytes.byteLength, out));
-      return runtime.u32(out);
-    });
+    handle = runtime.u32Result((out) => runtime.m._olw_encoded_value_parse(ptr, bytes.byteLength, out));
   } finally {
     runtime.free(ptr);
   }
@@ -60,10 +57,7 @@ function withEncodedValue(runtime, bytes, fn) {
 export function withModel(runtime, bytes, fn) {
   if (!bytes) return fn(0);
   const ptr = runtime.copyIn(bytes);
-  const handle = runtime.scratch(4, (out) => {
-    runtime.check(runtime.m._olw_model_load_owned(ptr, bytes.byteLength, out)); // takes ptr, also on failure
-    return runtime.u32(out);
-  });
+  const handle = runtime.u32Result((out) => runtime.m._olw_model_load_owned(ptr, bytes.byteLength, out)); // takes ptr, also on failure
   try {
     return fn(handle);
   } finally {
@@ -78,14 +72,6 @@ function takeEncoded(runtime, handle) {
   } finally {
     runtime.m._olw_value_release(handle);
   }
-}
-
-/** Internal: runs call(out) that stores a new handle at out, and returns it. */
-export function newHandle(runtime, call) {
-  return runtime.scratch(4, (out) => {
-    runtime.check(call(out));
-    return runtime.u32(out);
-  });
 }
 
 const plans = new FinalizationRegistry(({ runtime, handle }) => runtime.m._olw_quant_plan_destroy(handle));
@@ -441,11 +427,7 @@ function makeRun(layout, blocks) {
 }
 
 function adoptPlan(runtime, call) {
-  const handle = runtime.scratch(4, (out) => {
-    runtime.check(call(out));
-    return runtime.u32(out);
-  });
-  return new QuantizationPlan(runtime, handle);
+  return new QuantizationPlan(runtime, runtime.u32Result(call));
 }
 
 /** A portable plan: count elements in blocks of blockSize (ORT profiles: makeMatMulNBitsPlan). */
@@ -518,7 +500,7 @@ export function quantizeTensor(tensor, plan, { name } = {}) {
   const namePtr = name === undefined ? 0 : runtime.cstring(String(name));
   try {
     const encoded = withTensorValue(runtime, tensor, (handle) =>
-      newHandle(runtime, (out) => runtime.m._olw_quant_quantize(plan.handle, handle, namePtr, out)),
+      runtime.u32Result((out) => runtime.m._olw_quant_quantize(plan.handle, handle, namePtr, out)),
     );
     return new EncodedValue(takeEncoded(runtime, encoded), tensor.type, tensor.dims, plan.format);
   } finally {
@@ -563,12 +545,12 @@ export function dequantizeTensor(encoded, { model } = {}) {
   const runtime = currentRuntime();
   const m = runtime.m;
   if (encoded instanceof SharedQuantizedValue) {
-    return tensorFromValue(runtime, newHandle(runtime, (out) => m._olw_quant_dequantize(encoded.handle, 0, out)));
+    return tensorFromValue(runtime, runtime.u32Result((out) => m._olw_quant_dequantize(encoded.handle, 0, out)));
   }
   const bytes = encodedBytes(encoded, 'dequantizeTensor');
   const modelBytes = modelArg(model, 'dequantizeTensor');
   const handle = withEncodedValue(runtime, bytes, (value) =>
-    withModel(runtime, modelBytes, (modelHandle) => newHandle(runtime, (out) => m._olw_quant_dequantize(value, modelHandle, out))),
+    withModel(runtime, modelBytes, (modelHandle) => runtime.u32Result((out) => m._olw_quant_dequantize(value, modelHandle, out))),
   );
   return tensorFromValue(runtime, handle);
 }

@@ -393,6 +393,14 @@ export class Runtime {
     return this.view().getUint32(ptr, true);
   }
 
+  /** The u32 (a handle, a count) that `call(out)` stores at out, after checking its status. */
+  u32Result(call) {
+    return this.scratch(4, (out) => {
+      this.check(call(out));
+      return this.u32(out);
+    });
+  }
+
   i32(ptr) {
     return this.view().getInt32(ptr, true);
   }

@@ -56,10 +56,7 @@ export class InferenceSession {
         return runtime.u32(out);
       })));
       if (options?.events) {
-        context = runtime.scratch(4, (out) => {
-          runtime.check(m._olw_context_create(1, out));
-          return runtime.u32(out);
-        });
+        context = runtime.u32Result((out) => m._olw_context_create(1, out));
       }
       const session = new InferenceSession(CREATE, runtime, handle, modelHandle, bindings);
       session.#threads = threads;

@@ -191,10 +191,7 @@ function createStateFromHandle(runtime, modelHandle, bindings, initial, { persis
     } finally {
       values.release();
     }
-    const context = runtime.scratch(4, (out) => {
-      runtime.check(m._olw_context_create(events ? 1 : 0, out));
-      return runtime.u32(out);
-    });
+    const context = runtime.u32Result((out) => m._olw_context_create(events ? 1 : 0, out));
     return new PersistentValueState(CREATE, runtime, handle, context, bindings, { persistentTensorInitialCapacity, events }, formats);
   } catch (error) {
     if (handle) m._olw_state_destroy(handle);

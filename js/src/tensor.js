@@ -164,10 +164,7 @@ export class Tensor {
     if (this.#ptr !== -1) return;
     const runtime = this.#runtime;
     const m = runtime.m;
-    const dense = runtime.scratch(4, (out) => {
-      runtime.check(m._olw_value_densify(this.#handle, out));
-      return runtime.u32(out);
-    });
+    const dense = runtime.u32Result((out) => m._olw_value_densify(this.#handle, out));
     finalizer.unregister(this);
     m._olw_value_release(this.#handle);
     this.#handle = dense;

@@ -165,10 +165,7 @@ function inputValue(runtime, input, name, what, owned, depth, bind) {
   if (depth > MAX_NESTING) throw invalidArgument(`${what}: '${name}' nests deeper than ${MAX_NESTING} levels`);
   if (input instanceof Tensor) return tensorValue(runtime, input, owned); // the common case first
   const adopt = (create) => {
-    const value = runtime.scratch(4, (out) => {
-      runtime.check(create(out));
-      return runtime.u32(out);
-    });
+    const value = runtime.u32Result((out) => create(out));
     owned.push(() => m._olw_value_release(value));
     return value;
   };
@@ -370,10 +367,7 @@ export function cancelledError(signal, what) {
 /** A fresh ol_completion; cancelled now when the signal is already aborted. Caller destroys it. */
 export function createCompletion(runtime, signal) {
   const m = runtime.m;
-  const completion = runtime.scratch(4, (out) => {
-    runtime.check(m._olw_completion_create(out));
-    return runtime.u32(out);
-  });
+  const completion = runtime.u32Result((out) => m._olw_completion_create(out));
   if (signal?.aborted) {
     const reason = runtime.cstring(abortReason(signal));
     m._olw_completion_cancel(completion, reason);
