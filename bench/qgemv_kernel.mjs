@@ -23,7 +23,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { AttributeProto_AttributeType as A, ModelProtoSchema, TensorProto_DataType as DT } from 'onnx-light/proto';
 
-import { SHAPES } from './lib/llama_model.mjs';
+import { rng, SHAPES } from './lib/llama_model.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -34,18 +34,6 @@ const { values: args } = parseArgs({
 const REPS = Number(args.reps), ROWS = Number(args.rows), BLOCK = 32;
 const shape = SHAPES[args.shape];
 if (!shape) throw new Error(`unknown shape '${args.shape}' (${Object.keys(SHAPES).join(', ')})`);
-
-/** mulberry32 */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const dim = (d) => ({ value: { case: 'dimValue', value: BigInt(d) } });
 const info = (name, dims) => ({ name, type: { value: { case: 'tensorType', value: { elemType: DT.FLOAT, shape: { dim: dims.map(dim) } } } } });

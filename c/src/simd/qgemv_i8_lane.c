@@ -23,7 +23,12 @@
  * 16-bit lanes into its i32 lane: the same exact integer sums. (The 8-bit
  * dot into 32 bits with its add, i32x4.relaxed_dot_i8x16_i7x16_add_s, is
  * three instructions in V8 on x86 without AVX-VNNI and measured no faster
- * than SIMD128 here; the 16-bit one is one pmaddubsw.)
+ * than SIMD128 here; the 16-bit one is one pmaddubsw.) With the default
+ * zero point 8, the one-row kernel starts each span's 16-bit sums at
+ * -8 times the span's codes in that lane (prepared), so that they end as
+ * sum (w - 8) * a (|lane| <= 16 * 8 * 127: no overflow at the end, and
+ * wrapping on the way is exact): the integer (float)d - 8 * asum is, the
+ * same bits without the float subtraction.
  *
  * 8-bit codes (every build): 16-bit lane 2i+h holds two codes of output i,
  * w0 (low byte, element 4c + 2h) and w1 (high byte, stored XOR 0x80: the
@@ -60,9 +65,17 @@ static size_t codes_bytes(const ol_qgemv_shape *s) {
   return sizeof(int16_t) * 4 * (size_t)(ol_qgemv_blocks(s) * s->block);
 }
 
-/* after the codes, per block: sa, asum, alo (the codes at even elements) */
+/* DOT8: chunks summed in 16 bits before widening (see above) */
+#define DOT8_SPAN 4
+
+/* DOT8: spans per block */
+static int64_t spans(const ol_qgemv_shape *s) { return (ol_qgemv_blob_bytes(s) / 4 + DOT8_SPAN - 1) / DOT8_SPAN; }
+
+/* after the codes, per block: sa, asum, alo (the codes at even elements);
+ * DOT8: then per block and span the 16-bit start of the sums (see above) */
 size_t ol_qgemv_i8_lane_work_bytes(const ol_qgemv_shape *s) {
-  return codes_bytes(s) + 3 * sizeof(float) * (size_t)ol_qgemv_blocks(s);
+  size_t starts = DOT8(s->bits) ? 16 * (size_t)(ol_qgemv_blocks(s) * spans(s)) : 0;
+  return codes_bytes(s) + 3 * sizeof(float) * (size_t)ol_qgemv_blocks(s) + starts;
 }
 
 void ol_qgemv_i8_lane_prepare(const ol_qgemv_shape *s, const float *a, void *work) {
@@ -77,6 +90,16 @@ void ol_qgemv_i8_lane_prepare(const ol_qgemv_shape *s, const float *a, void *wor
     for (int64_t e = 0; e < s->block; e += 2) even += q[e];
     alo[j] = (float)even;
     if (DOT8(s->bits)) {
+      /* span t's start: lane 2i + h = -8 * the codes that lane sums
+       * (elements 8c + 4h .. 8c + 4h + 3 of its chunks c) */
+      int16_t *start = (int16_t *)(alo + kb) + 8 * j * spans(s);
+      for (int64_t c0 = 0, t = 0; c0 < cpb; c0 += DOT8_SPAN, t++)
+        for (int h = 0; h < 2; h++) {
+          int32_t sum = 0;
+          for (int64_t c = c0; c < c0 + DOT8_SPAN && c < cpb; c++)
+            for (int e = 0; e < 4; e++) sum += q[8 * c + 4 * h + e];
+          for (int i = 0; i < 4; i++) start[8 * t + 2 * i + h] = (int16_t)(-8 * sum);
+        }
       /* chunk c: 16 bytes of the low nibbles' codes, then 16 of the high */
       for (int64_t c = 0; c < cpb; c++) {
         int8_t *dst = (int8_t *)(codes + (j * cpb + c) * CHUNK_CODES(4));
@@ -120,9 +143,6 @@ OL_AI ol_i32x4 dot8_chunk(ol_i32x4 a_lo, ol_i32x4 lo, ol_i32x4 a_hi, ol_i32x4 hi
   return ol_i16x8_add(ol_i16x8_dot_i8x16_u7(a_lo, lo), ol_i16x8_dot_i8x16_u7(a_hi, hi));
 }
 
-/* DOT8: chunks summed in 16 bits before widening (see above) */
-#define DOT8_SPAN 4
-
 /* DOT8: one 16-byte chunk (four outputs' words) times R rows' prepared
  * codes at codes[r] + at, added to the 16-bit sums s[r] */
 OL_AI void chunk4_dot8(const int R, ol_i32x4 v, const int16_t *const *codes, ptrdiff_t at, ol_i32x4 *s) {
@@ -146,14 +166,16 @@ OL_AI void chunk8(const int R, ol_i32x4 v, const int16_t *const *codes, ptrdiff_
 
 /* acc[r] = acc[r] + ((float)d[r] - z * asum_j) * (sa_j * sw), four outputs
  * wide: the order of qgemv_i8.c per output (8 bits: d as above, the same
- * integer first; GIVEN: z given, else the default 2^(bits-1)). sa[r]: the
- * row's per-block floats, sa, asum and alo, kb apart. */
-OL_AI void block_epilogue(const int bits, const bool GIVEN, const int R, const ol_i32x4 *d, ol_f32x4 z, ol_f32x4 sw,
-                          const float *const *sa, ptrdiff_t kb, ptrdiff_t j, ol_f32x4 *acc) {
+ * integer first; FOLDED: d already less the default zero point's part;
+ * GIVEN: z given, else the default 2^(bits-1)). sa[r]: the row's per-block
+ * floats, sa, asum and alo, kb apart. */
+OL_AI void block_epilogue(const int bits, const bool GIVEN, const bool FOLDED, const int R, const ol_i32x4 *d,
+                          ol_f32x4 z, ol_f32x4 sw, const float *const *sa, ptrdiff_t kb, ptrdiff_t j, ol_f32x4 *acc) {
   for (int r = 0; r < R; r++) {
     const float asum = sa[r][kb + j], alo = sa[r][2 * kb + j];
     ol_f32x4 w = ol_f32x4_mul(ol_f32x4_splat(sa[r][j]), sw), dz = ol_i32x4_to_f32x4(d[r]);
-    if (bits == 8 && !GIVEN) {
+    if (FOLDED) {
+    } else if (bits == 8 && !GIVEN) {
       dz = ol_f32x4_sub(dz, ol_f32x4_mul(z, ol_f32x4_splat(alo)));
     } else {
       if (bits == 8) dz = ol_f32x4_add(dz, ol_f32x4_splat(128.0f * (asum - alo)));
@@ -225,7 +247,7 @@ OL_AI void half(const int bits, const int R, const bool GIVEN, const bool tail, 
     } else {
       sw = ol_f32x4_load(sc + sstride * j);
     }
-    block_epilogue(bits, GIVEN, R, d, z, sw, sa, kb, j, acc);
+    block_epilogue(bits, GIVEN, false, R, d, z, sw, sa, kb, j, acc);
   }
   for (int r = 0; r < R; r++) ol_f32x4_store(y + r * ldy, acc[r]);
 }
@@ -233,8 +255,11 @@ OL_AI void half(const int bits, const int R, const bool GIVEN, const bool tail, 
 /* One row, NG (1 or 2) whole groups of eight outputs n..n+8NG-1 (b, sc:
  * the first group's weights and scales, the next group's gstride bytes and
  * 8 * kb scales further): each chunk's activation vectors are loaded once
- * for all 2NG halves. The same operations per output as half(). */
-OL_AI void group1(const int bits, const int NG, const bool GIVEN, const ol_qgemv_shape *s, const int16_t *const *codes,
+ * for all 2NG halves. The same integers and float operations per output as
+ * half() (DOT8 without a given zero point: folded, see above). ONE_SPAN:
+ * DOT8 blocks of one span (block <= 32), no 32-bit sums carried. */
+OL_AI void group1(const int bits, const int NG, const bool GIVEN, const bool ONE_SPAN, const ol_qgemv_shape *s,
+                  const int16_t *const *codes,
                   const float *const *sa, const uint8_t *b, ptrdiff_t gstride,
                   const float *sc, const uint8_t *zp_u8, const float *zp_f, int64_t n, float *y) {
   const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), blob = (ptrdiff_t)ol_qgemv_blob_bytes(s), cpb = blob / 4;
@@ -244,6 +269,9 @@ OL_AI void group1(const int bits, const int NG, const bool GIVEN, const ol_qgemv
   ol_f32x4 acc[H];
   for (int h = 0; h < 2 * NG; h++) acc[h] = ol_f32x4_zero();
   const int16_t *q = codes[0];
+  const bool FOLDED = DOT8(bits) && !GIVEN;
+  const int16_t *start = (const int16_t *)(sa[0] + 3 * kb); /* FOLDED: the spans' 16-bit starts */
+  const ptrdiff_t nspans = (cpb + DOT8_SPAN - 1) / DOT8_SPAN;
   for (ptrdiff_t j = 0; j < kb; j++) {
     ol_i32x4 d[H];
     for (int h = 0; h < 2 * NG; h++) d[h] = ol_i32x4_splat(0);
@@ -251,9 +279,10 @@ OL_AI void group1(const int bits, const int NG, const bool GIVEN, const ol_qgemv
       /* spans of at most DOT8_SPAN chunks summed in 16 bits, each widened
        * after its own branch-free loop */
       for (ptrdiff_t c0 = 0; c0 < cpb; c0 += DOT8_SPAN) {
-        const ptrdiff_t span = cpb - c0 < DOT8_SPAN ? cpb - c0 : DOT8_SPAN;
+        const ptrdiff_t span = ONE_SPAN ? cpb : cpb - c0 < DOT8_SPAN ? cpb - c0 : DOT8_SPAN;
+        const ol_i32x4 s0 = FOLDED ? ol_i32x4_load(start + 8 * (ONE_SPAN ? j : j * nspans + c0 / DOT8_SPAN)) : ol_i32x4_splat(0);
         ol_i32x4 s16[H];
-        for (int h = 0; h < 2 * NG; h++) s16[h] = ol_i32x4_splat(0);
+        for (int h = 0; h < 2 * NG; h++) s16[h] = s0;
 #if defined(__clang__)
 #pragma clang loop unroll(disable)
 #endif
@@ -265,7 +294,9 @@ OL_AI void group1(const int bits, const int NG, const bool GIVEN, const ol_qgemv
                                                      ol_i32x4_and(ol_u16x8_shr(v, 4), nibbles)));
           }
         }
-        for (int h = 0; h < 2 * NG; h++) d[h] = ol_i32x4_add(d[h], ol_i32x4_sum_i16x8_pairs(s16[h]));
+        for (int h = 0; h < 2 * NG; h++)
+          d[h] = ONE_SPAN ? ol_i32x4_sum_i16x8_pairs(s16[h]) : ol_i32x4_add(d[h], ol_i32x4_sum_i16x8_pairs(s16[h]));
+        if (ONE_SPAN) break;
       }
     }
 #if defined(__clang__)
@@ -293,7 +324,7 @@ OL_AI void group1(const int bits, const int NG, const bool GIVEN, const ol_qgemv
     for (int h = 0; h < 2 * NG; h++) {
       const ptrdiff_t g = h / 2, i = h % 2;
       ol_f32x4 z = GIVEN ? zero_points(bits, kb, zp_u8, zp_f, n + 8 * g + 4 * i, 4, j) : zdef;
-      block_epilogue(bits, GIVEN, 1, &d[h], z, ol_f32x4_load(sc + 8 * kb * g + 8 * j + 4 * i), sa, kb, j, &acc[h]);
+      block_epilogue(bits, GIVEN, FOLDED, 1, &d[h], z, ol_f32x4_load(sc + 8 * kb * g + 8 * j + 4 * i), sa, kb, j, &acc[h]);
     }
   }
   for (int h = 0; h < 2 * NG; h++) ol_f32x4_store(y + 4 * h, acc[h]);
@@ -320,8 +351,14 @@ OL_AI void rows(const int bits, const int R, const bool GIVEN, const ol_qgemv_sh
     /* one row: two whole groups in one pass where both are in range */
     const int ng = R == 1 && whole && g0 + 2 * G <= n1 && g0 + 2 * G <= nG ? 2 : 1;
     if (!tail && R == 1) {
-      if (ng == 2) group1(bits, 2, GIVEN, s, codes, sa, b, (ptrdiff_t)(G * kb * blob), sc, zp_u8, zp_f, g0, dst);
-      else group1(bits, 1, GIVEN, s, codes, sa, b, 0, sc, zp_u8, zp_f, g0, dst);
+      const ptrdiff_t gs = ng == 2 ? (ptrdiff_t)(G * kb * blob) : 0;
+      if (DOT8(bits) && blob <= 4 * DOT8_SPAN) {
+        if (ng == 2) group1(bits, 2, GIVEN, true, s, codes, sa, b, gs, sc, zp_u8, zp_f, g0, dst);
+        else group1(bits, 1, GIVEN, true, s, codes, sa, b, gs, sc, zp_u8, zp_f, g0, dst);
+      } else {
+        if (ng == 2) group1(bits, 2, GIVEN, false, s, codes, sa, b, gs, sc, zp_u8, zp_f, g0, dst);
+        else group1(bits, 1, GIVEN, false, s, codes, sa, b, gs, sc, zp_u8, zp_f, g0, dst);
+      }
     } else if (!tail) {
       half(bits, R, GIVEN, false, s, codes, sa, b, 32, sc, 8, zp_u8, zp_f, g0, 4, dst, ld);
       half(bits, R, GIVEN, false, s, codes, sa, b + 16, 32, sc + 4, 8, zp_u8, zp_f, g0 + 4, 4, dst + 4, ld);
