@@ -98,7 +98,8 @@ for (const bits of args.bits.split(',').map(Number)) {
         if (r < 0) {
           // every build must give the same bits
           const y = out.y.data;
-          if (ref && (ref.length !== y.length || ref.some((v, i) => !Object.is(v, y[i])))) throw new Error(`${dists[k]}: ${name} bits ${bits} differs from ${dists[0]}`);
+          const same = !ref || (ref.length === y.length && ref.every((v, i) => Object.is(v, y[i])));
+          if (!same) throw new Error(`${dists[k]}: ${name} bits ${bits} differs from ${dists[0]}`);
           ref ??= Float32Array.from(y);
           continue;
         }
@@ -108,7 +109,10 @@ for (const bits of args.bits.split(',').map(Number)) {
     }
     for (let k = 0; k < sessions.length; k++) {
       const vsFirst = k ? { vsFirst: +quantile(wall[k].map((t, r) => t / wall[0][r]), 0.5).toFixed(4) } : {};
-      results.push({ case: name, bits, dist: dists[k], minMs: +Math.min(...wall[k]).toFixed(4), medianMs: +quantile(wall[k], 0.5).toFixed(4), cpuMs: +(cpu[k] / REPS).toFixed(4), ...vsFirst });
+      const ms = (v) => +v.toFixed(4);
+      results.push({
+        case: name, bits, dist: dists[k], minMs: ms(Math.min(...wall[k])), medianMs: ms(quantile(wall[k], 0.5)), cpuMs: ms(cpu[k] / REPS), ...vsFirst,
+      });
       await sessions[k].release?.();
     }
   }

@@ -44,8 +44,10 @@ static void test_lanes_round_trip(void) {
         for (int64_t row = 0; row < R; row++)
           for (size_t w = 0; w < W / 4; w++) {
             const int64_t G = OL_LANE_GROUP, g = row / G * G;
-            size_t place = row < R / G * G ? (size_t)g * W + 4 * ((size_t)G * w + (size_t)(row - g)) : (size_t)row * W + 4 * w;
-            for (int k = 0; k < 4; k++) at = at && q[place + k] == (dense[(size_t)row * W + 4 * w + k] ^ (k & 1 ? odd_xor : 0));
+            size_t place =
+                row < R / G * G ? (size_t)g * W + 4 * ((size_t)G * w + (size_t)(row - g)) : (size_t)row * W + 4 * w;
+            for (int k = 0; k < 4; k++)
+              at = at && q[place + k] == (dense[(size_t)row * W + 4 * w + k] ^ (k & 1 ? odd_xor : 0));
           }
         CHECK(at);
         ol_lanes_to_dense(R, W, odd_xor, q, back);
@@ -300,7 +302,8 @@ static void test_loader_lays_out_nbits_weights(void) {
       CHECK(b->packing.params[2] == ox && s->packing.params[2] == 0);
       /* output 9 (group 1, lane 1), word 3 of its bytes; scale of block 2 */
       int W = KB_ * blob_of(n) / 4;
-      CHECK(laid_equal((const uint8_t *)ol_tdata(b) + 4 * (8 * W + 8 * 3 + 1), n->b + 9 * KB_ * blob_of(n) + 4 * 3, 4, ox));
+      const uint8_t *word = (const uint8_t *)ol_tdata(b) + 4 * (8 * W + 8 * 3 + 1);
+      CHECK(laid_equal(word, n->b + 9 * KB_ * blob_of(n) + 4 * 3, 4, ox));
       CHECK(((const float *)ol_tdata(s))[8 * KB_ + 8 * 2 + 1] == n->s[9 * KB_ + 2]);
       /* the tail (outputs 16..19) stays in its dense place */
       CHECK(laid_equal((const uint8_t *)ol_tdata(b) + 16 * KB_ * blob_of(n), n->b + 16 * KB_ * blob_of(n),

@@ -160,7 +160,8 @@ OL_AI void chunk8(const int R, ol_i32x4 v, const int16_t *const *codes, ptrdiff_
   ol_i32x4 hi = ol_i16x8_shr(v, 8);
   for (int r = 0; r < R; r++) {
     const int16_t *q = codes[r] + at;
-    d[r] = ol_i32x4_add(d[r], ol_i32x4_add(ol_i32x4_dot_i16x8(v, ol_i32x4_load(q)), ol_i32x4_dot_i16x8(hi, ol_i32x4_load(q + 8))));
+    ol_i32x4 d01 = ol_i32x4_add(ol_i32x4_dot_i16x8(v, ol_i32x4_load(q)), ol_i32x4_dot_i16x8(hi, ol_i32x4_load(q + 8)));
+    d[r] = ol_i32x4_add(d[r], d01);
   }
 }
 
@@ -175,6 +176,7 @@ OL_AI void block_epilogue(const int bits, const bool GIVEN, const bool FOLDED, c
     const float asum = sa[r][kb + j], alo = sa[r][2 * kb + j];
     ol_f32x4 w = ol_f32x4_mul(ol_f32x4_splat(sa[r][j]), sw), dz = ol_i32x4_to_f32x4(d[r]);
     if (FOLDED) {
+      /* d is the integer of dz already */
     } else if (bits == 8 && !GIVEN) {
       dz = ol_f32x4_sub(dz, ol_f32x4_mul(z, ol_f32x4_splat(alo)));
     } else {
@@ -200,9 +202,9 @@ OL_AI ol_f32x4 zero_points(const int bits, ptrdiff_t kb, const uint8_t *zp_u8, c
  * from zero weights). GIVEN: zero points given (else 2^(bits-1)), a
  * constant so that no call sits in the loop. */
 OL_AI void half(const int bits, const int R, const bool GIVEN, const bool tail, const ol_qgemv_shape *s,
-                const int16_t *const *codes, const float *const *sa, const uint8_t *b,
-                ptrdiff_t bstride, const float *sc, ptrdiff_t sstride, const uint8_t *zp_u8, const float *zp_f,
-                int64_t n, int m, float *y, ptrdiff_t ldy) {
+                const int16_t *const *codes, const float *const *sa, const uint8_t *b, ptrdiff_t bstride,
+                const float *sc, ptrdiff_t sstride, const uint8_t *zp_u8, const float *zp_f, int64_t n, int m,
+                float *y, ptrdiff_t ldy) {
   const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), blob = (ptrdiff_t)ol_qgemv_blob_bytes(s), cpb = blob / 4;
   const ol_f32x4 zdef = ol_f32x4_splat((float)(1 << (bits - 1)));
   ol_f32x4 acc[4];
@@ -259,8 +261,7 @@ OL_AI void half(const int bits, const int R, const bool GIVEN, const bool tail, 
  * half() (DOT8 without a given zero point: folded, see above). ONE_SPAN:
  * DOT8 blocks of one span (block <= 32), no 32-bit sums carried. */
 OL_AI void group1(const int bits, const int NG, const bool GIVEN, const bool ONE_SPAN, const ol_qgemv_shape *s,
-                  const int16_t *const *codes,
-                  const float *const *sa, const uint8_t *b, ptrdiff_t gstride,
+                  const int16_t *const *codes, const float *const *sa, const uint8_t *b, ptrdiff_t gstride,
                   const float *sc, const uint8_t *zp_u8, const float *zp_f, int64_t n, float *y) {
   const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), blob = (ptrdiff_t)ol_qgemv_blob_bytes(s), cpb = blob / 4;
   const ol_f32x4 zdef = ol_f32x4_splat((float)(1 << (bits - 1)));
@@ -280,7 +281,8 @@ OL_AI void group1(const int bits, const int NG, const bool GIVEN, const bool ONE
        * after its own branch-free loop */
       for (ptrdiff_t c0 = 0; c0 < cpb; c0 += DOT8_SPAN) {
         const ptrdiff_t span = ONE_SPAN ? cpb : cpb - c0 < DOT8_SPAN ? cpb - c0 : DOT8_SPAN;
-        const ol_i32x4 s0 = FOLDED ? ol_i32x4_load(start + 8 * (ONE_SPAN ? j : j * nspans + c0 / DOT8_SPAN)) : ol_i32x4_splat(0);
+        const ptrdiff_t t = ONE_SPAN ? j : j * nspans + c0 / DOT8_SPAN; /* span index */
+        const ol_i32x4 s0 = FOLDED ? ol_i32x4_load(start + 8 * t) : ol_i32x4_splat(0);
         ol_i32x4 s16[H];
         for (int h = 0; h < 2 * NG; h++) s16[h] = s0;
 #if defined(__clang__)
@@ -317,14 +319,16 @@ OL_AI void group1(const int bits, const int NG, const bool GIVEN, const bool ONE
         ol_i32x4 a0 = ol_i32x4_load(q), a1 = ol_i32x4_load(q + 8);
         for (int h = 0; h < 2 * NG; h++) {
           ol_i32x4 v = ol_i32x4_load(b + gstride * (h / 2) + 16 * (h % 2));
-          d[h] = ol_i32x4_add(d[h], ol_i32x4_add(ol_i32x4_dot_i16x8(v, a0), ol_i32x4_dot_i16x8(ol_i16x8_shr(v, 8), a1)));
+          ol_i32x4 d01 = ol_i32x4_add(ol_i32x4_dot_i16x8(v, a0), ol_i32x4_dot_i16x8(ol_i16x8_shr(v, 8), a1));
+          d[h] = ol_i32x4_add(d[h], d01);
         }
       }
     }
     for (int h = 0; h < 2 * NG; h++) {
       const ptrdiff_t g = h / 2, i = h % 2;
       ol_f32x4 z = GIVEN ? zero_points(bits, kb, zp_u8, zp_f, n + 8 * g + 4 * i, 4, j) : zdef;
-      block_epilogue(bits, GIVEN, FOLDED, 1, &d[h], z, ol_f32x4_load(sc + 8 * kb * g + 8 * j + 4 * i), sa, kb, j, &acc[h]);
+      ol_f32x4 sw = ol_f32x4_load(sc + 8 * kb * g + 8 * j + 4 * i);
+      block_epilogue(bits, GIVEN, FOLDED, 1, &d[h], z, sw, sa, kb, j, &acc[h]);
     }
   }
   for (int h = 0; h < 2 * NG; h++) ol_f32x4_store(y + 4 * h, acc[h]);
