@@ -17,7 +17,7 @@ export const SHAPES = {
 };
 
 /** mulberry32 */
-function rng(seed) {
+export function rng(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

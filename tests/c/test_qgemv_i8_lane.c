@@ -30,26 +30,30 @@
 static void test_lanes_round_trip(void) {
   const int64_t rows[] = {1, 3, 7, 8, 9, 16, 21};
   const size_t row_bytes[] = {4, 8, 20, 64};
-  for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
-    for (size_t b = 0; b < sizeof row_bytes / sizeof row_bytes[0]; b++) {
-      int64_t R = rows[r];
-      size_t W = row_bytes[b], n = (size_t)R * W;
-      uint8_t *dense = malloc(n), *q = malloc(n), *back = malloc(n), *scratch = malloc(OL_LANE_GROUP * W);
-      for (size_t i = 0; i < n; i++) dense[i] = (uint8_t)next_u32();
-      memcpy(q, dense, n);
-      ol_lanes_from_dense(R, W, q, scratch);
-      bool at = true;
-      for (int64_t row = 0; row < R; row++)
-        for (size_t w = 0; w < W / 4; w++) {
-          const int64_t G = OL_LANE_GROUP, g = row / G * G;
-          size_t place = row < R / G * G ? (size_t)g * W + 4 * ((size_t)G * w + (size_t)(row - g)) : (size_t)row * W + 4 * w;
-          at = at && memcmp(q + place, dense + (size_t)row * W + 4 * w, 4) == 0;
-        }
-      CHECK(at);
-      ol_lanes_to_dense(R, W, q, back);
-      CHECK(memcmp(back, dense, n) == 0);
-      free(dense), free(q), free(back), free(scratch);
-    }
+  for (int x = 0; x < 2; x++) /* B of 8 bits: odd bytes XOR 0x80 */
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
+      for (size_t b = 0; b < sizeof row_bytes / sizeof row_bytes[0]; b++) {
+        const uint8_t odd_xor = x ? OL_LANE_ODD_XOR(8) : 0;
+        int64_t R = rows[r];
+        size_t W = row_bytes[b], n = (size_t)R * W;
+        uint8_t *dense = malloc(n), *q = malloc(n), *back = malloc(n), *scratch = malloc(OL_LANE_GROUP * W);
+        for (size_t i = 0; i < n; i++) dense[i] = (uint8_t)next_u32();
+        memcpy(q, dense, n);
+        ol_lanes_from_dense(R, W, odd_xor, q, scratch);
+        bool at = true;
+        for (int64_t row = 0; row < R; row++)
+          for (size_t w = 0; w < W / 4; w++) {
+            const int64_t G = OL_LANE_GROUP, g = row / G * G;
+            size_t place =
+                row < R / G * G ? (size_t)g * W + 4 * ((size_t)G * w + (size_t)(row - g)) : (size_t)row * W + 4 * w;
+            for (int k = 0; k < 4; k++)
+              at = at && q[place + k] == (dense[(size_t)row * W + 4 * w + k] ^ (k & 1 ? odd_xor : 0));
+          }
+        CHECK(at);
+        ol_lanes_to_dense(R, W, odd_xor, q, back);
+        CHECK(memcmp(back, dense, n) == 0);
+        free(dense), free(q), free(back), free(scratch);
+      }
 }
 
 /* zmode 0: default, 1: packed uint8, 2: float */
@@ -64,8 +68,8 @@ static void run_case(int bits, int64_t K, int64_t N, int64_t block, int zmode, i
   const uint8_t *zpu = zmode == 1 ? zu : NULL;
   const float *zpf = zmode == 2 ? zf : NULL, *bp = with_bias ? bias : NULL;
   ol_qgemv_i8_nbits_scalar(&s, a, B, sc, zpu, zpf, bp, want);
-  ol_lanes_from_dense(N, (size_t)(kb * blob), B, scratch);
-  ol_lanes_from_dense(N, sizeof(float) * (size_t)kb, sc, scratch);
+  ol_lanes_from_dense(N, (size_t)(kb * blob), OL_LANE_ODD_XOR(bits), B, scratch);
+  ol_lanes_from_dense(N, sizeof(float) * (size_t)kb, 0, sc, scratch);
   ol_qgemv_i8_lane_prepare(&s, a, work);
   /* split on group boundaries (as the threads split), anywhere, inside a group */
   int64_t splits[3][2] = {{N / 16 * 8, N}, {N / 2 | 1, N / 2 + 2}, {N / 8 * 4, N / 8 * 4 + 8}};
@@ -118,8 +122,8 @@ static void test_lane_rows(void) {
     for (int64_t i = 0; i < N * kb; i++) sc[i] = rnd();
     memcpy(Q, B, (size_t)(N * kb * blob));
     memcpy(scq, sc, sizeof(float) * (size_t)(N * kb));
-    ol_lanes_from_dense(N, (size_t)(kb * blob), Q, scratch);
-    ol_lanes_from_dense(N, sizeof(float) * (size_t)kb, scq, scratch);
+    ol_lanes_from_dense(N, (size_t)(kb * blob), OL_LANE_ODD_XOR(bits), Q, scratch);
+    ol_lanes_from_dense(N, sizeof(float) * (size_t)kb, 0, scq, scratch);
     const void *works[4], *oworks[4];
     for (int r = 0; r < 4; r++) {
       works[r] = work + r * wb;
@@ -164,9 +168,9 @@ static void test_kernel_reads_lanes(void) {
     ol_value *dense_b = tk_tensor(OL_DTYPE_UINT8, 3, db, b), *dense_s = tk_f32(2, ds, sc);
     ol_value *lane_b = tk_tensor(OL_DTYPE_UINT8, 3, db, b), *lane_s = tk_f32(2, ds, sc);
     ol_value *z_u8 = tk_tensor(OL_DTYPE_UINT8, 1, dzu, zu), *z_f = tk_f32(1, dzf, zf), *vb = tk_f32(1, dbias, bias);
-    ol_lanes_from_dense(N, (size_t)(kb * blob), ol_tdata(&lane_b->tensor), scratch);
-    ol_lanes_from_dense(N, sizeof(float) * (size_t)kb, ol_tdata(&lane_s->tensor), scratch);
-    lane_b->tensor.packing = (ol_packing){&ol_packing_lanes, {N, kb * blob, 0}};
+    ol_lanes_from_dense(N, (size_t)(kb * blob), OL_LANE_ODD_XOR(bits), ol_tdata(&lane_b->tensor), scratch);
+    ol_lanes_from_dense(N, sizeof(float) * (size_t)kb, 0, ol_tdata(&lane_s->tensor), scratch);
+    lane_b->tensor.packing = (ol_packing){&ol_packing_lanes, {N, kb * blob, OL_LANE_ODD_XOR(bits)}};
     lane_s->tensor.packing = (ol_packing){&ol_packing_lanes, {N, (int64_t)sizeof(float) * kb, 0}};
     const int64_t Ms[] = {1, 2, 5, 6};
     for (int level = 0; level <= 4; level += 4)
@@ -268,6 +272,13 @@ static uint8_t *model_bytes(size_t *size) {
   return bytes;
 }
 
+/* n bytes of B laid out (odd bytes XOR odd_xor) equal the dense bytes */
+static bool laid_equal(const uint8_t *laid, const uint8_t *dense, size_t n, uint8_t odd_xor) {
+  for (size_t i = 0; i < n; i++)
+    if (laid[i] != (dense[i] ^ (i & 1 ? odd_xor : 0))) return false;
+  return true;
+}
+
 static void test_loader_lays_out_nbits_weights(void) {
   size_t size = 0;
   uint8_t *bytes = model_bytes(&size);
@@ -286,14 +297,17 @@ static void test_loader_lays_out_nbits_weights(void) {
     CHECK(b && s && (b->packing.kind == &ol_packing_lanes) == laid && (s->packing.kind == &ol_packing_lanes) == laid);
     if (!b || !s) continue;
     if (laid) {
+      const uint8_t ox = OL_LANE_ODD_XOR(n->bits);
       CHECK(b->packing.params[0] == N_ && s->packing.params[0] == N_);
+      CHECK(b->packing.params[2] == ox && s->packing.params[2] == 0);
       /* output 9 (group 1, lane 1), word 3 of its bytes; scale of block 2 */
       int W = KB_ * blob_of(n) / 4;
-      CHECK(memcmp((const uint8_t *)ol_tdata(b) + 4 * (8 * W + 8 * 3 + 1), n->b + 9 * KB_ * blob_of(n) + 4 * 3, 4) == 0);
+      const uint8_t *word = (const uint8_t *)ol_tdata(b) + 4 * (8 * W + 8 * 3 + 1);
+      CHECK(laid_equal(word, n->b + 9 * KB_ * blob_of(n) + 4 * 3, 4, ox));
       CHECK(((const float *)ol_tdata(s))[8 * KB_ + 8 * 2 + 1] == n->s[9 * KB_ + 2]);
-      /* the tail (outputs 16..19) stays dense */
-      CHECK(memcmp((const uint8_t *)ol_tdata(b) + 16 * KB_ * blob_of(n), n->b + 16 * KB_ * blob_of(n),
-                   (size_t)(4 * KB_ * blob_of(n))) == 0);
+      /* the tail (outputs 16..19) stays in its dense place */
+      CHECK(laid_equal((const uint8_t *)ol_tdata(b) + 16 * KB_ * blob_of(n), n->b + 16 * KB_ * blob_of(n),
+                       (size_t)(4 * KB_ * blob_of(n)), ox));
     } else {
       CHECK(memcmp(ol_tdata(b), n->b, (size_t)(N_ * KB_ * blob_of(n))) == 0);
     }

@@ -1,5 +1,5 @@
-/* The integer core shared by the int8-activation MatMulNBits kernels
- * (qgemv_i8.c, qgemv_i8_lane.c): one 16-byte chunk of weight codes, its
+/* The integer core of the int8-activation MatMulNBits kernels (qgemv_i8.c;
+ * qgemv_i8_lane.c for 4 bits): one 16-byte chunk of weight codes, its
  * fields taken from 16-bit lanes, times R prepared rows of int16 codes (from
  * codes[r] + at), added exactly to d[r] (four i32 partial sums per row). */
 #ifndef OL_SIMD_QGEMV_I8_CHUNK_H

@@ -23,7 +23,25 @@
  * 16-bit lanes into its i32 lane: the same exact integer sums. (The 8-bit
  * dot into 32 bits with its add, i32x4.relaxed_dot_i8x16_i7x16_add_s, is
  * three instructions in V8 on x86 without AVX-VNNI and measured no faster
- * than SIMD128 here; the 16-bit one is one pmaddubsw.) */
+ * than SIMD128 here; the 16-bit one is one pmaddubsw.) With the default
+ * zero point 8, the one-row kernel starts each span's 16-bit sums at
+ * -8 times the span's codes in that lane (prepared), so that they end as
+ * sum (w - 8) * a (|lane| <= 16 * 8 * 127: no overflow at the end, and
+ * wrapping on the way is exact): the integer (float)d - 8 * asum is, the
+ * same bits without the float subtraction.
+ *
+ * 8-bit codes (every build): 16-bit lane 2i+h holds two codes of output i,
+ * w0 (low byte, element 4c + 2h) and w1 (high byte, stored XOR 0x80: the
+ * lane read as int16 is v = w0 + 256 * (w1 - 128) exactly). With the
+ * prepared lanes x0 = a0 and x1 = a1 - 256 * a0 (|x1| <= 32639: int16),
+ * v * x0 + (v >> 8) * x1 = w0 * a0 + (w1 - 128) * a1: two 16-bit dot
+ * products and one arithmetic shift per chunk, no masking. So the block's
+ * integer sum d is sum w * a - 128 * ahi (ahi: the block's codes at odd
+ * elements, asum - alo), and with the default zero point 128
+ * ((float)d - 128 * alo) is the exact integer the formula's
+ * (float)sum w * a - 128 * asum is (every term below 2^24: the same bits);
+ * a given zero point z takes (float)d + 128 * ahi = (float)sum w * a
+ * (exact) first, then the formula. */
 #include "simd/qgemv_i8_lane.h"
 
 #include <stdbool.h>
@@ -47,19 +65,41 @@ static size_t codes_bytes(const ol_qgemv_shape *s) {
   return sizeof(int16_t) * 4 * (size_t)(ol_qgemv_blocks(s) * s->block);
 }
 
+/* DOT8: chunks summed in 16 bits before widening (see above) */
+#define DOT8_SPAN 4
+
+/* DOT8: spans per block */
+static int64_t spans(const ol_qgemv_shape *s) { return (ol_qgemv_blob_bytes(s) / 4 + DOT8_SPAN - 1) / DOT8_SPAN; }
+
+/* after the codes, per block: sa, asum, alo (the codes at even elements);
+ * DOT8: then per block and span the 16-bit start of the sums (see above) */
 size_t ol_qgemv_i8_lane_work_bytes(const ol_qgemv_shape *s) {
-  return codes_bytes(s) + 2 * sizeof(float) * (size_t)ol_qgemv_blocks(s);
+  size_t starts = DOT8(s->bits) ? 16 * (size_t)(ol_qgemv_blocks(s) * spans(s)) : 0;
+  return codes_bytes(s) + 3 * sizeof(float) * (size_t)ol_qgemv_blocks(s) + starts;
 }
 
 void ol_qgemv_i8_lane_prepare(const ol_qgemv_shape *s, const float *a, void *work) {
   const int64_t kb = ol_qgemv_blocks(s), cpb = ol_qgemv_blob_bytes(s) / 4;
   const int F = 16 / s->bits, E = 2 * F;
   int16_t *codes = work;
-  float *sa = (float *)((char *)work + codes_bytes(s)), *asum = sa + kb;
+  float *sa = (float *)((char *)work + codes_bytes(s)), *asum = sa + kb, *alo = asum + kb;
   int16_t q[256];
   for (int64_t j = 0; j < kb; j++) {
     sa[j] = ol_qgemv_i8_quantize_block_sum(s, a, j, q, &asum[j]);
+    int32_t even = 0;
+    for (int64_t e = 0; e < s->block; e += 2) even += q[e];
+    alo[j] = (float)even;
     if (DOT8(s->bits)) {
+      /* span t's start: lane 2i + h = -8 * the codes that lane sums
+       * (elements 8c + 4h .. 8c + 4h + 3 of its chunks c) */
+      int16_t *start = (int16_t *)(alo + kb) + 8 * j * spans(s);
+      for (int64_t c0 = 0, t = 0; c0 < cpb; c0 += DOT8_SPAN, t++)
+        for (int h = 0; h < 2; h++) {
+          int32_t sum = 0;
+          for (int64_t c = c0; c < c0 + DOT8_SPAN && c < cpb; c++)
+            for (int e = 0; e < 4; e++) sum += q[8 * c + 4 * h + e];
+          for (int i = 0; i < 4; i++) start[8 * t + 2 * i + h] = (int16_t)(-8 * sum);
+        }
       /* chunk c: 16 bytes of the low nibbles' codes, then 16 of the high */
       for (int64_t c = 0; c < cpb; c++) {
         int8_t *dst = (int8_t *)(codes + (j * cpb + c) * CHUNK_CODES(4));
@@ -72,10 +112,14 @@ void ol_qgemv_i8_lane_prepare(const ol_qgemv_shape *s, const float *a, void *wor
       continue;
     }
     /* lanes 2l and 2l + 1 of vector (c, k): the codes of elements E c + k
-     * and E c + F + k, the same pair in all four 32-bit lanes */
+     * and E c + F + k, the same pair in all four 32-bit lanes; 8 bits,
+     * k = 1: x1 = a1 - 256 * a0 (see above) */
     for (int64_t c = 0; c < cpb; c++)
       for (int k = 0; k < F; k++) {
-        uint32_t pair = (uint16_t)q[E * c + k] | (uint32_t)(uint16_t)q[E * c + F + k] << 16;
+        int e0 = (int)(E * c + k), e1 = e0 + F;
+        int16_t x0 = q[e0], x1 = q[e1];
+        if (s->bits == 8 && k == 1) x0 = (int16_t)(x0 - 256 * q[e0 - 1]), x1 = (int16_t)(x1 - 256 * q[e1 - 1]);
+        uint32_t pair = (uint16_t)x0 | (uint32_t)(uint16_t)x1 << 16;
         int16_t *dst = codes + ((j * cpb + c) * F + k) * 8;
         for (int l = 0; l < 4; l++) memcpy(dst + 2 * l, &pair, sizeof pair);
       }
@@ -99,9 +143,6 @@ OL_AI ol_i32x4 dot8_chunk(ol_i32x4 a_lo, ol_i32x4 lo, ol_i32x4 a_hi, ol_i32x4 hi
   return ol_i16x8_add(ol_i16x8_dot_i8x16_u7(a_lo, lo), ol_i16x8_dot_i8x16_u7(a_hi, hi));
 }
 
-/* DOT8: chunks summed in 16 bits before widening (see above) */
-#define DOT8_SPAN 4
-
 /* DOT8: one 16-byte chunk (four outputs' words) times R rows' prepared
  * codes at codes[r] + at, added to the 16-bit sums s[r] */
 OL_AI void chunk4_dot8(const int R, ol_i32x4 v, const int16_t *const *codes, ptrdiff_t at, ol_i32x4 *s) {
@@ -113,13 +154,35 @@ OL_AI void chunk4_dot8(const int R, ol_i32x4 v, const int16_t *const *codes, ptr
   }
 }
 
-/* acc[r] = acc[r] + ((float)d[r] - z * asum_j) * (sa_j * sw), four outputs
- * wide: the order of qgemv_i8.c per output. */
-OL_AI void block_epilogue(const int R, const ol_i32x4 *d, ol_f32x4 z, ol_f32x4 sw, const float *const *sa,
-                          const float *const *asum, ptrdiff_t j, ol_f32x4 *acc) {
+/* 8-bit codes: one 16-byte chunk (four outputs' words, odd bytes stored
+ * XOR 0x80) times R rows' prepared lanes x0, x1 (see above), added to d[r] */
+OL_AI void chunk8(const int R, ol_i32x4 v, const int16_t *const *codes, ptrdiff_t at, ol_i32x4 *d) {
+  ol_i32x4 hi = ol_i16x8_shr(v, 8);
   for (int r = 0; r < R; r++) {
-    ol_f32x4 w = ol_f32x4_mul(ol_f32x4_splat(sa[r][j]), sw);
-    ol_f32x4 dz = ol_f32x4_sub(ol_i32x4_to_f32x4(d[r]), ol_f32x4_mul(z, ol_f32x4_splat(asum[r][j])));
+    const int16_t *q = codes[r] + at;
+    ol_i32x4 d01 = ol_i32x4_add(ol_i32x4_dot_i16x8(v, ol_i32x4_load(q)), ol_i32x4_dot_i16x8(hi, ol_i32x4_load(q + 8)));
+    d[r] = ol_i32x4_add(d[r], d01);
+  }
+}
+
+/* acc[r] = acc[r] + ((float)d[r] - z * asum_j) * (sa_j * sw), four outputs
+ * wide: the order of qgemv_i8.c per output (8 bits: d as above, the same
+ * integer first; FOLDED: d already less the default zero point's part;
+ * GIVEN: z given, else the default 2^(bits-1)). sa[r]: the row's per-block
+ * floats, sa, asum and alo, kb apart. */
+OL_AI void block_epilogue(const int bits, const bool GIVEN, const bool FOLDED, const int R, const ol_i32x4 *d,
+                          ol_f32x4 z, ol_f32x4 sw, const float *const *sa, ptrdiff_t kb, ptrdiff_t j, ol_f32x4 *acc) {
+  for (int r = 0; r < R; r++) {
+    const float asum = sa[r][kb + j], alo = sa[r][2 * kb + j];
+    ol_f32x4 w = ol_f32x4_mul(ol_f32x4_splat(sa[r][j]), sw), dz = ol_i32x4_to_f32x4(d[r]);
+    if (FOLDED) {
+      /* d is the integer of dz already */
+    } else if (bits == 8 && !GIVEN) {
+      dz = ol_f32x4_sub(dz, ol_f32x4_mul(z, ol_f32x4_splat(alo)));
+    } else {
+      if (bits == 8) dz = ol_f32x4_add(dz, ol_f32x4_splat(128.0f * (asum - alo)));
+      dz = ol_f32x4_sub(dz, ol_f32x4_mul(z, ol_f32x4_splat(asum)));
+    }
     acc[r] = ol_f32x4_add(acc[r], ol_f32x4_mul(dz, w));
   }
 }
@@ -139,9 +202,9 @@ OL_AI ol_f32x4 zero_points(const int bits, ptrdiff_t kb, const uint8_t *zp_u8, c
  * from zero weights). GIVEN: zero points given (else 2^(bits-1)), a
  * constant so that no call sits in the loop. */
 OL_AI void half(const int bits, const int R, const bool GIVEN, const bool tail, const ol_qgemv_shape *s,
-                const int16_t *const *codes, const float *const *sa, const float *const *asum, const uint8_t *b,
-                ptrdiff_t bstride, const float *sc, ptrdiff_t sstride, const uint8_t *zp_u8, const float *zp_f,
-                int64_t n, int m, float *y, ptrdiff_t ldy) {
+                const int16_t *const *codes, const float *const *sa, const uint8_t *b, ptrdiff_t bstride,
+                const float *sc, ptrdiff_t sstride, const uint8_t *zp_u8, const float *zp_f, int64_t n, int m,
+                float *y, ptrdiff_t ldy) {
   const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), blob = (ptrdiff_t)ol_qgemv_blob_bytes(s), cpb = blob / 4;
   const ol_f32x4 zdef = ol_f32x4_splat((float)(1 << (bits - 1)));
   ol_f32x4 acc[4];
@@ -175,7 +238,7 @@ OL_AI void half(const int bits, const int R, const bool GIVEN, const bool tail, 
       } else if (bits == 4) {
         ol_qgemv_i8_chunk4(R, v, codes, at, d);
       } else {
-        ol_qgemv_i8_chunk8(R, v, codes, at, d);
+        chunk8(R, v, codes, at, d);
       }
     }
     ol_f32x4 z = GIVEN ? zero_points(bits, kb, zp_u8, zp_f, n, m, j) : zdef, sw;
@@ -186,7 +249,7 @@ OL_AI void half(const int bits, const int R, const bool GIVEN, const bool tail, 
     } else {
       sw = ol_f32x4_load(sc + sstride * j);
     }
-    block_epilogue(R, d, z, sw, sa, asum, j, acc);
+    block_epilogue(bits, GIVEN, false, R, d, z, sw, sa, kb, j, acc);
   }
   for (int r = 0; r < R; r++) ol_f32x4_store(y + r * ldy, acc[r]);
 }
@@ -194,18 +257,22 @@ OL_AI void half(const int bits, const int R, const bool GIVEN, const bool tail, 
 /* One row, NG (1 or 2) whole groups of eight outputs n..n+8NG-1 (b, sc:
  * the first group's weights and scales, the next group's gstride bytes and
  * 8 * kb scales further): each chunk's activation vectors are loaded once
- * for all 2NG halves. The same operations per output as half(). */
-OL_AI void group1(const int bits, const int NG, const bool GIVEN, const ol_qgemv_shape *s, const int16_t *const *codes,
-                  const float *const *sa, const float *const *asum, const uint8_t *b, ptrdiff_t gstride,
+ * for all 2NG halves. The same integers and float operations per output as
+ * half() (DOT8 without a given zero point: folded, see above). ONE_SPAN:
+ * DOT8 blocks of one span (block <= 32), no 32-bit sums carried. */
+OL_AI void group1(const int bits, const int NG, const bool GIVEN, const bool ONE_SPAN, const ol_qgemv_shape *s,
+                  const int16_t *const *codes, const float *const *sa, const uint8_t *b, ptrdiff_t gstride,
                   const float *sc, const uint8_t *zp_u8, const float *zp_f, int64_t n, float *y) {
   const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), blob = (ptrdiff_t)ol_qgemv_blob_bytes(s), cpb = blob / 4;
   const ol_f32x4 zdef = ol_f32x4_splat((float)(1 << (bits - 1)));
-  const ol_i32x4 low4 = hoisted(ol_i16x8_splat(0x000f)), low8 = hoisted(ol_i16x8_splat(0x00ff)),
-                 nibbles = hoisted(ol_i16x8_splat(0x0f0f));
+  const ol_i32x4 low4 = hoisted(ol_i16x8_splat(0x000f)), nibbles = hoisted(ol_i16x8_splat(0x0f0f));
   enum { H = 2 * 2 }; /* halves, room for NG = 2 */
   ol_f32x4 acc[H];
   for (int h = 0; h < 2 * NG; h++) acc[h] = ol_f32x4_zero();
   const int16_t *q = codes[0];
+  const bool FOLDED = DOT8(bits) && !GIVEN;
+  const int16_t *start = (const int16_t *)(sa[0] + 3 * kb); /* FOLDED: the spans' 16-bit starts */
+  const ptrdiff_t nspans = (cpb + DOT8_SPAN - 1) / DOT8_SPAN;
   for (ptrdiff_t j = 0; j < kb; j++) {
     ol_i32x4 d[H];
     for (int h = 0; h < 2 * NG; h++) d[h] = ol_i32x4_splat(0);
@@ -213,9 +280,11 @@ OL_AI void group1(const int bits, const int NG, const bool GIVEN, const ol_qgemv
       /* spans of at most DOT8_SPAN chunks summed in 16 bits, each widened
        * after its own branch-free loop */
       for (ptrdiff_t c0 = 0; c0 < cpb; c0 += DOT8_SPAN) {
-        const ptrdiff_t span = cpb - c0 < DOT8_SPAN ? cpb - c0 : DOT8_SPAN;
+        const ptrdiff_t span = ONE_SPAN ? cpb : cpb - c0 < DOT8_SPAN ? cpb - c0 : DOT8_SPAN;
+        const ptrdiff_t t = ONE_SPAN ? j : j * nspans + c0 / DOT8_SPAN; /* span index */
+        const ol_i32x4 s0 = FOLDED ? ol_i32x4_load(start + 8 * t) : ol_i32x4_splat(0);
         ol_i32x4 s16[H];
-        for (int h = 0; h < 2 * NG; h++) s16[h] = ol_i32x4_splat(0);
+        for (int h = 0; h < 2 * NG; h++) s16[h] = s0;
 #if defined(__clang__)
 #pragma clang loop unroll(disable)
 #endif
@@ -227,7 +296,9 @@ OL_AI void group1(const int bits, const int NG, const bool GIVEN, const ol_qgemv
                                                      ol_i32x4_and(ol_u16x8_shr(v, 4), nibbles)));
           }
         }
-        for (int h = 0; h < 2 * NG; h++) d[h] = ol_i32x4_add(d[h], ol_i32x4_sum_i16x8_pairs(s16[h]));
+        for (int h = 0; h < 2 * NG; h++)
+          d[h] = ONE_SPAN ? ol_i32x4_sum_i16x8_pairs(s16[h]) : ol_i32x4_add(d[h], ol_i32x4_sum_i16x8_pairs(s16[h]));
+        if (ONE_SPAN) break;
       }
     }
 #if defined(__clang__)
@@ -248,15 +319,16 @@ OL_AI void group1(const int bits, const int NG, const bool GIVEN, const ol_qgemv
         ol_i32x4 a0 = ol_i32x4_load(q), a1 = ol_i32x4_load(q + 8);
         for (int h = 0; h < 2 * NG; h++) {
           ol_i32x4 v = ol_i32x4_load(b + gstride * (h / 2) + 16 * (h % 2));
-          ol_i32x4 f0 = ol_i32x4_and(v, low8), f1 = ol_u16x8_shr(v, 8);
-          d[h] = ol_i32x4_add(d[h], ol_i32x4_add(ol_i32x4_dot_i16x8(f0, a0), ol_i32x4_dot_i16x8(f1, a1)));
+          ol_i32x4 d01 = ol_i32x4_add(ol_i32x4_dot_i16x8(v, a0), ol_i32x4_dot_i16x8(ol_i16x8_shr(v, 8), a1));
+          d[h] = ol_i32x4_add(d[h], d01);
         }
       }
     }
     for (int h = 0; h < 2 * NG; h++) {
       const ptrdiff_t g = h / 2, i = h % 2;
       ol_f32x4 z = GIVEN ? zero_points(bits, kb, zp_u8, zp_f, n + 8 * g + 4 * i, 4, j) : zdef;
-      block_epilogue(1, &d[h], z, ol_f32x4_load(sc + 8 * kb * g + 8 * j + 4 * i), sa, asum, j, &acc[h]);
+      ol_f32x4 sw = ol_f32x4_load(sc + 8 * kb * g + 8 * j + 4 * i);
+      block_epilogue(bits, GIVEN, FOLDED, 1, &d[h], z, sw, sa, kb, j, &acc[h]);
     }
   }
   for (int h = 0; h < 2 * NG; h++) ol_f32x4_store(y + 4 * h, acc[h]);
@@ -267,11 +339,10 @@ OL_AI void rows(const int bits, const int R, const bool GIVEN, const ol_qgemv_sh
                 int64_t n0, int64_t n1, float *y, int64_t ldy) {
   const int64_t G = OL_LANE_GROUP, kb = ol_qgemv_blocks(s), blob = ol_qgemv_blob_bytes(s), nG = s->N / G * G;
   const int16_t *codes[4];
-  const float *sa[4], *asum[4];
+  const float *sa[4];
   for (int r = 0; r < R; r++) {
     codes[r] = works[r];
     sa[r] = (const float *)((const char *)works[r] + codes_bytes(s));
-    asum[r] = sa[r] + kb;
   }
   for (int64_t g0 = n0 / G * G; g0 < n1; g0 += G) {
     const bool tail = g0 >= nG, whole = !tail && g0 >= n0 && g0 + G <= n1;
@@ -284,15 +355,21 @@ OL_AI void rows(const int bits, const int R, const bool GIVEN, const ol_qgemv_sh
     /* one row: two whole groups in one pass where both are in range */
     const int ng = R == 1 && whole && g0 + 2 * G <= n1 && g0 + 2 * G <= nG ? 2 : 1;
     if (!tail && R == 1) {
-      if (ng == 2) group1(bits, 2, GIVEN, s, codes, sa, asum, b, (ptrdiff_t)(G * kb * blob), sc, zp_u8, zp_f, g0, dst);
-      else group1(bits, 1, GIVEN, s, codes, sa, asum, b, 0, sc, zp_u8, zp_f, g0, dst);
+      const ptrdiff_t gs = ng == 2 ? (ptrdiff_t)(G * kb * blob) : 0;
+      if (DOT8(bits) && blob <= 4 * DOT8_SPAN) {
+        if (ng == 2) group1(bits, 2, GIVEN, true, s, codes, sa, b, gs, sc, zp_u8, zp_f, g0, dst);
+        else group1(bits, 1, GIVEN, true, s, codes, sa, b, gs, sc, zp_u8, zp_f, g0, dst);
+      } else {
+        if (ng == 2) group1(bits, 2, GIVEN, false, s, codes, sa, b, gs, sc, zp_u8, zp_f, g0, dst);
+        else group1(bits, 1, GIVEN, false, s, codes, sa, b, gs, sc, zp_u8, zp_f, g0, dst);
+      }
     } else if (!tail) {
-      half(bits, R, GIVEN, false, s, codes, sa, asum, b, 32, sc, 8, zp_u8, zp_f, g0, 4, dst, ld);
-      half(bits, R, GIVEN, false, s, codes, sa, asum, b + 16, 32, sc + 4, 8, zp_u8, zp_f, g0 + 4, 4, dst + 4, ld);
+      half(bits, R, GIVEN, false, s, codes, sa, b, 32, sc, 8, zp_u8, zp_f, g0, 4, dst, ld);
+      half(bits, R, GIVEN, false, s, codes, sa, b + 16, 32, sc + 4, 8, zp_u8, zp_f, g0 + 4, 4, dst + 4, ld);
     } else {
-      half(bits, R, GIVEN, true, s, codes, sa, asum, b, 0, sc, 0, zp_u8, zp_f, g0, m < 4 ? m : 4, dst, ld);
+      half(bits, R, GIVEN, true, s, codes, sa, b, 0, sc, 0, zp_u8, zp_f, g0, m < 4 ? m : 4, dst, ld);
       if (m > 4)
-        half(bits, R, GIVEN, true, s, codes, sa, asum, b + 4 * kb * blob, 0, sc + 4 * kb, 0, zp_u8, zp_f, g0 + 4, m - 4,
+        half(bits, R, GIVEN, true, s, codes, sa, b + 4 * kb * blob, 0, sc + 4 * kb, 0, zp_u8, zp_f, g0 + 4, m - 4,
              dst + 4, ld);
     }
     if (whole) {
@@ -340,8 +417,14 @@ void ol_qgemv_i8_lane_rows(const ol_qgemv_shape *s, const void *const *works, in
  * MatMulNBits weights and scales with the 4-byte words of OL_LANE_GROUP
  * outputs side by side, so that one 16-byte load holds one word of four of
  * them. Groups only permute their own words. */
-void ol_lanes_from_dense(int64_t rows, size_t row_bytes, void *data, void *scratch) {
+static void xor_odd_bytes(size_t bytes, uint8_t odd_xor, uint8_t *data) {
+  if (odd_xor)
+    for (size_t i = 1; i < bytes; i += 2) data[i] ^= odd_xor;
+}
+
+void ol_lanes_from_dense(int64_t rows, size_t row_bytes, uint8_t odd_xor, void *data, void *scratch) {
   const size_t G = OL_LANE_GROUP, words = row_bytes / 4;
+  xor_odd_bytes((size_t)rows * row_bytes, odd_xor, data); /* words keep their byte order */
   for (int64_t g = 0; g + (int64_t)G <= rows; g += (int64_t)G) {
     uint8_t *group = (uint8_t *)data + (size_t)g * row_bytes;
     memcpy(scratch, group, G * row_bytes);
@@ -350,7 +433,7 @@ void ol_lanes_from_dense(int64_t rows, size_t row_bytes, void *data, void *scrat
   }
 }
 
-void ol_lanes_to_dense(int64_t rows, size_t row_bytes, const void *lanes, void *dense) {
+void ol_lanes_to_dense(int64_t rows, size_t row_bytes, uint8_t odd_xor, const void *lanes, void *dense) {
   const size_t G = OL_LANE_GROUP, words = row_bytes / 4;
   int64_t g = 0;
   for (; g + (int64_t)G <= rows; g += (int64_t)G) {
@@ -361,4 +444,5 @@ void ol_lanes_to_dense(int64_t rows, size_t row_bytes, const void *lanes, void *
   }
   if (g < rows) memcpy((uint8_t *)dense + (size_t)g * row_bytes, (const uint8_t *)lanes + (size_t)g * row_bytes,
                        (size_t)(rows - g) * row_bytes);
+  xor_odd_bytes((size_t)rows * row_bytes, odd_xor, dense);
 }

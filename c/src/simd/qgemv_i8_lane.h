@@ -11,7 +11,10 @@
  * load holds four outputs' codes side by side, i32 lane i of the integer
  * sums belongs to one output for the whole block (no transpose), the
  * weights are one stream, and one vector load gives four block scales.
- * Needs blob % 4 == 0 (every MatMulNBits block of 4 or 8 bits). */
+ * Needs blob % 4 == 0 (every MatMulNBits block of 4 or 8 bits). 8-bit
+ * codes are stored with the odd bytes (the high byte of every 16-bit pair)
+ * XOR 0x80, i.e. as the signed byte code - 128 (OL_LANE_ODD_XOR below;
+ * qgemv_i8_lane.c says why). */
 #ifndef OL_SIMD_QGEMV_I8_LANE_H
 #define OL_SIMD_QGEMV_I8_LANE_H
 #include <stddef.h>
@@ -21,12 +24,14 @@
 
 /* Lane layout: rows of equal length in 4-byte words, the words of each
  * group of OL_LANE_GROUP rows interleaved (word w of row g+i at word
- * G*w + i of the group); a tail of fewer rows stays dense. In place;
- * scratch holds OL_LANE_GROUP * row_bytes bytes. */
+ * G*w + i of the group); a tail of fewer rows stays dense. Every odd byte
+ * is XORed with odd_xor (OL_LANE_ODD_XOR(bits) for B, 0 for the scales).
+ * In place; scratch holds OL_LANE_GROUP * row_bytes bytes. */
 #define OL_LANE_GROUP 8
-void ol_lanes_from_dense(int64_t rows, size_t row_bytes, void *data, void *scratch);
+#define OL_LANE_ODD_XOR(bits) ((bits) == 8 ? 0x80 : 0)
+void ol_lanes_from_dense(int64_t rows, size_t row_bytes, uint8_t odd_xor, void *data, void *scratch);
 /* Writes the dense form of lane-layout bytes (rows of row_bytes) to dense. */
-void ol_lanes_to_dense(int64_t rows, size_t row_bytes, const void *lanes, void *dense);
+void ol_lanes_to_dense(int64_t rows, size_t row_bytes, uint8_t odd_xor, const void *lanes, void *dense);
 
 /* Bytes of scratch for one prepared row of A, and its preparation: codes
  * quantized as ol_qgemv_i8_prepare does, arranged for this kernel. */

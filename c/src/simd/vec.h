@@ -18,7 +18,8 @@
  * endian), bitwise and, logical shift right by a constant, exact conversion
  * to float (signed lanes; round to nearest for |x| > 2^24); plus, for the
  * int8-activation kernels, lane-wise i32 addition and two views of the same
- * 128 bits as eight 16-bit lanes: logical shift right (ol_u16x8_shr), the
+ * 128 bits as eight 16-bit lanes: logical and arithmetic shift right
+ * (ol_u16x8_shr, ol_i16x8_shr), the
  * 16-bit splat (ol_i16x8_splat) and the signed dot product of 16-bit lane
  * pairs into 32-bit lanes (ol_i32x4_dot_i16x8: lane i = a2i*b2i + a2i+1*b2i+1,
  * wasm i32x4.dot_i16x8_s, SSE2 pmaddwd), interleaves of 32- and 64-bit
@@ -68,6 +69,7 @@ static inline ol_f32x4 ol_i32x4_to_f32x4(ol_i32x4 a) { return wasm_f32x4_convert
 static inline ol_i32x4 ol_i32x4_add(ol_i32x4 a, ol_i32x4 b) { return wasm_i32x4_add(a, b); }
 static inline ol_i32x4 ol_i16x8_splat(int16_t s) { return wasm_i16x8_splat(s); }
 #define ol_u16x8_shr(a, n) wasm_u16x8_shr((a), (n))
+#define ol_i16x8_shr(a, n) wasm_i16x8_shr((a), (n))
 static inline ol_i32x4 ol_i32x4_dot_i16x8(ol_i32x4 a, ol_i32x4 b) { return wasm_i32x4_dot_i16x8(a, b); }
 static inline int32_t ol_i32x4_lane(ol_i32x4 v, int i) {
   int32_t x[4];
@@ -125,6 +127,7 @@ static inline ol_f32x4 ol_i32x4_to_f32x4(ol_i32x4 a) { return _mm_cvtepi32_ps(a)
 static inline ol_i32x4 ol_i32x4_add(ol_i32x4 a, ol_i32x4 b) { return _mm_add_epi32(a, b); }
 static inline ol_i32x4 ol_i16x8_splat(int16_t s) { return _mm_set1_epi16(s); }
 #define ol_u16x8_shr(a, n) _mm_srli_epi16((a), (n))
+#define ol_i16x8_shr(a, n) _mm_srai_epi16((a), (n))
 static inline ol_i32x4 ol_i32x4_dot_i16x8(ol_i32x4 a, ol_i32x4 b) { return _mm_madd_epi16(a, b); }
 static inline int32_t ol_i32x4_lane(ol_i32x4 v, int i) {
   int32_t x[4];
@@ -230,6 +233,14 @@ static inline ol_i32x4 ol_u16x8_shr(ol_i32x4 a, int n) {
   ol_i32x4 r;
   for (int i = 0; i < 4; i++)
     r.u[i] = (uint32_t)(uint16_t)(ol_i16x8_get(a, 2 * i) >> n) | (uint32_t)(uint16_t)(ol_i16x8_get(a, 2 * i + 1) >> n) << 16;
+  return r;
+}
+/* (int16 >> n: arithmetic, as every compiler this builds with does it) */
+static inline ol_i32x4 ol_i16x8_shr(ol_i32x4 a, int n) {
+  ol_i32x4 r;
+  for (int i = 0; i < 4; i++)
+    r.u[i] = (uint32_t)(uint16_t)((int16_t)ol_i16x8_get(a, 2 * i) >> n) |
+             (uint32_t)(uint16_t)((int16_t)ol_i16x8_get(a, 2 * i + 1) >> n) << 16;
   return r;
 }
 static inline ol_i32x4 ol_i32x4_dot_i16x8(ol_i32x4 a, ol_i32x4 b) {

@@ -246,7 +246,8 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   /* B and scales laid out at load run the lane kernel; any other case (say
    * a float zero point fed at run time) reads dense copies */
   bool lane = int8 && b->packing.kind == &ol_packing_lanes && sc->packing.kind == &ol_packing_lanes &&
-              b->packing.params[0] == N && sc->packing.params[0] == N && sc->dtype == OL_DTYPE_FLOAT;
+              b->packing.params[0] == N && b->packing.params[2] == OL_LANE_ODD_XOR(k->bits) &&
+              sc->packing.params[0] == N && sc->packing.params[2] == 0 && sc->dtype == OL_DTYPE_FLOAT;
   ol_value *dense_b = NULL, *dense_sc = NULL;
   if (!lane && ol_tensor_is_packed(b)) {
     OL_TRY(ol_tensor_materialize(ctx->allocator, b, &dense_b));
