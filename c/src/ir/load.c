@@ -56,6 +56,12 @@ ol_proto_owner *ol_proto_owner_retain(ol_proto_owner *o) {
   return o;
 }
 
+bool ol_proto_owner_read_external(const ol_proto_owner *o) {
+  for (; o; o = o->base)
+    if (o->n_external) return true;
+  return false;
+}
+
 void ol_proto_owner_release(ol_proto_owner *o) {
   if (!o || --o->refcount > 0) return;
   for (size_t i = 0; i < o->n_external; i++) {

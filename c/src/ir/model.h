@@ -68,6 +68,8 @@ struct ol_model {
 };
 
 ol_proto_owner *ol_proto_owner_retain(ol_proto_owner *owner);
+/* owner or one it derives from read external data (see ol_external_payload). */
+bool ol_proto_owner_read_external(const ol_proto_owner *owner);
 void ol_proto_owner_release(ol_proto_owner *owner);
 ol_model_data *ol_model_data_retain(ol_model_data *data);
 void ol_model_data_release(ol_model_data *data);

@@ -493,7 +493,10 @@ ol_status ol_model_infer_shapes(const ol_model *model, ol_model **out) {
     onnx__model_proto__free_unpacked(copy, NULL);
     return st;
   }
-  /* over the source's owner: external data it read is shared, not read again */
+  /* external data the source read is shared through its owner, not read
+   * again (it may be gone); other models stand alone, not keeping the
+   * source's bytes alive */
+  if (!ol_proto_owner_read_external(model->data->owner)) return ol_model_from_proto(copy, NULL, out);
   ol_proto_patch *patch = ol_xcalloc(1, sizeof *patch);
   if (!patch || !ol_proto_patch_adopt_message(patch, &copy->base)) {
     free(patch);
