@@ -10,7 +10,9 @@
 //
 // Cases (58M: width 512, ffn 1376, vocab 32000): 'attn' a chain of 16
 // width x width nodes, 'mlp' 8 pairs width -> ffn -> width, 'head' one
-// width -> vocab node. Output: JSON, per case, bits and dist the min and
+// width -> vocab node (these fit in a large last-level cache), 'decode' the
+// projections of one token (4 width x width per layer, 1.5 pairs width ->
+// ffn -> width per layer, the head). Output: JSON, per case, bits and dist the min and
 // median wall milliseconds per run, the mean CPU milliseconds per run
 // (process.cpuUsage, user + system) and, for every dist after the first,
 // the median over repetitions of its run's wall time over the first dist's
@@ -69,6 +71,10 @@ const CASES = {
   attn: Array.from({ length: 17 }, () => W),
   mlp: [W, ...Array.from({ length: 8 }, () => [F, W]).flat()],
   head: [W, V],
+  // a decode step's projections, about as many bytes as the model's (4
+  // per layer W x W, 3 per layer W <-> F, the head): beyond the last-level
+  // cache, so each run streams its weights from memory as a token does
+  decode: [W, ...Array.from({ length: 4 * shape.layers }, () => W), ...Array.from({ length: Math.round(1.5 * shape.layers) }, () => [F, W]).flat(), V],
 };
 
 const dists = args.dist.split(',');

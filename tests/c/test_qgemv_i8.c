@@ -3,7 +3,11 @@
  * (4 and 8 bits, blocks 16..256, K not a multiple of the block, odd N, row
  * ranges starting anywhere, default / packed uint8 / float zero points,
  * bias), and stays within the int8 rounding error of a float64
- * dequantize-then-dot (half a step of each block's activation scale). */
+ * dequantize-then-dot (half a step of each block's activation scale).
+ * The activation codes (ol_qgemv_i8_quantize_block, vectorized for finite
+ * blocks) equal the rule written out element by element here, on random
+ * blocks, exact ties, zeros, NaN, infinities, subnormal and huge values,
+ * and partial last blocks. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -113,4 +117,52 @@ static void test_qgemv_i8_edges(void) {
   run_case(8, 64, 4, 16, 0, 0, 1);
 }
 
-OL_TEST_MAIN(TEST(test_qgemv_i8_shapes), TEST(test_qgemv_i8_edges), TEST(test_qgemv_i8_rows))
+/* qgemv_i8.h's rule for block j, element by element */
+static float rule_codes(const ol_qgemv_shape *s, const float *a, int64_t j, int16_t *q) {
+  int64_t e0 = j * s->block, n = s->K - e0 < s->block ? s->K - e0 : s->block;
+  float amax = 0.0f;
+  for (int64_t e = 0; e < n; e++)
+    if (fabsf(a[e0 + e]) > amax) amax = fabsf(a[e0 + e]);
+  float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+  for (int64_t e = 0; e < s->block; e++) {
+    float r = e < n ? nearbyintf(a[e0 + e] * inv) : 0.0f;
+    q[e] = (int16_t)(r != r ? 0 : r > 127.0f ? 127 : r < -127.0f ? -127 : r); /* a NaN's code: 0 */
+  }
+  return amax / 127.0f;
+}
+
+static void test_quantize_block_rule(void) {
+  const int64_t blocks[] = {16, 32, 64, 128, 256}, tails[] = {0, 5, 8, 13};
+  float a[1024];
+  int bad = 0, cases = 0;
+  for (int kind = 0; kind < 8; kind++)
+    for (size_t bi = 0; bi < 5; bi++)
+      for (size_t ti = 0; ti < 4; ti++) {
+        const int64_t block = blocks[bi], K = 3 * block + tails[ti];
+        for (int64_t i = 0; i < K; i++) {
+          float r = rnd();
+          switch (kind) {
+          case 0: a[i] = r; break;
+          case 1: a[i] = (float)((int)(r * 254.0f)) / 2.0f + (i % 3 ? 0.0f : 0.5f); break; /* ties once amax is 127 */
+          case 2: a[i] = i % 7 ? 0.0f : r; break;
+          case 3: a[i] = i == K / 2 ? NAN : r; break;
+          case 4: a[i] = i == 1 ? -INFINITY : r; break;
+          case 5: a[i] = r * 1e-39f; break; /* subnormal maximum: 127 / amax overflows */
+          case 6: a[i] = r * 3e38f; break;  /* the block's sum overflows */
+          default: a[i] = i % 2 ? -0.0f : 0.0f; break;
+          }
+        }
+        if (kind == 1) a[0] = 127.0f;
+        const ol_qgemv_shape s = {.K = K, .N = 1, .block = block, .bits = 4};
+        for (int64_t j = 0; j * block < K; j++) {
+          int16_t want[256], got[256];
+          float sw = rule_codes(&s, a, j, want), sg = ol_qgemv_i8_quantize_block(&s, a, j, got);
+          cases++;
+          bad += memcmp(&sw, &sg, sizeof sw) != 0 || memcmp(want, got, sizeof(int16_t) * (size_t)block) != 0;
+        }
+      }
+  if (bad) fprintf(stderr, "  %d of %d blocks differ\n", bad, cases);
+  CHECK(bad == 0 && cases > 400);
+}
+
+OL_TEST_MAIN(TEST(test_qgemv_i8_shapes), TEST(test_qgemv_i8_edges), TEST(test_qgemv_i8_rows), TEST(test_quantize_block_rule))

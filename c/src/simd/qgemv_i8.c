@@ -14,6 +14,7 @@
 
 #include "simd/qgemv_i8_chunk.h"
 #include "simd/vec.h"
+#include "simd/vec_f64.h"
 
 #define OL_AI static inline __attribute__((always_inline))
 
@@ -27,9 +28,56 @@ static size_t codes_bytes(const ol_qgemv_shape *s) {
 
 size_t ol_qgemv_i8_work_bytes(const ol_qgemv_shape *s) { return codes_bytes(s) + 2 * sizeof(float) * (size_t)ol_qgemv_blocks(s); }
 
+/* The block's codes as the scalar loop below gives them, eight at a time,
+ * for blocks whose elements are all finite: the maximum is exact in any
+ * order, |a * inv| <= 127 (plus two roundings' worth, below 127.5), so no
+ * code needs the clamp, and
+ * adding 1.5 * 2^23 rounds x to the nearest integer (ties to even) in the
+ * low bits of the sum: bits(x + M) - bits(M) is the code. Returns false
+ * (nothing written) when some element is not finite. */
+static bool quantize_finite(const float *a, int64_t n, float *amax_out, int16_t *q) {
+  const int64_t nv = n - n % 8;
+  ol_f32x4 mx = ol_f32x4_zero(), sum = ol_f32x4_zero();
+  const ol_i32x4 abs_mask = ol_i32x4_splat(0x7fffffff);
+  for (int64_t e = 0; e < nv; e += 4) {
+    const ol_f32x4 v = ol_f32x4_load(a + e);
+    sum = ol_f32x4_add(sum, v);
+    ol_f32x4 av;
+    ol_i32x4 bits = ol_i32x4_and(ol_f32x4_bits(v), abs_mask);
+    memcpy(&av, &bits, sizeof av);
+    mx = ol_f32x4_max(av, mx); /* av > mx ? av : mx, as the scalar loop */
+  }
+  float amax = 0.0f, total = ol_f32x4_hsum(sum);
+  for (int k = 0; k < 4; k++) amax = ol_f32x4_lane(mx, k) > amax ? ol_f32x4_lane(mx, k) : amax;
+  for (int64_t e = nv; e < n; e++) {
+    float v = fabsf(a[e]);
+    total = total + a[e];
+    if (v > amax) amax = v;
+  }
+  const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+  /* a NaN or an infinity (or a huge sum), or amax so small that 127 / amax
+   * overflows: the scalar path */
+  if (!isfinite(total) || !isfinite(inv)) return false;
+  const ol_f32x4 iv = ol_f32x4_splat(inv), magic = ol_f32x4_splat(12582912.0f);
+  const ol_i32x4 magic_bits = ol_i32x4_splat(0x4B400000);
+  for (int64_t e = 0; e < nv; e += 8) {
+    ol_i32x4 lo = ol_i32x4_sub(ol_f32x4_bits(ol_f32x4_add(ol_f32x4_mul(ol_f32x4_load(a + e), iv), magic)), magic_bits);
+    ol_i32x4 hi = ol_i32x4_sub(ol_f32x4_bits(ol_f32x4_add(ol_f32x4_mul(ol_f32x4_load(a + e + 4), iv), magic)), magic_bits);
+    ol_i32x4 packed = ol_i16x8_narrow(lo, hi);
+    memcpy(q + e, &packed, 16);
+  }
+  for (int64_t e = nv; e < n; e++) q[e] = (int16_t)nearbyintf(a[e] * inv);
+  *amax_out = amax;
+  return true;
+}
+
 float ol_qgemv_i8_quantize_block(const ol_qgemv_shape *s, const float *a, int64_t j, int16_t *q) {
   int64_t e0 = j * s->block, n = s->K - e0 < s->block ? s->K - e0 : s->block;
   float amax = 0.0f;
+  if (quantize_finite(a + e0, n, &amax, q)) {
+    for (int64_t e = n; e < s->block; e++) q[e] = 0;
+    return amax / 127.0f;
+  }
   for (int64_t e = 0; e < n; e++) {
     float v = fabsf(a[e0 + e]);
     if (v > amax) amax = v;
@@ -37,7 +85,7 @@ float ol_qgemv_i8_quantize_block(const ol_qgemv_shape *s, const float *a, int64_
   float sa = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f;
   for (int64_t e = 0; e < s->block; e++) {
     float r = e < n ? nearbyintf(a[e0 + e] * inv) : 0.0f;
-    q[e] = (int16_t)(r > 127.0f ? 127 : r < -127.0f ? -127 : r);
+    q[e] = (int16_t)(r != r ? 0 : r > 127.0f ? 127 : r < -127.0f ? -127 : r); /* a NaN's code: 0 */
   }
   return sa;
 }

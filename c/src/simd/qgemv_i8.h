@@ -38,7 +38,8 @@ void ol_qgemv_i8_nbits_rows(const ol_qgemv_shape *s, const void *const *works, i
                             int64_t n0, int64_t n1, float *y, int64_t ldy);
 
 /* Block j of a (K floats) quantized: its codes in q[0 .. block) (zero past
- * K), returns the block's scale sa. What the prepare functions store. */
+ * K; 0 for a NaN element, whose product with 127 / amax has no integer),
+ * returns the block's scale sa. What the prepare functions store. */
 float ol_qgemv_i8_quantize_block(const ol_qgemv_shape *s, const float *a, int64_t j, int16_t *q);
 /* The same, plus the sum of the block's codes in *asum (as a float: exact). */
 float ol_qgemv_i8_quantize_block_sum(const ol_qgemv_shape *s, const float *a, int64_t j, int16_t *q, float *asum);

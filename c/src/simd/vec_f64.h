@@ -15,6 +15,9 @@
  *   ol_u8x16_biased          the 16 bytes b as four ol_f32x4 of 2^23 + b
  *                            (the bits 0x4B000000 | b: exact, no conversion)
  *   ol_i32x4_xor, ol_i32x4_sub
+ *   ol_f32x4_bits            the lanes' bits as an ol_i32x4 (no conversion)
+ *   ol_i16x8_narrow          a's four lanes then b's, each saturated to
+ *                            int16, as eight 16-bit lanes
  *
  * Every operation is exact or one IEEE rounding, so SSE2, wasm SIMD128 and the
  * plain-C fallback give the same bits. */
@@ -57,6 +60,8 @@ static inline void ol_u8x16_biased(ol_i32x4 v, ol_f32x4 out[4]) {
 }
 static inline ol_i32x4 ol_i32x4_xor(ol_i32x4 a, ol_i32x4 b) { return wasm_v128_xor(a, b); }
 static inline ol_i32x4 ol_i32x4_sub(ol_i32x4 a, ol_i32x4 b) { return wasm_i32x4_sub(a, b); }
+static inline ol_i32x4 ol_f32x4_bits(ol_f32x4 v) { return v; }
+static inline ol_i32x4 ol_i16x8_narrow(ol_i32x4 a, ol_i32x4 b) { return wasm_i16x8_narrow_i32x4(a, b); }
 
 #elif defined(__SSE2__)
 typedef __m128d ol_f64x2;
@@ -92,6 +97,8 @@ static inline void ol_u8x16_biased(ol_i32x4 v, ol_f32x4 out[4]) {
 }
 static inline ol_i32x4 ol_i32x4_xor(ol_i32x4 a, ol_i32x4 b) { return _mm_xor_si128(a, b); }
 static inline ol_i32x4 ol_i32x4_sub(ol_i32x4 a, ol_i32x4 b) { return _mm_sub_epi32(a, b); }
+static inline ol_i32x4 ol_f32x4_bits(ol_f32x4 v) { return _mm_castps_si128(v); }
+static inline ol_i32x4 ol_i16x8_narrow(ol_i32x4 a, ol_i32x4 b) { return _mm_packs_epi32(a, b); }
 
 #else
 typedef struct ol_f64x2 {
@@ -142,6 +149,23 @@ static inline ol_i32x4 ol_i32x4_xor(ol_i32x4 a, ol_i32x4 b) {
 static inline ol_i32x4 ol_i32x4_sub(ol_i32x4 a, ol_i32x4 b) {
   for (int i = 0; i < 4; i++) a.u[i] -= b.u[i];
   return a;
+}
+static inline ol_i32x4 ol_f32x4_bits(ol_f32x4 v) {
+  ol_i32x4 r;
+  memcpy(r.u, v.f, sizeof r.u);
+  return r;
+}
+static inline uint32_t ol_i16_saturated(uint32_t lane) {
+  int32_t x = (int32_t)lane;
+  return (uint16_t)(int16_t)(x > 32767 ? 32767 : x < -32768 ? -32768 : x);
+}
+static inline ol_i32x4 ol_i16x8_narrow(ol_i32x4 a, ol_i32x4 b) {
+  ol_i32x4 r;
+  for (int i = 0; i < 2; i++) {
+    r.u[i] = ol_i16_saturated(a.u[2 * i]) | ol_i16_saturated(a.u[2 * i + 1]) << 16;
+    r.u[2 + i] = ol_i16_saturated(b.u[2 * i]) | ol_i16_saturated(b.u[2 * i + 1]) << 16;
+  }
+  return r;
 }
 #endif
 
