@@ -992,7 +992,89 @@ static void sessions_check_struct_feeds(void) {
   pool_free();
 }
 
+/* A paged cache block {start, length 1, key, value} (pages [1, 1, 1, 2])
+ * or, when !ok, a struct with only start and length. */
+static ol_value *paged_block(int64_t start, bool ok) {
+  const char *names[4] = {"start", "length", "key", "value"};
+  const int64_t dims[4] = {1, 1, 1, 2};
+  ol_value *f[4] = {NULL, NULL, ftensor(4, dims, 0.5f), ftensor(4, dims, 0.25f)};
+  for (int i = 0; i < 2; i++) {
+    ol_tensor_create(NULL, OL_DTYPE_INT64, NULL, 0, &f[i]);
+    if (f[i]) *(int64_t *)ol_tensor_data(f[i]) = i ? 1 : start;
+  }
+  if (ok) return strukt(names, f, 4);
+  ol_value_release(f[2]), ol_value_release(f[3]);
+  return strukt(names, f, 2);
+}
+
+/* { blocks: [shared blocks retained..., fresh blocks (owned)...] } */
+static ol_value *paged_of(ol_value *const *shared, size_t n_shared, ol_value **fresh, size_t n_fresh) {
+  ol_value *items[8];
+  for (size_t i = 0; i < n_shared; i++) items[i] = ol_value_retain(shared[i]);
+  for (size_t i = 0; i < n_fresh; i++) items[n_shared + i] = fresh[i];
+  const char *bn[1] = {"blocks"};
+  ol_value *bf[1] = {seq_of(items, n_shared + n_fresh)};
+  return strukt(bn, bf, 1);
+}
+
+/* A next paged cache that keeps the current value's blocks in place is
+ * checked only in its other blocks (a decoder's step appends one): a bad
+ * new block, or a bad block where the current value had another, is still
+ * refused and nothing is published; a good one publishes. */
+static void next_cache_checks_its_new_blocks(void) {
+  const char *text = "<ir_version: 10, opset_import: [\"\" : 18]>\n"
+                     "g (float[2] cache, float[2] fresh, int64[1] tokens) => (float[2] next_cache, float[2] seen) {\n"
+                     "  next_cache = Identity(fresh)\n  seen = Identity(cache)\n}";
+  const char *names[4] = {"cache", "next_cache", "seen", "fresh"};
+  Onnx__TypeProto *types[4] = {layoutless_t(), layoutless_t(), layoutless_t(), layoutless_t()};
+  ol_model *m = NULL;
+  CHECK_OK(typed_model(text, names, types, 4, "cache", "next_cache", NULL, 0, &m));
+  if (!m) {
+    pool_free();
+    return;
+  }
+  ol_value *fresh0[2] = {paged_block(0, true), paged_block(1, true)};
+  ol_value *init = paged_of(NULL, 0, fresh0, 2), *tok = tokens();
+  ol_state *st = NULL;
+  CHECK_OK(ol_state_create(m, &CACHE, &init, 1, NULL, &st));
+  if (st) {
+    const ol_value *seq = init->items[0];
+    ol_value *kept[2] = {seq->items[0], seq->items[1]};
+    const char *feed_names[2] = {"fresh", "tokens"};
+    for (int variant = 0; variant < 3; variant++) {
+      ol_value *next = NULL;
+      if (variant == 0) { /* the current blocks, then a bad one */
+        ol_value *add[1] = {paged_block(2, false)};
+        next = paged_of(kept, 2, add, 1);
+      } else if (variant == 1) { /* a bad block in place of the current block 1 */
+        ol_value *add[1] = {paged_block(1, false)};
+        next = paged_of(kept, 1, add, 1);
+      } else { /* the current blocks, then a good one */
+        ol_value *add[1] = {paged_block(2, true)};
+        next = paged_of(kept, 2, add, 1);
+      }
+      ol_value *feeds[2] = {next, tok}, *out[2] = {NULL, NULL};
+      ol_status s = ol_state_run(st, NULL, feed_names, feeds, 2, NULL, out, 2, NULL);
+      ol_value *v = NULL; /* borrowed */
+      CHECK_OK(ol_state_value(st, "cache", &v));
+      if (variant < 2) {
+        CHECK(s == OL_INVALID_ARGUMENT && error_has("next value of 'cache' from output 'next_cache'", "expected a paged cache"));
+        CHECK(v == init); /* nothing published */
+      } else {
+        CHECK(s == OL_OK && v == next);
+      }
+      for (int i = 0; i < 2; i++) ol_value_release(out[i]);
+      ol_value_release(next);
+    }
+    ol_state_destroy(st);
+  }
+  ol_value_release(init);
+  ol_value_release(tok);
+  ol_model_destroy(m);
+  pool_free();
+}
+
 OL_TEST_MAIN(TEST(struct_cache_is_retained_by_reference), TEST(field_mismatch_rejected_at_create_and_reset),
              TEST(field_mismatch_rejected_at_publication), TEST(unsupported_declarations_rejected),
              TEST(nested_unsupported_values_rejected), TEST(sequences_of_structs), TEST(nesting_is_bounded), TEST(encoded_values), TEST(encoded_struct_layouts),
-             TEST(sessions_check_struct_feeds))
+             TEST(sessions_check_struct_feeds), TEST(next_cache_checks_its_new_blocks))

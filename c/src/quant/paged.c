@@ -129,6 +129,8 @@ static const ol_value *blocks_of(const ol_value *cache) {
 
 bool ol_paged_cache_outline_is(const ol_value *value) { return blocks_of(value) != NULL; }
 
+bool ol_paged_cache_block_is(const ol_value *block) { return is_block(block); }
+
 bool ol_paged_cache_is(const ol_value *value) {
   const ol_value *blocks = blocks_of(value);
   if (!blocks) return false;

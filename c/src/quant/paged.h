@@ -79,6 +79,8 @@ bool ol_paged_cache_is(const ol_value *value);
  * sequence (for readers that check each block themselves, e.g. through
  * ol_page_view). */
 bool ol_paged_cache_outline_is(const ol_value *value);
+/* One block of the structure: a struct with exactly start, length, key and value. */
+bool ol_paged_cache_block_is(const ol_value *block);
 size_t ol_paged_cache_block_count(const ol_value *cache);
 const ol_value *ol_paged_cache_block(const ol_value *cache, size_t index);
 

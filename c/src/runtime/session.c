@@ -227,6 +227,7 @@ typedef struct vwalk {
   const char *label;
   const char *name;
   char path[512];
+  const ol_value *accepted; /* a value that passed this declaration (or NULL), see walk_cache */
 } vwalk;
 
 static ol_status fail(const vwalk *w, ol_status code, const char *fmt, ...) {
@@ -413,8 +414,25 @@ static ol_status walk_page(vwalk *w, const Onnx__TypeProto *tp, const ol_value *
  * declarations) every block's fields against the declared ones. Page
  * ranges and payload extents are the cache's own rules (quant/paged.h),
  * checked where caches are retained and by the kernels. */
+/* Block i of v is block i of prev (a cache that passed the same declaration
+ * and is still held, so the block is the same immutable value): a cache a
+ * kernel publishes keeps its past blocks in place and appends, so each step
+ * checks only the new blocks. */
+static bool accepted_block(const ol_value *prev, const ol_value *v, size_t i) {
+  return prev && i < ol_paged_cache_block_count(prev) && ol_paged_cache_block(prev, i) == ol_paged_cache_block(v, i);
+}
+
+static bool cache_structure(const ol_value *v, const ol_value *prev) {
+  if (!ol_paged_cache_outline_is(v)) return false;
+  for (size_t i = 0; i < ol_paged_cache_block_count(v); i++)
+    if (!accepted_block(prev, v, i) && !ol_paged_cache_block_is(ol_paged_cache_block(v, i))) return false;
+  return true;
+}
+
 static ol_status walk_cache(vwalk *w, const ol_cache_decl *decl, const ol_value *v, int depth) {
-  if (!ol_paged_cache_is(v))
+  /* the top-level value's previously accepted one, when it is a cache too */
+  const ol_value *prev = depth == 0 && w->accepted && ol_paged_cache_outline_is(w->accepted) ? w->accepted : NULL;
+  if (!cache_structure(v, prev))
     return fail(w, OL_INVALID_ARGUMENT,
                 "expected a paged cache (a struct whose one field 'blocks' is a sequence of blocks with exactly "
                 "start, length, key and value), got a %s",
@@ -424,6 +442,7 @@ static ol_status walk_cache(vwalk *w, const ol_cache_decl *decl, const ol_value 
   static const char *const names[4] = {"start", "length", "key", "value"};
   size_t at = push_field(w, "blocks");
   for (size_t i = 0; i < ol_paged_cache_block_count(v); i++) {
+    if (accepted_block(prev, v, i)) continue;
     const ol_value *block = ol_paged_cache_block(v, i);
     size_t len = push_element(w, i);
     for (int f = 0; f < 4; f++) {
@@ -548,8 +567,21 @@ static ol_status walk_value(vwalk *w, const Onnx__TypeProto *tp, const ol_value 
   }
 }
 
+static ol_status check_decl(const ol_type_catalogue *types, const ol_graph_value *decl, const ol_value *v,
+                            const ol_value *accepted, bool persistent, const char *label);
+
 ol_status ol_check_value_decl(const ol_type_catalogue *types, const ol_graph_value *decl, const ol_value *v,
                               bool persistent, const char *label) {
+  return check_decl(types, decl, v, NULL, persistent, label);
+}
+
+ol_status ol_check_next_value_decl(const ol_type_catalogue *types, const ol_graph_value *decl, const ol_value *v,
+                                   const ol_value *accepted, const char *label) {
+  return check_decl(types, decl, v, accepted, true, label);
+}
+
+static ol_status check_decl(const ol_type_catalogue *types, const ol_graph_value *decl, const ol_value *v,
+                            const ol_value *accepted, bool persistent, const char *label) {
   const ol_type_info *t = &decl->type;
   /* the common case without setting up a walk: a tensor matching its declared tensor type */
   const Onnx__TypeProto *tp = decl->has_type ? t->proto : NULL;
@@ -557,7 +589,7 @@ ol_status ol_check_value_decl(const ol_type_catalogue *types, const ol_graph_val
       tp->tensor_type && !(persistent && v->tensor.dtype == OL_DTYPE_STRING) &&
       shape_matches(tp->tensor_type, v->tensor.dtype, v->tensor.rank, v->tensor.dims))
     return OL_OK;
-  vwalk w = {types, persistent, label ? label : "input", decl->name ? decl->name : "", {0}};
+  vwalk w = {types, persistent, label ? label : "input", decl->name ? decl->name : "", {0}, accepted};
   if (!decl->has_type) return walk_value(&w, NULL, v, 0);
   if (t->proto) return walk_value(&w, t->proto, v, 0);
   /* a declaration without its TypeProto: kind, element type, rank and fixed dims */

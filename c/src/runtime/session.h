@@ -55,6 +55,12 @@ ol_status ol_check_value_type(const ol_graph_value *decl, const ol_value *v);
  * read "<label> '<name>': field 'blocks'[2].key: <problem>". */
 ol_status ol_check_value_decl(const ol_type_catalogue *types, const ol_graph_value *decl, const ol_value *v,
                               bool persistent, const char *label);
+/* The same for a persistent value's next value, given the value it replaces
+ * (accepted: passed this declaration and still held; may be NULL): blocks of
+ * a paged cache that are accepted's blocks at the same index are not walked
+ * again. */
+ol_status ol_check_next_value_decl(const ol_type_catalogue *types, const ol_graph_value *decl, const ol_value *v,
+                                   const ol_value *accepted, const char *label);
 
 /* A paged cache declaration (seed 000, wire facts 1.7): a layout-less
  * struct_type, or a structure whose one runtime field `blocks` is a

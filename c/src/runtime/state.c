@@ -595,7 +595,8 @@ static ol_status state_run(ol_state *st, ol_context *context, const char *const 
   /* validate every next value before publishing any */
   for (size_t k = 0; s == OL_OK && k < st->num_bindings; k++) {
     const binding *b = &st->bindings[k];
-    ol_status v = check_value(st, b, all[b->output]);
+    ol_status v = ol_check_next_value_decl(st->session->model->types, &g->inputs[b->input], all[b->output],
+                                           b->value, "persistent input");
     if (v != OL_OK) s = ol_error_wrap(v, "next value of '%s' from output '%s'", b->input_name, b->output_name);
   }
   /* Returned outputs are dense tensors: pitched caches get a dense copy
