@@ -410,10 +410,6 @@ static ol_status walk_page(vwalk *w, const Onnx__TypeProto *tp, const ol_value *
   return check_shape(w, t, dtype, v->tensor.rank, v->tensor.dims, got, "");
 }
 
-/* A value under a paged cache declaration: the cache structure, then (named
- * declarations) every block's fields against the declared ones. Page
- * ranges and payload extents are the cache's own rules (quant/paged.h),
- * checked where caches are retained and by the kernels. */
 /* Block i of v is block i of prev (a cache that passed the same declaration
  * and is still held, so the block is the same immutable value): a cache a
  * kernel publishes keeps its past blocks in place and appends, so each step
@@ -429,6 +425,12 @@ static bool cache_structure(const ol_value *v, const ol_value *prev) {
   return true;
 }
 
+/* A value under a paged cache declaration: the cache structure, then (named
+ * declarations) every block's fields against the declared ones. Page
+ * ranges and payload extents are the cache's own rules (quant/paged.h),
+ * checked where caches are retained and by the kernels. Under a next value
+ * (vwalk.accepted) the blocks it shares with the value it replaces are
+ * skipped. */
 static ol_status walk_cache(vwalk *w, const ol_cache_decl *decl, const ol_value *v, int depth) {
   /* the top-level value's previously accepted one, when it is a cache too */
   const ol_value *prev = depth == 0 && w->accepted && ol_paged_cache_outline_is(w->accepted) ? w->accepted : NULL;

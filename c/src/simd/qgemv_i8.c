@@ -30,11 +30,11 @@ size_t ol_qgemv_i8_work_bytes(const ol_qgemv_shape *s) { return codes_bytes(s) +
 
 /* The block's codes as the scalar loop below gives them, eight at a time,
  * for blocks whose elements are all finite: the maximum is exact in any
- * order, |a * inv| <= 127 (plus two roundings' worth, below 127.5), so no
- * code needs the clamp, and
- * adding 1.5 * 2^23 rounds x to the nearest integer (ties to even) in the
- * low bits of the sum: bits(x + M) - bits(M) is the code. Returns false
- * (nothing written) when some element is not finite. */
+ * order; |a * inv| <= 127 plus two roundings' worth (below 127.5), so no
+ * code needs the clamp; and adding M = 1.5 * 2^23 rounds x to the nearest
+ * integer (ties to even) in the low bits of the sum, so bits(x + M) -
+ * bits(M) is the code. Returns false (nothing written) when some element
+ * is not finite or 127 / amax overflows. */
 static bool quantize_finite(const float *a, int64_t n, float *amax_out, int16_t *q) {
   const int64_t nv = n - n % 8;
   ol_f32x4 mx = ol_f32x4_zero(), sum = ol_f32x4_zero();
