@@ -119,11 +119,7 @@ static ol_status new_outputs(const converter *c, const char ***out, size_t *coun
   size_t n = 0;
   for (size_t i = 0; i < src->n_output; i++)
     if (!replaced_cache(c, src->output[i]->name, false)) names[n++] = src->output[i]->name;
-  for (size_t l = 0; l < c->n_layers; l++)
-    if (!(names[n++] = ol_paged_cache_name(c->b->p, c->layers[l].present_k))) {
-      free(names);
-      return NO_MEMORY;
-    }
+  for (size_t l = 0; l < c->n_layers; l++) names[n++] = c->layers[l].cache_present;
   *out = names;
   *count = n;
   return OL_OK;
@@ -213,8 +209,7 @@ static ol_status edit(const converter *c, ol_builder *builder, const Onnx__Model
     if (c->src_index[i] < 0) s = ol_builder_add_copy(builder, OL_BUILDER_NODE, &c->nodes[i]->base, i);
   for (size_t l = 0; s == OL_OK && l < c->n_layers; l++) {
     const paged_layer *L = &c->layers[l];
-    const char *past = ol_paged_cache_name(c->b->p, L->past_k), *present = ol_paged_cache_name(c->b->p, L->present_k);
-    if (!past || !present) return NO_MEMORY;
+    const char *past = L->cache_past, *present = L->cache_present;
     const char *gone_in[2] = {L->past_k, L->past_v}, *gone_out[2] = {L->present_k, L->present_v};
     for (int k = 0; k < 2 && s == OL_OK; k++) s = ol_builder_remove(builder, OL_BUILDER_INPUT, gone_in[k]);
     for (int k = 0; k < 2 && s == OL_OK; k++) s = ol_builder_remove(builder, OL_BUILDER_OUTPUT, gone_out[k]);

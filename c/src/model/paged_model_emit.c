@@ -64,7 +64,8 @@ int64_t ol_paged_declared_head_size(const ol_graph *g, const char *name) {
 
 const char *ol_paged_input(const ol_node *n, size_t k) { return ol_node_has_input(n, k) ? n->inputs[k] : NULL; }
 
-char *ol_paged_cache_name(ol_proto_patch *p, const char *name) {
+/* name without ".key" / ".value" (the paged cache's name), in the patch. */
+static char *cache_name(ol_proto_patch *p, const char *name) {
   size_t n = strlen(name);
   if (n > 4 && strcmp(name + n - 4, ".key") == 0) n -= 4;
   else if (n > 6 && strcmp(name + n - 6, ".value") == 0) n -= 6;
@@ -229,11 +230,12 @@ static void attr_if(paged_build *b, Onnx__NodeProto *n, const char *name, int64_
 
 const char *ol_paged_emit_attention(paged_build *b, paged_layer *l, const char *q, const char *k, const char *v,
                                   const char *y, bool causal) {
-  char *past = ol_paged_cache_name(b->p, l->past_k), *present = ol_paged_cache_name(b->p, l->present_k);
+  char *past = cache_name(b->p, l->past_k), *present = cache_name(b->p, l->present_k);
   if (!past || !present || !q || !k || !v || b->oom) {
     b->oom = true;
     return NULL;
   }
+  l->cache_past = past, l->cache_present = present;
   const char *in[4] = {q, k, v, past};
   y = ol_paged_emit(b, l, "PagedAttention", "ai.rt", in, 4, y);
   if (!y) return NULL;

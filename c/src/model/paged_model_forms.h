@@ -32,6 +32,7 @@ typedef struct paged_layer {
   Onnx__NodeProto *nodes[PAGED_MAX_NEW];
   int n_nodes;
   int64_t left_window; /* the PagedAttention's left_window_size (-1: none) */
+  const char *cache_past, *cache_present; /* the paged cache's input and output (set when emitted) */
 } paged_layer;
 
 typedef struct paged_build {
@@ -67,8 +68,6 @@ int64_t ol_paged_declared_head_size(const ol_graph *g, const char *name);
 /* Optional input k of n (NULL when absent or empty). */
 const char *ol_paged_input(const ol_node *n, size_t k);
 
-/* name without ".key" / ".value" (the paged cache's name), in the patch. */
-char *ol_paged_cache_name(ol_proto_patch *p, const char *name);
 /* An error refusing the conversion of node n (OL_NOT_IMPLEMENTED). */
 ol_status ol_paged_refuse(const ol_node *n, const char *fmt, ...);
 /* Fills the layer's cache names from a fused node's past inputs and present
