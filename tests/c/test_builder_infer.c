@@ -260,10 +260,11 @@ static void test_values_and_errors(void) {
 
 #define WEIGHTS_FILE "weights.bin" /* never created: inference must not need it */
 
-/* A float initializer of dims whose payload is declared in WEIGHTS_FILE at
- * offset (length: the dims' byte size, or the given one when >= 0). */
-static ol_status add_external(ol_builder *b, const char *name, const int64_t *dims, size_t rank, size_t offset,
-                              long long length) {
+/* A float tensor of dims whose payload is declared in WEIGHTS_FILE at
+ * offset (length: the dims' byte size, or the given one when >= 0), handed
+ * to use (an initializer, a Constant's value). */
+static ol_status with_external(ol_builder *b, const char *name, const int64_t *dims, size_t rank, size_t offset,
+                               long long length, ol_status (*use)(ol_builder *, Onnx__TensorProto *)) {
   size_t count = 1;
   for (size_t i = 0; i < rank; i++) count *= (size_t)dims[i];
   char offset_text[24], length_text[24];
@@ -287,7 +288,28 @@ static ol_status add_external(ol_builder *b, const char *name, const int64_t *di
   t.data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
   t.n_external_data = 3;
   t.external_data = entry_ptrs;
-  return add_packed(b, OL_BUILDER_INITIALIZER, &t.base);
+  return use(b, &t);
+}
+
+static ol_status as_initializer(ol_builder *b, Onnx__TensorProto *t) { return add_packed(b, OL_BUILDER_INITIALIZER, &t->base); }
+
+/* Constant(value = t) -> t's name */
+static ol_status as_constant(ol_builder *b, Onnx__TensorProto *t) {
+  char *outputs[] = {t->name};
+  Onnx__NodeProto n = node_proto(t->name, "Constant", NULL, 0, outputs, 1);
+  Onnx__AttributeProto a = ONNX__ATTRIBUTE_PROTO__INIT, *attrs[1] = {&a};
+  a.name = "value";
+  a.has_type = 1;
+  a.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+  a.t = t;
+  n.n_attribute = 1;
+  n.attribute = attrs;
+  return add_packed(b, OL_BUILDER_NODE, &n.base);
+}
+
+static ol_status add_external(ol_builder *b, const char *name, const int64_t *dims, size_t rank, size_t offset,
+                              long long length) {
+  return with_external(b, name, dims, rank, offset, length, as_initializer);
 }
 
 /* The element type of a value's kept type (0: none). */
@@ -302,8 +324,9 @@ static int kept_elem_type(ol_builder *b, const char *name) {
   return elem;
 }
 
-/* Initializers whose payloads are external: inference reads their declared
- * data type and dims, never the file (which does not exist here). */
+/* Initializers and Constant values whose payloads are external: inference
+ * reads their declared data type and dims, never the file (which does not
+ * exist here). */
 static void test_external_initializers(void) {
   FILE *absent = fopen(WEIGHTS_FILE, "rb");
   CHECK(absent == NULL);
@@ -344,6 +367,13 @@ static void test_external_initializers(void) {
   CHECK_OK(ol_builder_infer(b, &reinferred));
   CHECK(reinferred == 3);
   CHECK(kept_dims(b, "r", "batch,5"));
+
+  /* a Constant whose value is external: its declared type and dims */
+  int64_t c_dims[] = {2, 5};
+  CHECK_OK(with_external(b, "c", c_dims, 2, 96, -1, as_constant));
+  CHECK_OK(add_node(b, "Add", "c", "r", "cr"));
+  CHECK_OK(ol_builder_infer(b, &reinferred));
+  CHECK(kept_dims(b, "c", "2,5") && kept_dims(b, "cr", "2,5") && kept_elem_type(b, "c") == OL_DTYPE_FLOAT);
 
   /* a declaration that cannot be right is still an error naming the tensor */
   CHECK_OK(add_external(b, "short", bias_dims, 1, 0, 4));

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "ir/graph.h"
+#include "onnx_light.pb-c.h"
 
 const ol_attr *ol_node_attr(const ol_node *node, const char *name) {
   for (size_t i = 0; i < node->num_attrs; i++)
@@ -49,6 +50,21 @@ int64_t ol_attr_floats(const ol_node *node, const char *name, const float **valu
 ol_value *ol_attr_tensor(const ol_node *node, const char *name) {
   const ol_attr *a = ol_node_attr(node, name);
   return a && a->type == OL_ATTR_TENSOR ? a->tensor : NULL;
+}
+
+bool ol_attr_tensor_declared(const ol_node *node, const char *name, ol_dtype *dtype, int *rank, int64_t *dims) {
+  const ol_attr *a = ol_node_attr(node, name);
+  if (!a || a->type != OL_ATTR_TENSOR) return false;
+  if (a->tensor) {
+    *dtype = a->tensor->tensor.dtype, *rank = a->tensor->tensor.rank;
+    for (int d = 0; d < *rank; d++) dims[d] = a->tensor->tensor.dims[d];
+    return true;
+  }
+  const Onnx__TensorProto *t = ((const Onnx__AttributeProto *)a->proto)->t; /* unread: checked at decoding */
+  if (!t || t->n_dims > OL_MAX_RANK) return false;
+  *dtype = (ol_dtype)t->data_type, *rank = (int)t->n_dims;
+  for (size_t d = 0; d < t->n_dims; d++) dims[d] = t->dims[d];
+  return true;
 }
 
 const ol_graph *ol_attr_graph(const ol_node *node, const char *name) {

@@ -140,8 +140,12 @@ const char *ol_attr_string(const ol_node *node, const char *name, const char *de
 /* Returns the count, or -1 when absent; *values points into the node. */
 int64_t ol_attr_ints(const ol_node *node, const char *name, const int64_t **values);
 int64_t ol_attr_floats(const ol_node *node, const char *name, const float **values);
-/* Borrowed tensor value (NULL when absent). */
+/* Borrowed tensor value (NULL when absent, or unread: external data in a
+ * borrowed decoding, see ol_attr_tensor_declared). */
 ol_value *ol_attr_tensor(const ol_node *node, const char *name);
+/* A TENSOR attribute's declared element type and dims (decoded or unread);
+ * false when absent. dims holds OL_MAX_RANK. */
+bool ol_attr_tensor_declared(const ol_node *node, const char *name, ol_dtype *dtype, int *rank, int64_t *dims);
 const ol_graph *ol_attr_graph(const ol_node *node, const char *name);
 
 /* Optional input i is present (declared with a nonempty name). */

@@ -218,7 +218,10 @@ static ol_status decode_attr(decode_ctx *dc, const ol_node *node, const Onnx__At
       break;
     case OL_ATTR_TENSOR:
       if (!ap->t) return ol_error(OL_INVALID_MODEL, "node '%s': tensor attribute '%s' is empty", node->name, a->name);
-      OL_TRY(ol_tensor_from_proto(ap->t, &src, &a->tensor));
+      /* a borrowed decoding (a graph builder's) has no folder to read external
+       * data from: the tensor stays unread (NULL), its declaration checked */
+      if (dc->model->owner->borrowed && ol_tensor_proto_is_external(ap->t)) OL_TRY(ol_tensor_proto_check_external(ap->t));
+      else OL_TRY(ol_tensor_from_proto(ap->t, &src, &a->tensor));
       break;
     case OL_ATTR_TENSORS:
       a->tensors = ol_xcalloc(ap->n_tensors, sizeof(ol_value *));

@@ -47,8 +47,15 @@ ol_status ol_infer_constant(ol_infer_ctx *ctx) {
   ol_infer_type *out = &ctx->outputs[0];
   const ol_node *n = ctx->node;
   const ol_attr *a;
+  ol_dtype dtype;
+  int rank;
+  int64_t dims[OL_MAX_RANK];
   if ((a = ol_node_attr(n, "value")) && a->tensor) ol_infer_from_tensor(&a->tensor->tensor, out);
-  else if ((a = ol_node_attr(n, "value_int"))) {
+  else if (ol_attr_tensor_declared(n, "value", &dtype, &rank, dims)) { /* unread: type and dims, no values */
+    ol_dim d[OL_MAX_RANK];
+    for (int i = 0; i < rank; i++) d[i] = ol_dim_of(dims[i]);
+    ol_infer_set_tensor(out, dtype, rank, d);
+  } else if ((a = ol_node_attr(n, "value_int"))) {
     ol_infer_set_tensor(out, OL_DTYPE_INT64, 0, NULL);
     out->data[0] = ol_dim_of(a->i);
     out->data_count = 1;
@@ -92,7 +99,10 @@ static bool shape_of(const ol_infer_ctx *ctx, size_t input, ol_dim *dims, int *r
 ol_status ol_infer_constant_of_shape(ol_infer_ctx *ctx) {
   if (ctx->num_outputs < 1) return OL_OK;
   ol_value *value = ol_attr_tensor(ctx->node, "value");
-  ol_dtype dtype = value ? value->tensor.dtype : OL_DTYPE_FLOAT;
+  ol_dtype dtype = OL_DTYPE_FLOAT;
+  int value_rank;
+  int64_t value_dims[OL_MAX_RANK];
+  if (!ol_attr_tensor_declared(ctx->node, "value", &dtype, &value_rank, value_dims)) dtype = OL_DTYPE_FLOAT;
   ol_dim dims[OL_MAX_RANK];
   int rank;
   ol_infer_type *out = &ctx->outputs[0];
