@@ -247,17 +247,18 @@ static bool types_compatible(const ol_type_catalogue *m, const Onnx__TypeProto *
   }
 }
 
-/* Retained and published values: walked whole against the input's declaration. */
-static ol_status check_value(const ol_state *st, const binding *b, const ol_value *v) {
+/* Retained and published values against the input's declaration: walked
+ * whole, except (next values) what they share with the value they replace. */
+static ol_status check_value(const ol_state *st, const binding *b, const ol_value *v, const ol_value *replaced) {
   const ol_graph *g = st->session->model->graph;
-  return ol_check_value_decl(st->session->model->types, &g->inputs[b->input], v, true, "persistent input");
+  return ol_check_next_value_decl(st->session->model->types, &g->inputs[b->input], v, replaced, "persistent input");
 }
 
 /* Values retained from outside a run also obey a paged cache's own rules
  * (ranges, capacities, widths, page formats: checked once here; published
  * caches come from kernels that checked them). */
 static ol_status check_retained(const ol_state *st, const binding *b, const ol_value *v) {
-  OL_TRY(check_value(st, b, v));
+  OL_TRY(check_value(st, b, v, NULL));
   if (!ol_paged_cache_is(v)) return OL_OK;
   ol_status s = ol_paged_cache_validate(v, NULL, NULL, NULL);
   return s == OL_OK ? OL_OK : ol_error_wrap(s, "persistent input '%s'", b->input_name);
@@ -595,8 +596,7 @@ static ol_status state_run(ol_state *st, ol_context *context, const char *const 
   /* validate every next value before publishing any */
   for (size_t k = 0; s == OL_OK && k < st->num_bindings; k++) {
     const binding *b = &st->bindings[k];
-    ol_status v = ol_check_next_value_decl(st->session->model->types, &g->inputs[b->input], all[b->output],
-                                           b->value, "persistent input");
+    ol_status v = check_value(st, b, all[b->output], b->value);
     if (v != OL_OK) s = ol_error_wrap(v, "next value of '%s' from output '%s'", b->input_name, b->output_name);
   }
   /* Returned outputs are dense tensors: pitched caches get a dense copy

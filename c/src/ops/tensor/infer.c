@@ -99,9 +99,9 @@ static bool shape_of(const ol_infer_ctx *ctx, size_t input, ol_dim *dims, int *r
 ol_status ol_infer_constant_of_shape(ol_infer_ctx *ctx) {
   if (ctx->num_outputs < 1) return OL_OK;
   ol_value *value = ol_attr_tensor(ctx->node, "value");
-  ol_dtype dtype = OL_DTYPE_FLOAT;
+  ol_dtype dtype;
   int value_rank;
-  int64_t value_dims[OL_MAX_RANK];
+  int64_t value_dims[OL_MAX_RANK]; /* declared or unread value: only its type is needed */
   if (!ol_attr_tensor_declared(ctx->node, "value", &dtype, &value_rank, value_dims)) dtype = OL_DTYPE_FLOAT;
   ol_dim dims[OL_MAX_RANK];
   int rank;
