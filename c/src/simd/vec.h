@@ -15,7 +15,7 @@
  *
  * ol_i32x4: four 32-bit integer lanes, just what the quantized kernels need:
  * loads of 16 bytes (or 8, upper half zero; lane i = bytes 4i..4i+3, little
- * endian), bitwise and, logical shift right by a constant, exact conversion
+ * endian) and stores of 16, bitwise and, logical shift right by a constant, exact conversion
  * to float (signed lanes; round to nearest for |x| > 2^24); plus, for the
  * int8-activation kernels, lane-wise i32 addition and two views of the same
  * 128 bits as eight 16-bit lanes: logical and arithmetic shift right
@@ -62,6 +62,7 @@ static inline float ol_f32x4_lane(ol_f32x4 v, int i) {
 typedef v128_t ol_i32x4;
 static inline ol_i32x4 ol_i32x4_load(const void *p) { return wasm_v128_load(p); }
 static inline ol_i32x4 ol_i32x4_load64_zero(const void *p) { return wasm_v128_load64_zero(p); }
+static inline void ol_i32x4_store(void *p, ol_i32x4 v) { wasm_v128_store(p, v); }
 static inline ol_i32x4 ol_i32x4_splat(int32_t s) { return wasm_i32x4_splat(s); }
 static inline ol_i32x4 ol_i32x4_and(ol_i32x4 a, ol_i32x4 b) { return wasm_v128_and(a, b); }
 #define ol_u32x4_shr(a, n) wasm_u32x4_shr((a), (n))
@@ -120,6 +121,7 @@ static inline float ol_f32x4_lane(ol_f32x4 v, int i) {
 typedef __m128i ol_i32x4;
 static inline ol_i32x4 ol_i32x4_load(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
 static inline ol_i32x4 ol_i32x4_load64_zero(const void *p) { return _mm_loadl_epi64((const __m128i *)p); }
+static inline void ol_i32x4_store(void *p, ol_i32x4 v) { _mm_storeu_si128((__m128i *)p, v); }
 static inline ol_i32x4 ol_i32x4_splat(int32_t s) { return _mm_set1_epi32(s); }
 static inline ol_i32x4 ol_i32x4_and(ol_i32x4 a, ol_i32x4 b) { return _mm_and_si128(a, b); }
 #define ol_u32x4_shr(a, n) _mm_srli_epi32((a), (n))
@@ -202,6 +204,10 @@ static inline ol_i32x4 ol_i32x4_load64_zero(const void *p) {
   unsigned char b[16] = {0};
   memcpy(b, p, 8);
   return ol_i32x4_load(b);
+}
+static inline void ol_i32x4_store(void *p, ol_i32x4 v) {
+  unsigned char *b = (unsigned char *)p;
+  for (int i = 0; i < 16; i++) b[i] = (unsigned char)(v.u[i / 4] >> (8 * (i % 4)));
 }
 static inline ol_i32x4 ol_i32x4_splat(int32_t s) {
   return (ol_i32x4){{(uint32_t)s, (uint32_t)s, (uint32_t)s, (uint32_t)s}};

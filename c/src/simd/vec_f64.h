@@ -18,6 +18,9 @@
  *   ol_f32x4_bits            the lanes' bits as an ol_i32x4 (no conversion)
  *   ol_i16x8_narrow          a's four lanes then b's, each saturated to
  *                            int16, as eight 16-bit lanes
+ *   ol_u8x16_zip_lo/hi       bytes 0-7 / 8-15 of a and b interleaved
+ *                            (a0 b0 a1 b1 ...)
+ *   ol_u16x8_from_u8_lo/hi   bytes 0-7 / 8-15 zero-extended to 16-bit lanes
  *
  * Every operation is exact or one IEEE rounding, so SSE2, wasm SIMD128 and the
  * plain-C fallback give the same bits. */
@@ -63,6 +66,15 @@ static inline ol_i32x4 ol_i32x4_sub(ol_i32x4 a, ol_i32x4 b) { return wasm_i32x4_
 static inline ol_i32x4 ol_f32x4_bits(ol_f32x4 v) { return v; }
 static inline ol_i32x4 ol_i16x8_narrow(ol_i32x4 a, ol_i32x4 b) { return wasm_i16x8_narrow_i32x4(a, b); }
 
+static inline ol_i32x4 ol_u8x16_zip_lo(ol_i32x4 a, ol_i32x4 b) {
+  return wasm_i8x16_shuffle(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+}
+static inline ol_i32x4 ol_u8x16_zip_hi(ol_i32x4 a, ol_i32x4 b) {
+  return wasm_i8x16_shuffle(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+}
+static inline ol_i32x4 ol_u16x8_from_u8_lo(ol_i32x4 v) { return wasm_u16x8_extend_low_u8x16(v); }
+static inline ol_i32x4 ol_u16x8_from_u8_hi(ol_i32x4 v) { return wasm_u16x8_extend_high_u8x16(v); }
+
 #elif defined(__SSE2__)
 typedef __m128d ol_f64x2;
 static inline ol_f64x2 ol_f64x2_splat(double s) { return _mm_set1_pd(s); }
@@ -99,6 +111,11 @@ static inline ol_i32x4 ol_i32x4_xor(ol_i32x4 a, ol_i32x4 b) { return _mm_xor_si1
 static inline ol_i32x4 ol_i32x4_sub(ol_i32x4 a, ol_i32x4 b) { return _mm_sub_epi32(a, b); }
 static inline ol_i32x4 ol_f32x4_bits(ol_f32x4 v) { return _mm_castps_si128(v); }
 static inline ol_i32x4 ol_i16x8_narrow(ol_i32x4 a, ol_i32x4 b) { return _mm_packs_epi32(a, b); }
+
+static inline ol_i32x4 ol_u8x16_zip_lo(ol_i32x4 a, ol_i32x4 b) { return _mm_unpacklo_epi8(a, b); }
+static inline ol_i32x4 ol_u8x16_zip_hi(ol_i32x4 a, ol_i32x4 b) { return _mm_unpackhi_epi8(a, b); }
+static inline ol_i32x4 ol_u16x8_from_u8_lo(ol_i32x4 v) { return _mm_unpacklo_epi8(v, _mm_setzero_si128()); }
+static inline ol_i32x4 ol_u16x8_from_u8_hi(ol_i32x4 v) { return _mm_unpackhi_epi8(v, _mm_setzero_si128()); }
 
 #else
 typedef struct ol_f64x2 {
@@ -165,6 +182,26 @@ static inline ol_i32x4 ol_i16x8_narrow(ol_i32x4 a, ol_i32x4 b) {
     r.u[i] = ol_i16_saturated(a.u[2 * i]) | ol_i16_saturated(a.u[2 * i + 1]) << 16;
     r.u[2 + i] = ol_i16_saturated(b.u[2 * i]) | ol_i16_saturated(b.u[2 * i + 1]) << 16;
   }
+  return r;
+}
+static inline ol_i32x4 ol_u8x16_zip_lo(ol_i32x4 a, ol_i32x4 b) {
+  ol_i32x4 r = {{0, 0, 0, 0}};
+  for (int i = 0; i < 8; i++) r.u[i / 2] |= (ol_u8x16_get(a, i) | ol_u8x16_get(b, i) << 8) << (16 * (i % 2));
+  return r;
+}
+static inline ol_i32x4 ol_u8x16_zip_hi(ol_i32x4 a, ol_i32x4 b) {
+  ol_i32x4 r = {{0, 0, 0, 0}};
+  for (int i = 0; i < 8; i++) r.u[i / 2] |= (ol_u8x16_get(a, 8 + i) | ol_u8x16_get(b, 8 + i) << 8) << (16 * (i % 2));
+  return r;
+}
+static inline ol_i32x4 ol_u16x8_from_u8_lo(ol_i32x4 v) {
+  ol_i32x4 r = {{0, 0, 0, 0}};
+  for (int i = 0; i < 8; i++) r.u[i / 2] |= ol_u8x16_get(v, i) << (16 * (i % 2));
+  return r;
+}
+static inline ol_i32x4 ol_u16x8_from_u8_hi(ol_i32x4 v) {
+  ol_i32x4 r = {{0, 0, 0, 0}};
+  for (int i = 0; i < 8; i++) r.u[i / 2] |= ol_u8x16_get(v, 8 + i) << (16 * (i % 2));
   return r;
 }
 #endif
