@@ -134,7 +134,7 @@ static double max_diff_to_reference(const kv_history *h, const ol_value *q, cons
         int64_t pos = h->T - L + l, hi = causal ? pos : h->T - 1, lo = window >= 0 && pos - window > 0 ? pos - window : 0;
         const float *qv = (const float *)ol_tdata(Q) + ((b * Hq + qh) * L + l) * Dk;
         int64_t kvh = qh / g;
-        double m = -INFINITY, sum = 0, acc[64] = {0};
+        double m = -INFINITY, sum = 0, acc[256] = {0}; /* Dv <= 256 */
         for (int64_t t = lo; t <= hi; t++) {
           const float *kv = h->k + ((t * B + b) * h->Hkv + kvh) * Dk;
           double s = 0;
@@ -237,6 +237,9 @@ static void windowed_fixture(void) {
   pk_destroy(&p);
 }
 
+static const ol_dtype TYPES_ALL[6] = {OL_DTYPE_INT8, OL_DTYPE_UINT8, OL_DTYPE_INT4,
+                                      OL_DTYPE_UINT4, OL_DTYPE_INT2, OL_DTYPE_UINT2};
+
 /* Paged attention over quantized pages equals dense attention over the
  * pages' reconstructed values within 1e-5; grouped heads and two batch
  * rows; several executions, windows, calibrated scales. */
@@ -279,6 +282,62 @@ static void quantized_pages_match_reconstruction(void) {
       ol_value_release(cache);
       pk_destroy(&p);
     }
+  g_salt = 1;
+}
+
+/* The integer products (simd/qpage_int.h: heads of whole 16-byte groups
+ * of codes) against dense attention over the reconstructed pages: every
+ * code width and sign for keys and values, head sizes 64 and 128 (and a
+ * 48-element head, whose 4- and 2-bit rows fall back to floats), pages
+ * that split chunks, calibrated and fixed scales, a window, 70 tokens in
+ * executions of 37, 1, 32. Rounding the query and the weights to 15 bits
+ * costs at most 2^-16 of their largest magnitude per element: within
+ * 2e-4 of the reference here, where the float path is within 1e-5. */
+static void integer_products_match_reconstruction(void) {
+  static const int64_t sizes[3][2] = {{64, 64}, {128, 32}, {48, 80}}, steps[3] = {37, 1, 32};
+  double worst = 0;
+  for (int ti = 0; ti < 6; ti++)
+    for (int si = 0; si < 3; si++) {
+      const int64_t Dk = sizes[si][0], Dv = sizes[si][1], window = si == 2 ? 40 : -1;
+      const ol_dtype kt = TYPES_ALL[ti], vt = TYPES_ALL[(ti + 3) % 6];
+      ol_attr attrs[2] = {tk_attr_int("left_window_size", window), tk_attr_int("block_size", 5)};
+      pk p;
+      CHECK_OK(pk_create(&p, "PagedAttention", attrs, 2, 4));
+      if (!p.kernel) return;
+      ol_page_format_rule rule;
+      const float fixed = si == 1 ? 0.0f : 0.02f; /* 0: calibrated per page */
+      int32_t klo, khi, vlo, vhi; /* fixed scales: unsigned codes centred */
+      ol_page_code_range(kt, &klo, &khi), ol_page_code_range(vt, &vlo, &vhi);
+      ol_paged_policy policy = formats_policy(&rule, kt, fixed, klo ? 0 : (khi + 1) / 2, vt, si == 1 ? 0.0f : 0.3f,
+                                              vlo ? 0 : (vhi + 1) / 2);
+      ol_value *cache = empty_cache();
+      g_base = 0;
+      for (int st = 0; st < 3 && cache; st++) {
+        g_salt = (uint32_t)(300 + ti * 3 + si);
+        ol_value *in[4] = {bhld(1, 4, steps[st], Dk, rnd_at), bhld(1, 2, steps[st], Dk, rnd_at),
+                           bhld(1, 2, steps[st], Dv, rnd_at), cache}, *out[2] = {NULL, NULL};
+        g_base += steps[st];
+        CHECK_OK(pk_run(&p, in, &policy, out));
+        if (out[1]) {
+          kv_history h;
+          history_of(out[1], &h, 1, 2, Dk, Dv);
+          double diff = max_diff_to_reference(&h, in[0], out[0], true, window);
+          worst = diff > worst ? diff : worst;
+          CHECK(diff < 2e-4);
+          if (diff >= 2e-4)
+            fprintf(stderr, "  %s/%s Dk %lld Dv %lld step %d: %g\n", ol_dtype_name(kt), ol_dtype_name(vt), (long long)Dk,
+                    (long long)Dv, st, diff);
+          history_free(&h);
+        }
+        tk_release_all(in, 3);
+        ol_value_release(out[0]);
+        ol_value_release(cache);
+        cache = out[1];
+      }
+      ol_value_release(cache);
+      pk_destroy(&p);
+    }
+  if (getenv("OL_TEST_VERBOSE")) fprintf(stderr, "  integer products: largest difference %g\n", worst);
   g_salt = 1;
 }
 
@@ -458,13 +517,17 @@ typedef struct known_case {
  * recorded with every element decoded by ol_page_decode (the in-register
  * decoders switched off), so they hold the decoders and the vector
  * accumulator to those bits; re-recorded when the online softmax went
- * from one rescale per token to one per chunk of 32 tokens. Then one more token over the cache compacted
+ * from one rescale per token to one per chunk of 32 tokens. Case 1's
+ * heads of 64 fill 16-byte groups of codes, so it takes the integer
+ * products (simd/qpage_int.h; integer_products_match_reconstruction holds
+ * them to the dense reference): re-recorded when they landed. The other
+ * cases keep the float path. Then one more token over the cache compacted
  * (one block; calibrated scales become one per token, and rows start at
  * other bit offsets) gives the same bits as over the cache itself. */
 static void quantized_known_answers(void) {
   static const known_case cases[] = {
       {40, 24, OL_DTYPE_INT8, OL_DTYPE_UINT4, 0, 0, 0, 0, 0x6d06dd3dca779c3cull},
-      {64, 64, OL_DTYPE_INT8, OL_DTYPE_UINT4, 0, 0, 0, 0, 0x8af418099fb1c044ull},
+      {64, 64, OL_DTYPE_INT8, OL_DTYPE_UINT4, 0, 0, 0, 0, 0x79188b2c17c8d0e4ull},
       {19, 21, OL_DTYPE_UINT4, OL_DTYPE_INT4, 0.05f, 0.125f, 15, -8, 0x6154715573d44084ull},
       {37, 18, OL_DTYPE_INT2, OL_DTYPE_UINT2, 0, 0.3f, 0, 3, 0xd314f1993edd8452ull},
       {33, 35, OL_DTYPE_UINT8, OL_DTYPE_INT8, 0.01f, 0.01f, 255, -128, 0x7dce91024e9c9778ull},
@@ -858,7 +921,7 @@ static void encoding(void) {
         (u4[2] >> 4) == 0);
 }
 
-OL_TEST_MAIN(TEST(dense_fixture), TEST(windowed_fixture), TEST(quantized_pages_match_reconstruction),
+OL_TEST_MAIN(TEST(dense_fixture), TEST(windowed_fixture), TEST(quantized_pages_match_reconstruction), TEST(integer_products_match_reconstruction),
              TEST(four_step_accuracy), TEST(split_executions_agree), TEST(chunks_span_pages), TEST(quantized_known_answers),
              TEST(attributes_and_inputs),
              TEST(cache_validation_rejections), TEST(page_memo), TEST(format_policies), TEST(quantize_paged_cache),

@@ -2,7 +2,8 @@
 // (1) native vs wasm build of tests/parity/decode.c: same tokens, same logits bits,
 //     also on 2 and 3 threads (native, and the threaded wasm build decode_threads);
 // (1b) the same for the decoder quantized to portable int4 (fused MatMuls);
-// (1c) the same on paged caches (float, and quantized pages decoded in register);
+// (1c) the same on paged caches (float pages, and quantized ones: integer products
+//      and codes decoded in register);
 // (2) onnx-light vs onnxruntime-node (the oracle): same tokens; the JS
 //     package's generate() (the C token loop stepped through the wasm ABI)
 //     gives the native tool's tokens, greedy and seeded sampling;
@@ -93,8 +94,9 @@ check('int4 on 2 threads (native and threaded wasm): the single-threaded logits 
 
 // (1c) the decoder on paged caches (ol_model_to_paged) with float pages and
 // quantized ones (int8 keys / uint4 values as apps use, and the other code
-// widths), calibrated scales: the codes are decoded in register
-// (simd/qpage.c), natively and in wasm to the same bits
+// widths), calibrated scales: heads of 32 take the integer products
+// (simd/qpage_int.c) for 8- and 4-bit codes, 2-bit codes are decoded in
+// register (simd/qpage.c), natively and in wasm to the same bits
 for (const formats of ['float32/float32', 'int8/uint4', 'uint8/int4', 'int2/uint2']) {
   const args = ['--paged', formats, ...decodeArgs];
   const pagedNative = JSON.parse(execFileSync(join(root, 'build-native', 'decode'), args, { encoding: 'utf8' }));

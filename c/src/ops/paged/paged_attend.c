@@ -6,14 +6,17 @@
  * and the visible tokens in chunks of OL_PAGED_CHUNK whose boundaries are
  * multiples of OL_PAGED_CHUNK in absolute token position, so chunks never
  * depend on how the tokens were split into executions (pages do). A chunk
- * is split into page segments; its rows are touched in address order,
- * then per K/V head: key scores for the group's query heads (FLOAT rows by
- * ol_f32_gemm_tb straight from the page, codes by ol_qpage_dot_rows), one
- * rescale of each accumulator per chunk, one exp per score (ol_expf_n),
- * then the weighted value rows added in token order with the accumulator
- * in registers (add_rows, ol_qpage_add_rows). Pages with other formats
- * (FLOAT16/BFLOAT16, parameters along the width) go row by row through
- * page_dot / page_row, the same floats in the same order. */
+ * is split into page segments (its rows touched in address order while
+ * the chunk before is computed), then per K/V head: key scores for the
+ * group's query heads (FLOAT rows by ol_f32_gemm_tb straight from the
+ * page, code rows of whole 16-byte groups by ol_qpage_int_scores, other
+ * code rows by ol_qpage_dot_rows), one rescale of each accumulator per
+ * chunk, one exp per score (ol_expf_n), then the weighted value rows: the
+ * chunk's code rows at once by ol_qpage_int_weighted_add when they all
+ * take it, else added in token order with the accumulator in registers
+ * (add_rows, ol_qpage_add_rows). Pages with other formats (FLOAT16/
+ * BFLOAT16, parameters along the width) go row by row through page_dot /
+ * page_row, the same floats in the same order. */
 #include <math.h>
 #include <string.h>
 
@@ -21,6 +24,7 @@
 #include "ops/paged/paged.h"
 #include "simd/gemm_tb.h"
 #include "simd/math.h"
+#include "simd/qpage_int.h"
 #include "simd/vec.h"
 
 enum { MAX_HEADS = 64 }; /* query heads attended together */
@@ -30,6 +34,17 @@ typedef struct segment {
   const ol_page *page;
   int64_t row, n, at;
 } segment;
+
+/* Code rows of a chunk for the integer products, by chunk position: the
+ * row's first byte (column 0), its scale and zero point; the code width
+ * and sign by segment. */
+typedef struct int_rows {
+  const uint8_t *row[OL_PAGED_CHUNK];
+  float scale[OL_PAGED_CHUNK];
+  int32_t zero[OL_PAGED_CHUNK];
+  int bits[OL_PAGED_CHUNK];
+  bool signed_codes[OL_PAGED_CHUNK];
+} int_rows;
 
 /* One query position's state while its chunks are added. */
 typedef struct attend_state {
@@ -42,6 +57,20 @@ typedef struct attend_state {
   float scores[MAX_HEADS * OL_PAGED_CHUNK]; /* [group head][CHUNK], then weights */
   ol_qpage_codes codes[OL_PAGED_CHUNK];     /* a segment's key or value rows */
   uint64_t dequantized;
+  /* integer products (simd/qpage_int.h): int_keys when some key page holds
+   * codes and Dk fills 16-byte groups (at most OL_QPAGE_INT_KEYS), likewise
+   * int_values; a head's query quantized (qready) into qint [heads][3][Dk],
+   * in the lane order of 8-, 4- and 2-bit codes; the chunk's rows they
+   * take (made once per chunk for every head) */
+  bool int_keys, int_values;
+  int16_t *qint;
+  int key_widths;                /* the code widths of the key pages (bits: 8 | 4 | 2) */
+  bool qready[MAX_HEADS];
+  float qfactor[MAX_HEADS];      /* the query's scale * (1 / sqrt(Dk)) */
+  int32_t qsum[MAX_HEADS];
+  int_rows keys, values;
+  bool key_ints[OL_PAGED_CHUNK]; /* by segment: keys.rows holds its rows */
+  bool value_ints;               /* values.rows holds the whole chunk's rows */
 } attend_state;
 
 /* ------------------------------------------------------------ one row */
@@ -170,27 +199,76 @@ static bool segment_codes(const segment *s, const ol_page_payload *p, int64_t c0
   return true;
 }
 
-/* scores[i][at + r] = dot(q_i, key row) * scale for the g query heads of
- * K/V column kc over every segment. */
-static void key_scores(attend_state *st, const float *q, int64_t g, int64_t kc, const segment *seg, int64_t n_seg) {
+/* Whether the integer products take segment s's rows of payload p for
+ * heads of len elements (affine codes with parameters constant along a
+ * row, each head whole 16-byte groups); if so, its rows into ir. */
+static bool int_segment(const ol_page_payload *p, const segment *s, int64_t len, int_rows *ir, int64_t si) {
+  ol_qpage_codes c;
+  if (!ol_page_row_codes(p, s->row, 0, &c) || !ol_qpage_int_fits(c.bits, len) || p->width % len) return false;
+  const int64_t row_bytes = p->width * c.bits / 8;
+  ir->bits[si] = c.bits, ir->signed_codes[si] = c.signed_codes;
+  for (int64_t r = 0; r < s->n; r++) {
+    const int64_t t = s->row + r, k = ol_page_param_index(p, t, 0);
+    ir->row[s->at + r] = (const uint8_t *)p->data + t * row_bytes;
+    ir->scale[s->at + r] = p->n_params == 1 ? p->scale0 : p->scales[k];
+    ir->zero[s->at + r] = p->n_params == 1 ? p->zero0 : p->zeros[k];
+  }
+  return true;
+}
+
+/* The chunk's rows for the integer products: keys by segment, values when
+ * every segment's rows are codes of one width and sign. */
+static void chunk_int_rows(attend_state *st, const segment *seg, int64_t n_seg) {
+  st->value_ints = st->int_values;
+  for (int64_t s = 0; s < n_seg; s++) {
+    st->key_ints[s] = st->int_keys && int_segment(&seg[s].page->key, &seg[s], st->d->Dk, &st->keys, s);
+    st->value_ints = st->value_ints && int_segment(&seg[s].page->value, &seg[s], st->d->Dv, &st->values, s) &&
+                     st->values.bits[s] == st->values.bits[0] && st->values.signed_codes[s] == st->values.signed_codes[0];
+  }
+}
+
+static int width_slot(int bits) { return bits == 8 ? 0 : bits == 4 ? 1 : 2; }
+
+/* Query head i's scores over segment si's key rows (chunk positions
+ * [at, at + n) from column kc) by ol_qpage_int_scores. */
+static void int_scores(const attend_state *st, int64_t i, int64_t si, int64_t at, int64_t n, int64_t kc, float *out) {
   const int64_t Dk = st->d->Dk;
+  const int_rows *ir = &st->keys;
+  const int bits = ir->bits[si];
+  ol_qpage_int_scores(st->qint + (i * 3 + width_slot(bits)) * Dk, st->qsum[i], st->qfactor[i], bits,
+                      ir->signed_codes[si], ir->row + at, kc * bits / 8, ir->scale + at, ir->zero + at, n, Dk, out);
+}
+
+/* scores[i][at + r] = dot(q_i, key row) * scale for the g query heads
+ * [h0, h0 + g) of K/V column kc over every segment: integer products for
+ * the rows they take (int_scores), else floats in ol_dot_f32's order. */
+static void key_scores(attend_state *st, int64_t h0, int64_t g, int64_t kc, const segment *seg, int64_t n_seg) {
+  const int64_t Dk = st->d->Dk;
+  const float *q = st->q + h0 * st->q_stride;
+  const float scale = 1.0f / sqrtf((float)Dk);
   for (int64_t s = 0; s < n_seg; s++) {
     const ol_page_payload *k = &seg[s].page->key;
     float *out = st->scores + seg[s].at;
     if (k->storage == OL_DTYPE_FLOAT) {
       const float *rows = (const float *)k->data + seg[s].row * k->width + kc;
       ol_f32_gemm_tb(g, seg[s].n, Dk, q, st->q_stride, rows, k->width, out, OL_PAGED_CHUNK);
-    } else if (segment_codes(&seg[s], k, kc, st->codes)) {
-      for (int64_t i = 0; i < g; i++) ol_qpage_dot_rows(q + i * st->q_stride, st->codes, seg[s].n, Dk, out + i * OL_PAGED_CHUNK);
-    } else {
-      for (int64_t r = 0; r < seg[s].n; r++)
-        for (int64_t i = 0; i < g; i++)
-          out[i * OL_PAGED_CHUNK + r] = page_dot(q + i * st->q_stride, k, seg[s].row + r, kc, Dk);
+      for (int64_t i = 0; i < g; i++) scale_by(out + i * OL_PAGED_CHUNK, seg[s].n, scale);
+      continue;
+    }
+    bool decoded = false, codes = false;
+    for (int64_t i = 0; i < g; i++) {
+      float *o = out + i * OL_PAGED_CHUNK;
+      if (st->key_ints[s] && st->qready[h0 + i]) {
+        int_scores(st, h0 + i, s, seg[s].at, seg[s].n, kc, o);
+        continue;
+      }
+      if (!decoded) codes = segment_codes(&seg[s], k, kc, st->codes), decoded = true;
+      if (codes) ol_qpage_dot_rows(q + i * st->q_stride, st->codes, seg[s].n, Dk, o);
+      else
+        for (int64_t r = 0; r < seg[s].n; r++) o[r] = page_dot(q + i * st->q_stride, k, seg[s].row + r, kc, Dk);
+      scale_by(o, seg[s].n, scale);
     }
   }
-  const float scale = 1.0f / sqrtf((float)Dk);
-  int64_t n = seg[n_seg - 1].at + seg[n_seg - 1].n - seg[0].at;
-  for (int64_t i = 0; i < g; i++) scale_by(st->scores + i * OL_PAGED_CHUNK + seg[0].at, n, scale);
 }
 
 /* Pass head h's new maximum with the chunk's scores s[0, n): its
@@ -209,36 +287,58 @@ static void softmax_step(attend_state *st, int64_t i, float *s, int64_t n) {
   ol_expf_n(s, s, n);
 }
 
-/* acc_i += weight * value row over every segment, token by token. */
+/* acc = acc + the weighted code rows at chunk positions [a, a + n) from
+ * column vc (e: the head's weights by chunk position): e_r * scale_r
+ * quantized (ol_qpage_quantize_weights), then ol_qpage_int_weighted_add. */
+static void int_values(const attend_state *st, float *acc, const float *e, int64_t a, int64_t n, int64_t vc) {
+  const int_rows *ir = &st->values;
+  const int bits = ir->bits[0];
+  int16_t W[OL_PAGED_CHUNK];
+  const float ws = ol_qpage_quantize_weights(e + a, ir->scale + a, n, W);
+  if (ws == 0.0f) return; /* every product is zero */
+  ol_qpage_int_weighted_add(W, ws, bits, ir->signed_codes[0], ir->row + a, vc * bits / 8, ir->zero + a, n, st->d->Dv, acc);
+}
+
+/* acc_i += weight * value row over every segment: the chunk's code rows
+ * at once with integer products when they take them (int_values), else
+ * token by token in floats. */
 static void add_values(attend_state *st, int64_t h0, int64_t g, int64_t vc, const segment *seg, int64_t n_seg) {
   const int64_t Dv = st->d->Dv;
-  for (int64_t s = 0; s < n_seg; s++) {
-    const ol_page_payload *v = &seg[s].page->value;
-    const float *e = st->scores + seg[s].at;
-    if (v->storage == OL_DTYPE_FLOAT) {
-      const float *rows = (const float *)v->data + seg[s].row * v->width + vc;
-      for (int64_t i = 0; i < g; i++)
-        add_rows(st->acc + (h0 + i) * Dv, Dv, rows, v->width, e + i * OL_PAGED_CHUNK, seg[s].n);
-    } else if (segment_codes(&seg[s], v, vc, st->codes)) {
-      for (int64_t i = 0; i < g; i++)
-        ol_qpage_add_rows(st->acc + (h0 + i) * Dv, Dv, st->codes, e + i * OL_PAGED_CHUNK, seg[s].n);
-    } else {
-      for (int64_t r = 0; r < seg[s].n; r++) {
-        const float *row = page_row(v, seg[s].row + r, vc, Dv, st->vrow);
-        for (int64_t i = 0; i < g; i++) add_rows(st->acc + (h0 + i) * Dv, Dv, row, 0, e + i * OL_PAGED_CHUNK + r, 1);
+  if (st->value_ints) {
+    const int64_t a = seg[0].at, n = seg[n_seg - 1].at + seg[n_seg - 1].n - a;
+    for (int64_t i = 0; i < g; i++) int_values(st, st->acc + (h0 + i) * Dv, st->scores + i * OL_PAGED_CHUNK, a, n, vc);
+  } else {
+    for (int64_t s = 0; s < n_seg; s++) {
+      const ol_page_payload *v = &seg[s].page->value;
+      const float *e = st->scores + seg[s].at;
+      if (v->storage == OL_DTYPE_FLOAT) {
+        const float *rows = (const float *)v->data + seg[s].row * v->width + vc;
+        for (int64_t i = 0; i < g; i++)
+          add_rows(st->acc + (h0 + i) * Dv, Dv, rows, v->width, e + i * OL_PAGED_CHUNK, seg[s].n);
+      } else if (segment_codes(&seg[s], v, vc, st->codes)) {
+        for (int64_t i = 0; i < g; i++)
+          ol_qpage_add_rows(st->acc + (h0 + i) * Dv, Dv, st->codes, e + i * OL_PAGED_CHUNK, seg[s].n);
+      } else {
+        for (int64_t r = 0; r < seg[s].n; r++) {
+          const float *row = page_row(v, seg[s].row + r, vc, Dv, st->vrow);
+          for (int64_t i = 0; i < g; i++) add_rows(st->acc + (h0 + i) * Dv, Dv, row, 0, e + i * OL_PAGED_CHUNK + r, 1);
+        }
       }
     }
+  }
+  for (int64_t s = 0; s < n_seg; s++) {
+    const float *e = st->scores + seg[s].at;
     for (int64_t i = 0; i < g; i++)
       for (int64_t r = 0; r < seg[s].n; r++) st->sum[h0 + i] = st->sum[h0 + i] + e[i * OL_PAGED_CHUNK + r];
     st->dequantized += (uint64_t)seg[s].n * ((ol_page_is_affine(&seg[s].page->key) ? 4 * (uint64_t)st->d->Dk : 0) +
-                                             (ol_page_is_affine(v) ? 4 * (uint64_t)Dv : 0));
+                                             (ol_page_is_affine(&seg[s].page->value) ? 4 * (uint64_t)Dv : 0));
   }
 }
 
 /* Reads one byte per 64 of the payload rows [row, row + n) in address
  * order (volatile: the reads are the point). Heads read a chunk's rows in
- * strips (one head's columns of every row, then the next head's); this
- * first pass lets the memory system stream the rows in rather than fetch
+ * strips (one head's columns of every row, then the next head's); reading
+ * the rows ahead lets the memory system stream them in rather than fetch
  * each strip on demand: about twice as fast when the pages are not in
  * cache, as in a decoder where every layer has its own. */
 static void touch_rows(const ol_page_payload *p, int64_t row, int64_t n) {
@@ -247,18 +347,33 @@ static void touch_rows(const ol_page_payload *p, int64_t row, int64_t n) {
   for (size_t i = (size_t)row * row_bytes; i < end; i += 64) (void)data[i];
 }
 
+/* Touches the K and V rows of a chunk's segments at chunk positions
+ * [p0, p1). */
+static void touch_positions(const segment *seg, int64_t n_seg, int64_t p0, int64_t p1) {
+  for (int64_t s = 0; s < n_seg; s++) {
+    int64_t a = seg[s].at > p0 ? seg[s].at : p0, e = seg[s].at + seg[s].n < p1 ? seg[s].at + seg[s].n : p1;
+    if (a >= e) continue;
+    touch_rows(&seg[s].page->key, seg[s].row + a - seg[s].at, e - a);
+    touch_rows(&seg[s].page->value, seg[s].row + a - seg[s].at, e - a);
+  }
+}
+
 /* One chunk for the pass's query heads [0, heads) of batch row b, the first
  * of them head hq0: per K/V head, scores (row i: the group's head i),
- * softmax step, values. */
-static void attend_chunk(attend_state *st, int64_t b, int64_t hq0, int64_t heads, const segment *seg, int64_t n_seg) {
+ * softmax step, values. The next chunk's rows (next, n_next; none: 0) are
+ * touched a part before each K/V head, so that their reads overlap this
+ * chunk's arithmetic instead of stalling it all at once. */
+static void attend_chunk(attend_state *st, int64_t b, int64_t hq0, int64_t heads, const segment *seg, int64_t n_seg,
+                         const segment *next, int64_t n_next) {
   const ol_paged_dims *d = st->d;
   int64_t a = seg[0].at, n = seg[n_seg - 1].at + seg[n_seg - 1].n - a;
-  for (int64_t s = 0; s < n_seg; s++)
-    touch_rows(&seg[s].page->key, seg[s].row, seg[s].n), touch_rows(&seg[s].page->value, seg[s].row, seg[s].n);
-  for (int64_t h0 = 0; h0 < heads;) {
+  const int64_t parts = (hq0 + heads - 1) / d->group - hq0 / d->group + 1; /* K/V heads of the pass */
+  chunk_int_rows(st, seg, n_seg);
+  for (int64_t h0 = 0, part = 0; h0 < heads; part++) {
+    if (n_next) touch_positions(next, n_next, part * OL_PAGED_CHUNK / parts, (part + 1) * OL_PAGED_CHUNK / parts);
     int64_t kvh = (hq0 + h0) / d->group, end = (kvh + 1) * d->group - hq0;
     int64_t g = (end < heads ? end : heads) - h0;
-    key_scores(st, st->q + h0 * st->q_stride, g, (b * d->Hkv + kvh) * d->Dk, seg, n_seg);
+    key_scores(st, h0, g, (b * d->Hkv + kvh) * d->Dk, seg, n_seg);
     for (int64_t i = 0; i < g; i++) softmax_step(st, h0 + i, st->scores + i * OL_PAGED_CHUNK + a, n);
     add_values(st, h0, g, (b * d->Hkv + kvh) * d->Dv, seg, n_seg);
     h0 += g;
@@ -266,6 +381,22 @@ static void attend_chunk(attend_state *st, int64_t b, int64_t hq0, int64_t heads
 }
 
 /* ------------------------------------------------------------ queries */
+
+/* The pass's query rows for the integer key products: quantized (the
+ * 8-bit lane order is the element order) and ordered for 4- and 2-bit
+ * codes where Dk fills their groups. */
+static void quantize_queries(attend_state *st, int64_t heads) {
+  const int64_t Dk = st->d->Dk;
+  const float inv = 1.0f / sqrtf((float)Dk); /* key_scores' scale */
+  for (int64_t i = 0; i < heads; i++) {
+    int16_t *Q = st->qint + i * 3 * Dk;
+    float qscale = 0.0f;
+    st->qready[i] = ol_qpage_quantize_query(st->q + i * st->q_stride, Dk, Q, &qscale, &st->qsum[i]);
+    st->qfactor[i] = qscale * inv;
+    for (int bits = 4; st->qready[i] && bits >= 2; bits /= 2)
+      if ((st->key_widths & bits) && ol_qpage_int_fits(bits, Dk)) ol_qpage_order_query(Q, Dk, bits, Q + width_slot(bits) * Dk);
+  }
+}
 
 /* Query position l of batch row b for query heads [hq0, hq0 + heads). */
 static void attend_query(attend_state *st, bool causal, int64_t window, const ol_tensor *Q, ol_tensor *Y,
@@ -282,12 +413,16 @@ static void attend_query(attend_state *st, bool causal, int64_t window, const ol
     st->q = qrow, st->q_stride = d->Dk;
   }
   for (int64_t i = 0; i < heads; i++) st->m[i] = -INFINITY, st->sum[i] = 0.0f;
+  if (st->int_keys) quantize_queries(st, heads);
   memset(st->acc, 0, sizeof(float) * (size_t)(heads * d->Dv));
-  segment seg[OL_PAGED_CHUNK];
+  segment seg[2][OL_PAGED_CHUNK]; /* this chunk's segments and the next one's */
+  int64_t n_seg[2] = {0, 0}, cur = 0;
   size_t pi = first_page(pages, n_pages, lo);
-  for (int64_t c0 = lo - lo % OL_PAGED_CHUNK; c0 <= hi; c0 += OL_PAGED_CHUNK) {
+  for (int64_t c0 = lo - lo % OL_PAGED_CHUNK; c0 <= hi + OL_PAGED_CHUNK; c0 += OL_PAGED_CHUNK, cur ^= 1) {
     int64_t t0 = c0 > lo ? c0 : lo, t1 = c0 + OL_PAGED_CHUNK <= hi ? c0 + OL_PAGED_CHUNK : hi + 1;
-    attend_chunk(st, b, hq0, heads, seg, chunk_segments(pages, n_pages, &pi, c0, t0, t1, seg));
+    n_seg[cur ^ 1] = c0 <= hi ? chunk_segments(pages, n_pages, &pi, c0, t0, t1, seg[cur ^ 1]) : 0;
+    if (n_seg[cur]) attend_chunk(st, b, hq0, heads, seg[cur], n_seg[cur], seg[cur ^ 1], n_seg[cur ^ 1]);
+    else touch_positions(seg[cur ^ 1], n_seg[cur ^ 1], 0, OL_PAGED_CHUNK); /* the first chunk */
   }
   for (int64_t i = 0; i < heads; i++) {
     float *acc = st->acc + i * d->Dv;
@@ -303,15 +438,36 @@ static int64_t pass_heads(const ol_paged_dims *d) {
   return d->Hkv < groups ? d->Hq : groups * d->group;
 }
 
+/* The code widths of the pages' key (or value) payloads holding affine
+ * codes, as bits 8 | 4 | 2 (0: none). */
+static int code_widths(const ol_page *pages, size_t n_pages, bool keys) {
+  int widths = 0;
+  for (size_t i = 0; i < n_pages; i++) {
+    const ol_page_payload *p = keys ? &pages[i].key : &pages[i].value;
+    if (ol_page_is_affine(p)) widths |= ol_page_code_bits(p->storage);
+  }
+  return widths;
+}
+
 ol_status ol_paged_attend(ol_allocator *alloc, const ol_paged_dims *d, bool causal, int64_t window,
                           const ol_tensor *Q, const ol_page *pages, size_t n_pages, ol_tensor *Y,
                           ol_paged_stats *stats) {
   const int64_t heads = pass_heads(d);
-  size_t floats = (size_t)((heads + 1) * d->Dv + (Q->dtype == OL_DTYPE_FLOAT ? 0 : heads * d->Dk));
-  float *mem = ol_alloc(alloc, sizeof(float) * floats);
+  /* a head fills 16-byte groups of some code width only if it does of 8 bits */
+  const int key_widths = code_widths(pages, n_pages, true);
+  const bool int_keys = ol_qpage_int_fits(8, d->Dk) && d->Dk <= OL_QPAGE_INT_KEYS && key_widths;
+  const bool int_values = ol_qpage_int_fits(8, d->Dv) && code_widths(pages, n_pages, false);
+  /* floats: accumulators, a value row, converted Q rows; then the
+   * quantized queries (int16) */
+  const size_t floats = (size_t)((heads + 1) * d->Dv + (Q->dtype == OL_DTYPE_FLOAT ? 0 : heads * d->Dk));
+  const size_t qints = int_keys ? (size_t)(heads * 3 * d->Dk) : 0;
+  const size_t bytes = sizeof(float) * floats + sizeof(int16_t) * qints;
+  float *mem = ol_alloc(alloc, bytes);
   if (!mem) return OL_OUT_OF_MEMORY;
-  attend_state st = {.d = d, .acc = mem, .vrow = mem + heads * d->Dv};
-  stats->peak_workspace_bytes = sizeof(float) * floats;
+  int16_t *qint = (int16_t *)(mem + floats);
+  attend_state st = {.d = d, .acc = mem, .vrow = mem + heads * d->Dv, .int_keys = int_keys, .int_values = int_values,
+                     .qint = qint, .key_widths = key_widths};
+  stats->peak_workspace_bytes = bytes;
   for (int64_t b = 0; b < d->B; b++)
     for (int64_t hq0 = 0, n; hq0 < d->Hq; hq0 += n) {
       n = d->Hq - hq0 < heads ? d->Hq - hq0 : heads;

@@ -30,16 +30,35 @@
  * makes) are decoded in register (simd/qpage.h), others element by element
  * (ol_page_decode): the same floats, summed in the same order.
  *
+ * Except where a head's code rows fill whole 16-byte groups (Dk or Dv
+ * times the code width a multiple of 128 bits, Dk <= 256: int8 or uint4
+ * heads of 32, 64, 128): there the products are exact integer sums
+ * (simd/qpage_int.h). The query is rounded once per execution and head to
+ * int16 steps of max |q| / 16383, s_t = (float)(sum Q * (code - zero)) *
+ * (step * (1 / sqrt(Dk)) * scale_t); a chunk's weights e_t * scale_t are
+ * rounded to steps of their largest magnitude / 32767 (over the whole
+ * chunk, so page boundaries do not matter) and acc = acc +
+ * (float)(sum W * (code - zero)) * step per column, once per chunk (a
+ * chunk whose weights are all below 2^-112 adds nothing); sum still adds
+ * the float e_t in order. Rounding costs at most 2^-15 of the
+ * largest |q| per query element and 2^-16 of the chunk's largest weight
+ * per weight: tens of millionths of the output where the codes' own
+ * rounding is a 256th (int8) or a 16th (4 bits) of their range. Chunks
+ * mixing code widths, float pages or other parameter layouts take the
+ * float path for the rows concerned.
+ *
  * Page metadata is checked once per page and kept (memo) for the blocks of
  * the last present this kernel produced or read; the memo is guarded by a
  * mutex held for the whole execution (concurrent runs of one session's node
  * take turns). Statistics per execution (OL_EVENT_PAGED_ATTENTION):
  * copied_bytes = payload bytes of the new pages, dequantized_bytes = 4 *
  * (Dk or Dv) per visible token of a quantized K or V page for every query
- * (one read per group of query heads sharing a K/V head), peak_workspace_bytes
+ * (one read per group of query heads sharing a K/V head; the floats the
+ * codes stand for, whether decoded or summed as integers), peak_workspace_bytes
  * = the accumulators of the query heads attended together (all Hq, at most
  * 64: whole K/V groups, or 64 heads of a larger group) and one decoded V
- * row (and those heads' Q rows converted to float), validated_pages = past
+ * row (and those heads' Q rows converted to float, and their queries as
+ * int16 in three lane orders when key pages hold codes), validated_pages = past
  * pages checked for the first time. The running maxima and sums and one
  * chunk of scores (fixed sizes, at most 64 heads x 32 tokens) live on the
  * stack and are not counted. */
