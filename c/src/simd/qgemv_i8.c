@@ -58,11 +58,10 @@ static bool quantize_finite(const float *a, int64_t n, float *amax_out, int16_t 
   /* a NaN or an infinity (or a huge sum), or amax so small that 127 / amax
    * overflows: the scalar path */
   if (!isfinite(total) || !isfinite(inv)) return false;
-  const ol_f32x4 iv = ol_f32x4_splat(inv), magic = ol_f32x4_splat(12582912.0f);
-  const ol_i32x4 magic_bits = ol_i32x4_splat(0x4B400000);
+  const ol_f32x4 iv = ol_f32x4_splat(inv);
   for (int64_t e = 0; e < nv; e += 8) {
-    ol_i32x4 lo = ol_i32x4_sub(ol_f32x4_bits(ol_f32x4_add(ol_f32x4_mul(ol_f32x4_load(a + e), iv), magic)), magic_bits);
-    ol_i32x4 hi = ol_i32x4_sub(ol_f32x4_bits(ol_f32x4_add(ol_f32x4_mul(ol_f32x4_load(a + e + 4), iv), magic)), magic_bits);
+    ol_i32x4 lo = ol_f32x4_round_small(ol_f32x4_mul(ol_f32x4_load(a + e), iv));
+    ol_i32x4 hi = ol_f32x4_round_small(ol_f32x4_mul(ol_f32x4_load(a + e + 4), iv));
     ol_i32x4 packed = ol_i16x8_narrow(lo, hi);
     memcpy(q + e, &packed, 16);
   }

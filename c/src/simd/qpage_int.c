@@ -26,15 +26,13 @@ static inline ol_i32x4 flip_bytes(int bits, bool signed_codes) {
  * subtracting 1.5 * 2^23 in float */
 static inline float round_small(float x) { return (x + 12582912.0f) - 12582912.0f; }
 
-/* x[i] * k rounded (|x[i] * k| < 2^22) into int16 lanes, eight at a time:
- * the float's low bits after adding 1.5 * 2^23 are the rounded integer. */
+/* x[i] * k rounded (|x[i] * k| < 2^22) into int16 lanes, eight at a time. */
 static void round_into(const float *x, float k, int64_t n, int16_t *out) {
-  const ol_f32x4 kv = ol_f32x4_splat(k), magic = ol_f32x4_splat(12582912.0f);
-  const ol_i32x4 magic_bits = ol_i32x4_splat(0x4B400000);
+  const ol_f32x4 kv = ol_f32x4_splat(k);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const ol_i32x4 lo = ol_i32x4_sub(ol_f32x4_bits(ol_f32x4_add(ol_f32x4_mul(ol_f32x4_load(x + i), kv), magic)), magic_bits);
-    const ol_i32x4 hi = ol_i32x4_sub(ol_f32x4_bits(ol_f32x4_add(ol_f32x4_mul(ol_f32x4_load(x + i + 4), kv), magic)), magic_bits);
+    const ol_i32x4 lo = ol_f32x4_round_small(ol_f32x4_mul(ol_f32x4_load(x + i), kv));
+    const ol_i32x4 hi = ol_f32x4_round_small(ol_f32x4_mul(ol_f32x4_load(x + i + 4), kv));
     ol_i32x4_store(out + i, ol_i16x8_narrow(lo, hi));
   }
   for (; i < n; i++) out[i] = (int16_t)round_small(x[i] * k);

@@ -21,6 +21,8 @@
  *   ol_u8x16_zip_lo/hi       bytes 0-7 / 8-15 of a and b interleaved
  *                            (a0 b0 a1 b1 ...)
  *   ol_u16x8_from_u8_lo/hi   bytes 0-7 / 8-15 zero-extended to 16-bit lanes
+ *   ol_f32x4_round_small     lanes (|x| < 2^22) rounded to int32, ties to
+ *                            even: the low bits of x + 1.5 * 2^23
  *
  * Every operation is exact or one IEEE rounding, so SSE2, wasm SIMD128 and the
  * plain-C fallback give the same bits. */
@@ -205,5 +207,10 @@ static inline ol_i32x4 ol_u16x8_from_u8_hi(ol_i32x4 v) {
   return r;
 }
 #endif
+
+/* (composed of the operations above, so the same in every backend) */
+static inline ol_i32x4 ol_f32x4_round_small(ol_f32x4 x) {
+  return ol_i32x4_sub(ol_f32x4_bits(ol_f32x4_add(x, ol_f32x4_splat(12582912.0f))), ol_i32x4_splat(0x4B400000));
+}
 
 #endif
