@@ -7,7 +7,7 @@
 // ratios and JSON as bench/decode.mjs (read its header); differences:
 //
 //   node bench/browser.mjs [--shapes tiny,58M] [--runs 5] [--threads 1,2]
-//                          [--forms plain,int4] [--runtimes ol,ort,olpaged]
+//                          [--forms plain,int4] [--runtimes ol,ort,olpaged] [--skip ort@int4a4]
 //                          [--contexts 1024,2048] [--chromium PATH] ...
 //
 // - Every measurement is a fresh page (a fresh renderer process) of one

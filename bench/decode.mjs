@@ -8,6 +8,7 @@
 //   node bench/decode.mjs [--shapes tiny,58M] [--runs 5] [--threads 1,2]
 //                         [--prompt 32] [--steps 64] [--prefill-runs 20] [--runtimes ol,ort]
 //                         [--contexts 1024,2048] [--forms plain,int4] [--node PATH]
+//                         [--skip ort@int4a4,...]
 //
 // --node PATH: the measurement children run under that Node binary (the JSON's
 // `node` is its version; the parent may be any Node >= 20). Node 22 comes from
@@ -27,7 +28,9 @@
 //
 // Threads: every count in --threads joins the interleaving too; with more
 // than one, keys end in `/<n>t` ('ol/2t', 'ort@int4/1t') and each
-// onnx-light key is compared with ORT-web at the same count. onnx-light gets
+// onnx-light key is compared with ORT-web at the same count. --skip leaves
+// the named keys out of the interleaving (say ORT-web's int4 forms, which
+// take minutes per run and are not the reference of any goal). onnx-light gets
 // env.wasm.numThreads = n (1: its single-threaded module), ORT-web
 // env.wasm.numThreads = n and intraOpNumThreads = n.
 //

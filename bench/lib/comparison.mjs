@@ -26,6 +26,7 @@ export const COMMON_OPTIONS = {
   contexts: { type: 'string', default: '1024,2048' },
   forms: { type: 'string', default: 'plain' },
   runtimes: { type: 'string', default: 'ol,ort' },
+  skip: { type: 'string', default: '' }, // keys left out of the interleaving, e.g. ort@int4a4
   seed: { type: 'string', default: '1234' },
 };
 
@@ -97,6 +98,7 @@ export async function runComparison(args, measure, header) {
     contexts,
     runs,
     forms,
+    skip: args.skip ? args.skip.split(',') : [],
     models: [],
   };
   const key = (r, f, t) => `${f === 'plain' ? r : `${r}@${f}`}${threadCounts.length > 1 ? `/${t}t` : ''}`;
@@ -104,7 +106,9 @@ export async function runComparison(args, measure, header) {
     const shape = SHAPES[shapeName];
     if (!shape) throw new Error(`unknown shape ${shapeName} (have ${Object.keys(SHAPES)})`);
     const paths = Object.fromEntries(forms.map((f) => [f, modelPath(shapeName, Number(args.seed), f)]));
-    const pairs = threadCounts.flatMap((t) => forms.flatMap((f) => runtimes.map((r) => [key(r, f, t), r, f, t])));
+    const skipped = new Set(args.skip ? args.skip.split(',') : []);
+    const pairs = threadCounts.flatMap((t) => forms.flatMap((f) => runtimes.map((r) => [key(r, f, t), r, f, t])))
+      .filter(([k]) => !skipped.has(k));
     const raw = Object.fromEntries(pairs.map(([k]) => [k, []]));
     const pagedModels = {};
     if (runtimes.some((r) => pagedForm(r))) for (const f of forms) pagedModels[f] = await pagedModel(paths[f]);
