@@ -27,33 +27,47 @@
 #include "test_random.h"
 #include "nbits_case.h"
 
+/* The byte offset of word w of row `row` in the lane layout of R rows of
+ * W bytes in blocks of BB bytes (simd/qgemv_i8_lane.h), spelled out: a
+ * group's words interleave, a pair's blocks alternate between its groups. */
+static size_t lane_place(int64_t R, size_t W, size_t BB, int64_t row, size_t w) {
+  const int64_t G = OL_LANE_GROUP;
+  if (row >= R / G * G) return (size_t)row * W + 4 * w; /* the dense tail */
+  const size_t cpw = BB / 4, j = w / cpw, c = w % cpw, i = (size_t)(row % G);
+  if (row >= R / (2 * G) * (2 * G)) return (size_t)(row - (int64_t)i) * W + 4 * (G * w + i); /* a lone group */
+  const int64_t pair = row / (2 * G) * (2 * G);
+  const size_t second = (size_t)(row - pair) / G; /* 0 or 1: which group of the pair */
+  return (size_t)pair * W + BB * G * (2 * j + second) + 4 * (G * c + i);
+}
+
 static void test_lanes_round_trip(void) {
-  const int64_t rows[] = {1, 3, 7, 8, 9, 16, 21};
-  const size_t row_bytes[] = {4, 8, 20, 64};
+  const int64_t rows[] = {1, 3, 7, 8, 9, 16, 21, 24, 37, 48};
+  const size_t row_bytes[] = {4, 8, 20, 64}, blocks[] = {1, 2, 4};
   for (int x = 0; x < 2; x++) /* B of 8 bits: odd bytes XOR 0x80 */
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
-      for (size_t b = 0; b < sizeof row_bytes / sizeof row_bytes[0]; b++) {
-        const uint8_t odd_xor = x ? OL_LANE_ODD_XOR(8) : 0;
-        int64_t R = rows[r];
-        size_t W = row_bytes[b], n = (size_t)R * W;
-        uint8_t *dense = malloc(n), *q = malloc(n), *back = malloc(n), *scratch = malloc(OL_LANE_GROUP * W);
-        for (size_t i = 0; i < n; i++) dense[i] = (uint8_t)next_u32();
-        memcpy(q, dense, n);
-        ol_lanes_from_dense(R, W, odd_xor, q, scratch);
-        bool at = true;
-        for (int64_t row = 0; row < R; row++)
-          for (size_t w = 0; w < W / 4; w++) {
-            const int64_t G = OL_LANE_GROUP, g = row / G * G;
-            size_t place =
-                row < R / G * G ? (size_t)g * W + 4 * ((size_t)G * w + (size_t)(row - g)) : (size_t)row * W + 4 * w;
-            for (int k = 0; k < 4; k++)
-              at = at && q[place + k] == (dense[(size_t)row * W + 4 * w + k] ^ (k & 1 ? odd_xor : 0));
-          }
-        CHECK(at);
-        ol_lanes_to_dense(R, W, odd_xor, q, back);
-        CHECK(memcmp(back, dense, n) == 0);
-        free(dense), free(q), free(back), free(scratch);
-      }
+      for (size_t b = 0; b < sizeof row_bytes / sizeof row_bytes[0]; b++)
+        for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; k++) {
+          const uint8_t odd_xor = x ? OL_LANE_ODD_XOR(8) : 0;
+          int64_t R = rows[r];
+          size_t W = row_bytes[b], n = (size_t)R * W;
+          if ((W / 4) % blocks[k]) continue;
+          const size_t BB = W / blocks[k];
+          uint8_t *dense = malloc(n), *q = malloc(n), *back = malloc(n), *scratch = malloc(OL_LANE_SCRATCH(W));
+          for (size_t i = 0; i < n; i++) dense[i] = (uint8_t)next_u32();
+          memcpy(q, dense, n);
+          ol_lanes_from_dense(R, W, BB, odd_xor, q, scratch);
+          bool at = true;
+          for (int64_t row = 0; row < R; row++)
+            for (size_t w = 0; w < W / 4; w++) {
+              const size_t place = lane_place(R, W, BB, row, w);
+              for (int e = 0; e < 4; e++)
+                at = at && q[place + e] == (dense[(size_t)row * W + 4 * w + e] ^ (e & 1 ? odd_xor : 0));
+            }
+          CHECK(at);
+          ol_lanes_to_dense(R, W, BB, odd_xor, q, back);
+          CHECK(memcmp(back, dense, n) == 0);
+          free(dense), free(q), free(back), free(scratch);
+        }
 }
 
 /* zmode 0: default, 1: packed uint8, 2: float */
@@ -63,18 +77,19 @@ static void run_case(int bits, int64_t K, int64_t N, int64_t block, int zmode, i
   const int64_t kb = c.kb, blob = c.blob;
   uint8_t *B = c.B, *zu = c.zu;
   float *a = c.a, *sc = c.sc, *zf = c.zf, *bias = c.bias, *want = c.want, *got = c.got;
-  uint8_t *scratch = malloc((size_t)(8 * kb * blob));
+  uint8_t *scratch = malloc(OL_LANE_SCRATCH(kb * blob));
   void *work = malloc(ol_qgemv_i8_lane_work_bytes(&s));
   const uint8_t *zpu = zmode == 1 ? zu : NULL;
   const float *zpf = zmode == 2 ? zf : NULL, *bp = with_bias ? bias : NULL;
   ol_qgemv_i8_nbits_scalar(&s, a, B, sc, zpu, zpf, bp, want);
-  ol_lanes_from_dense(N, (size_t)(kb * blob), OL_LANE_ODD_XOR(bits), B, scratch);
-  ol_lanes_from_dense(N, sizeof(float) * (size_t)kb, 0, sc, scratch);
+  ol_lanes_from_dense(N, (size_t)(kb * blob), (size_t)blob, OL_LANE_ODD_XOR(bits), B, scratch);
+  ol_lanes_from_dense(N, sizeof(float) * (size_t)kb, sizeof(float), 0, sc, scratch);
   ol_qgemv_i8_lane_prepare(&s, a, work);
-  /* split on group boundaries (as the threads split), anywhere, inside a group */
-  int64_t splits[3][2] = {{N / 16 * 8, N}, {N / 2 | 1, N / 2 + 2}, {N / 8 * 4, N / 8 * 4 + 8}};
+  /* split on group boundaries (as the threads split), anywhere, inside a
+   * group, between the two groups of pairs */
+  int64_t splits[4][2] = {{N / 16 * 8, N}, {N / 2 | 1, N / 2 + 2}, {N / 8 * 4, N / 8 * 4 + 8}, {8, 24}};
   int bad = 0;
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < 4; k++) {
     int64_t c0 = splits[k][0] < N ? splits[k][0] : N, c1 = splits[k][1] < N ? splits[k][1] : N;
     if (c1 < c0) c1 = c0;
     memset(got, 0x55, sizeof(float) * (size_t)N);
@@ -95,7 +110,7 @@ static void run_case(int bits, int64_t K, int64_t N, int64_t block, int zmode, i
 static void test_lane_shapes(void) {
   const int64_t blocks[] = {16, 32, 64, 128, 256};
   const int64_t Ks[] = {1, 15, 16, 17, 33, 100, 257, 700};
-  const int64_t Ns[] = {1, 3, 5, 8, 9, 14, 16, 20, 33};
+  const int64_t Ns[] = {1, 3, 5, 8, 9, 14, 16, 20, 24, 33, 40, 50};
   for (int bits = 4; bits <= 8; bits += 4)
     for (int b = 0; b < 5; b++)
       for (int k = 0; k < (int)(sizeof Ks / sizeof Ks[0]); k++)
@@ -111,7 +126,7 @@ static void test_lane_rows(void) {
   for (int bits = 4; bits <= 8; bits += 4) {
     ol_qgemv_shape s = {K, N, block, bits};
     int64_t kb = (K + block - 1) / block, blob = block * bits / 8;
-    uint8_t *B = malloc((size_t)(N * kb * blob)), *Q = malloc((size_t)(N * kb * blob)), *scratch = malloc((size_t)(8 * kb * blob));
+    uint8_t *B = malloc((size_t)(N * kb * blob)), *Q = malloc((size_t)(N * kb * blob)), *scratch = malloc(OL_LANE_SCRATCH(kb * blob));
     float *a = malloc(sizeof(float) * (size_t)(4 * K)), *sc = malloc(sizeof(float) * (size_t)(N * kb));
     float *scq = malloc(sizeof(float) * (size_t)(N * kb));
     float *one = malloc(sizeof(float) * (size_t)(4 * N)), *many = malloc(sizeof(float) * (size_t)(4 * N));
@@ -122,8 +137,8 @@ static void test_lane_rows(void) {
     for (int64_t i = 0; i < N * kb; i++) sc[i] = rnd();
     memcpy(Q, B, (size_t)(N * kb * blob));
     memcpy(scq, sc, sizeof(float) * (size_t)(N * kb));
-    ol_lanes_from_dense(N, (size_t)(kb * blob), OL_LANE_ODD_XOR(bits), Q, scratch);
-    ol_lanes_from_dense(N, sizeof(float) * (size_t)kb, 0, scq, scratch);
+    ol_lanes_from_dense(N, (size_t)(kb * blob), (size_t)blob, OL_LANE_ODD_XOR(bits), Q, scratch);
+    ol_lanes_from_dense(N, sizeof(float) * (size_t)kb, sizeof(float), 0, scq, scratch);
     const void *works[4], *oworks[4];
     for (int r = 0; r < 4; r++) {
       works[r] = work + r * wb;
@@ -156,7 +171,7 @@ static void test_kernel_reads_lanes(void) {
   const int64_t K = 100, N = 22, block = 32, kb = (K + block - 1) / block;
   for (int bits = 4; bits <= 8; bits += 4) {
     const int64_t blob = block * bits / 8, zrow = (kb * bits + 7) / 8;
-    uint8_t *b = malloc((size_t)(N * kb * blob)), *zu = malloc((size_t)(N * zrow)), *scratch = malloc((size_t)(8 * kb * blob));
+    uint8_t *b = malloc((size_t)(N * kb * blob)), *zu = malloc((size_t)(N * zrow)), *scratch = malloc(OL_LANE_SCRATCH(kb * blob));
     float *a = malloc(sizeof(float) * (size_t)(6 * K)), *sc = malloc(sizeof(float) * (size_t)(N * kb));
     float *zf = malloc(sizeof(float) * (size_t)(N * kb)), *bias = malloc(sizeof(float) * (size_t)N);
     for (int64_t i = 0; i < N * kb * blob; i++) b[i] = (uint8_t)next_u32();
@@ -168,10 +183,10 @@ static void test_kernel_reads_lanes(void) {
     ol_value *dense_b = tk_tensor(OL_DTYPE_UINT8, 3, db, b), *dense_s = tk_f32(2, ds, sc);
     ol_value *lane_b = tk_tensor(OL_DTYPE_UINT8, 3, db, b), *lane_s = tk_f32(2, ds, sc);
     ol_value *z_u8 = tk_tensor(OL_DTYPE_UINT8, 1, dzu, zu), *z_f = tk_f32(1, dzf, zf), *vb = tk_f32(1, dbias, bias);
-    ol_lanes_from_dense(N, (size_t)(kb * blob), OL_LANE_ODD_XOR(bits), ol_tdata(&lane_b->tensor), scratch);
-    ol_lanes_from_dense(N, sizeof(float) * (size_t)kb, 0, ol_tdata(&lane_s->tensor), scratch);
-    lane_b->tensor.packing = (ol_packing){&ol_packing_lanes, {N, kb * blob, OL_LANE_ODD_XOR(bits)}};
-    lane_s->tensor.packing = (ol_packing){&ol_packing_lanes, {N, (int64_t)sizeof(float) * kb, 0}};
+    ol_lanes_from_dense(N, (size_t)(kb * blob), (size_t)blob, OL_LANE_ODD_XOR(bits), ol_tdata(&lane_b->tensor), scratch);
+    ol_lanes_from_dense(N, sizeof(float) * (size_t)kb, sizeof(float), 0, ol_tdata(&lane_s->tensor), scratch);
+    lane_b->tensor.packing = (ol_packing){&ol_packing_lanes, {N, kb * blob, OL_LANE_ODD_XOR(bits), blob}};
+    lane_s->tensor.packing = (ol_packing){&ol_packing_lanes, {N, (int64_t)sizeof(float) * kb, 0, (int64_t)sizeof(float)}};
     const int64_t Ms[] = {1, 2, 5, 6};
     for (int level = 0; level <= 4; level += 4)
       for (int z = 0; z < 3; z++)
@@ -300,11 +315,13 @@ static void test_loader_lays_out_nbits_weights(void) {
       const uint8_t ox = OL_LANE_ODD_XOR(n->bits);
       CHECK(b->packing.params[0] == N_ && s->packing.params[0] == N_);
       CHECK(b->packing.params[2] == ox && s->packing.params[2] == 0);
-      /* output 9 (group 1, lane 1), word 3 of its bytes; scale of block 2 */
-      int W = KB_ * blob_of(n) / 4;
-      const uint8_t *word = (const uint8_t *)ol_tdata(b) + 4 * (8 * W + 8 * 3 + 1);
+      CHECK(b->packing.params[3] == blob_of(n) && s->packing.params[3] == (int64_t)sizeof(float));
+      /* output 9 (group 1 of the pair of groups 0 and 1, lane 1), word 3 of
+       * its bytes (block 3 / cpw, word 3 % cpw of the block); scale of block 2 */
+      const int cpw = blob_of(n) / 4, j = 3 / cpw, c = 3 % cpw;
+      const uint8_t *word = (const uint8_t *)ol_tdata(b) + blob_of(n) * 8 * (2 * j + 1) + 4 * (8 * c + 1);
       CHECK(laid_equal(word, n->b + 9 * KB_ * blob_of(n) + 4 * 3, 4, ox));
-      CHECK(((const float *)ol_tdata(s))[8 * KB_ + 8 * 2 + 1] == n->s[9 * KB_ + 2]);
+      CHECK(((const float *)ol_tdata(s))[8 * (2 * 2 + 1) + 1] == n->s[9 * KB_ + 2]);
       /* the tail (outputs 16..19) stays in its dense place */
       CHECK(laid_equal((const uint8_t *)ol_tdata(b) + 16 * KB_ * blob_of(n), n->b + 16 * KB_ * blob_of(n),
                        (size_t)(4 * KB_ * blob_of(n)), ox));

@@ -56,7 +56,7 @@ typedef struct ol_packing_kind {
 } ol_packing_kind;
 struct ol_packing {
   const ol_packing_kind *kind;
-  int64_t params[3]; /* the kind's own (e.g. matrix rows, columns, block rows) */
+  int64_t params[4]; /* the kind's own (e.g. matrix rows, columns, block rows) */
 };
 
 typedef struct ol_tensor {

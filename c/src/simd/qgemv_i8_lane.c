@@ -8,9 +8,11 @@
  * i32x4.dot_i16x8 sums h = 0, 1 exactly, so i32 lane i accumulates output
  * i's integer block sum. The float part is that of qgemv_i8.c, four outputs
  * wide, in the same order. A group of eight outputs is two such halves side
- * by side (32 bytes per chunk); with one row, two groups in one pass where
- * both are in range, their four halves share each chunk's activation
- * vectors.
+ * by side (32 bytes per chunk). Both groups of a pair (whose blocks the
+ * layout alternates) go in one pass where both are in range: with one row
+ * their four halves share each chunk's activation vectors, with more rows
+ * a half of each group is read per pass, so that every pass reads the
+ * pair's bytes in address order.
  *
  * 4-bit codes where the 8-bit dot is one instruction (OL_VEC_DOT_I8: the
  * relaxed wasm build, SSSE3 natively): byte b of output i's word holds
@@ -201,74 +203,86 @@ OL_AI ol_f32x4 zero_points(const int bits, ptrdiff_t kb, const uint8_t *zp_u8, c
 }
 
 /* R prepared rows, the m (<= 4) outputs n.. of half a group: interleaved
- * (tail false, m = 4: chunks bstride bytes apart from b, block j's four
- * scales at sc + sstride * j) or the dense tail (rows from b and sc,
- * gathered per chunk). Four lanes per row are written to y (lanes past m
- * from zero weights). GIVEN: zero points given (else 2^(bits-1)), a
+ * (tail false, m = 4: block j's chunks 32 bytes apart from b + bstep * j,
+ * its four scales at sc + sstep * j; NH = 2: the same half of both groups
+ * of a pair at once, the second's block 8 * blob bytes and its scales 8
+ * further, its outputs at n + 8 and y + 8, so that the pass reads the
+ * pair's one stream) or the dense tail (NH = 1; rows from b and sc,
+ * gathered per chunk). Four lanes per row and half are written to y (lanes
+ * past m from zero weights). GIVEN: zero points given (else 2^(bits-1)), a
  * constant so that no call sits in the loop. */
-OL_AI void half(const int bits, const int R, const bool GIVEN, const bool tail, const ol_qgemv_shape *s,
-                const int16_t *const *codes, const float *const *sa, const uint8_t *b, ptrdiff_t bstride,
-                const float *sc, ptrdiff_t sstride, const uint8_t *zp_u8, const float *zp_f, int64_t n, int m,
+OL_AI void half(const int bits, const int R, const int NH, const bool GIVEN, const bool tail, const ol_qgemv_shape *s,
+                const int16_t *const *codes, const float *const *sa, const uint8_t *b, ptrdiff_t bstep,
+                const float *sc, ptrdiff_t sstep, const uint8_t *zp_u8, const float *zp_f, int64_t n, int m,
                 float *y, ptrdiff_t ldy) {
   const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), blob = (ptrdiff_t)ol_qgemv_blob_bytes(s), cpb = blob / 4;
+  const ptrdiff_t G = OL_LANE_GROUP;
   const ol_f32x4 zdef = ol_f32x4_splat((float)(1 << (bits - 1)));
-  ol_f32x4 acc[4];
-  for (int r = 0; r < R; r++) acc[r] = ol_f32x4_zero();
+  ol_f32x4 acc[2][4];
+  for (int k = 0; k < NH; k++)
+    for (int r = 0; r < R; r++) acc[k][r] = ol_f32x4_zero();
   ptrdiff_t at = 0; /* codes of chunk (j, c) at (j * cpb + c) * CHUNK_CODES */
   for (ptrdiff_t j = 0; j < kb; j++) {
-    ol_i32x4 d[4], s16[4]; /* s16: DOT8's 16-bit sums */
-    for (int r = 0; r < R; r++) d[r] = s16[r] = ol_i32x4_splat(0);
+    ol_i32x4 d[2][4], s16[2][4]; /* s16: DOT8's 16-bit sums */
+    for (int k = 0; k < NH; k++)
+      for (int r = 0; r < R; r++) d[k][r] = s16[k][r] = ol_i32x4_splat(0);
     /* kept a loop: unrolled, the compiler hoists every load of the block
      * ahead and the wasm engine spills them (measured 1.3x slower) */
 #if defined(__clang__)
 #pragma clang loop unroll(disable)
 #endif
     for (ptrdiff_t c = 0; c < cpb; c++, at += CHUNK_CODES(bits)) {
-      ol_i32x4 v;
+      for (int k = 0; k < NH; k++) {
+        ol_i32x4 v;
+        if (tail) {
+          uint8_t t[16] = {0};
+          for (int i = 0; i < m; i++) memcpy(t + 4 * i, b + (i * kb + j) * blob + 4 * c, 4);
+          v = ol_i32x4_load(t);
+        } else {
+          v = ol_i32x4_load(b + k * G * blob + bstep * j + 32 * c);
+        }
+        if (DOT8(bits)) {
+          chunk4_dot8(R, v, codes, at, s16[k]);
+          if (c % DOT8_SPAN == DOT8_SPAN - 1 || c == cpb - 1)
+            for (int r = 0; r < R; r++) {
+              d[k][r] = ol_i32x4_add(d[k][r], ol_i32x4_sum_i16x8_pairs(s16[k][r]));
+              s16[k][r] = ol_i32x4_splat(0);
+            }
+        } else if (bits == 4) {
+          ol_qgemv_i8_chunk4(R, v, codes, at, d[k]);
+        } else {
+          chunk8(R, v, codes, at, d[k]);
+        }
+      }
+    }
+    for (int k = 0; k < NH; k++) {
+      ol_f32x4 z = GIVEN ? zero_points(bits, kb, zp_u8, zp_f, n + k * G, m, j) : zdef, sw;
       if (tail) {
-        uint8_t t[16] = {0};
-        for (int i = 0; i < m; i++) memcpy(t + 4 * i, b + (i * kb + j) * blob + 4 * c, 4);
-        v = ol_i32x4_load(t);
+        float ss[4] = {0, 0, 0, 0};
+        for (int i = 0; i < m; i++) ss[i] = sc[i * kb + j];
+        sw = ol_f32x4_set(ss[0], ss[1], ss[2], ss[3]);
       } else {
-        v = ol_i32x4_load(b);
-        b += bstride;
+        sw = ol_f32x4_load(sc + k * G + sstep * j);
       }
-      if (DOT8(bits)) {
-        chunk4_dot8(R, v, codes, at, s16);
-        if (c % DOT8_SPAN == DOT8_SPAN - 1 || c == cpb - 1)
-          for (int r = 0; r < R; r++) {
-            d[r] = ol_i32x4_add(d[r], ol_i32x4_sum_i16x8_pairs(s16[r]));
-            s16[r] = ol_i32x4_splat(0);
-          }
-      } else if (bits == 4) {
-        ol_qgemv_i8_chunk4(R, v, codes, at, d);
-      } else {
-        chunk8(R, v, codes, at, d);
-      }
+      block_epilogue(bits, GIVEN, false, R, d[k], z, sw, sa, kb, j, acc[k]);
     }
-    ol_f32x4 z = GIVEN ? zero_points(bits, kb, zp_u8, zp_f, n, m, j) : zdef, sw;
-    if (tail) {
-      float ss[4] = {0, 0, 0, 0};
-      for (int i = 0; i < m; i++) ss[i] = sc[i * kb + j];
-      sw = ol_f32x4_set(ss[0], ss[1], ss[2], ss[3]);
-    } else {
-      sw = ol_f32x4_load(sc + sstride * j);
-    }
-    block_epilogue(bits, GIVEN, false, R, d, z, sw, sa, kb, j, acc);
   }
-  for (int r = 0; r < R; r++) ol_f32x4_store(y + r * ldy, acc[r]);
+  for (int k = 0; k < NH; k++)
+    for (int r = 0; r < R; r++) ol_f32x4_store(y + k * G + r * ldy, acc[k][r]);
 }
 
-/* One row, NG (1 or 2) whole groups of eight outputs n..n+8NG-1 (b, sc:
- * the first group's weights and scales, the next group's gstride bytes and
- * 8 * kb scales further): each chunk's activation vectors are loaded once
- * for all 2NG halves. The same integers and float operations per output as
+/* One row, NG (1, or 2: a pair) whole groups of eight outputs n..n+8NG-1
+ * (b, sc: the first group's block 0, blocks bstep bytes and sstep scales
+ * apart; in a pair the second group's block follows the first's, 8 * blob
+ * bytes and 8 scales further): each chunk's activation vectors are loaded
+ * once for all 2NG halves. The same integers and float operations per output as
  * half() (DOT8 without a given zero point: folded, see above). ONE_SPAN:
  * DOT8 blocks of one span (block <= 32), no 32-bit sums carried. */
 OL_AI void group1(const int bits, const int NG, const bool GIVEN, const bool ONE_SPAN, const ol_qgemv_shape *s,
-                  const int16_t *const *codes, const float *const *sa, const uint8_t *b, ptrdiff_t gstride,
-                  const float *sc, const uint8_t *zp_u8, const float *zp_f, int64_t n, float *y) {
+                  const int16_t *const *codes, const float *const *sa, const uint8_t *b, ptrdiff_t bstep,
+                  const float *sc, ptrdiff_t sstep, const uint8_t *zp_u8, const float *zp_f, int64_t n, float *y) {
   const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), blob = (ptrdiff_t)ol_qgemv_blob_bytes(s), cpb = blob / 4;
+  const ptrdiff_t gstride = OL_LANE_GROUP * blob; /* a pair's second group */
   const ol_f32x4 zdef = ol_f32x4_splat((float)(1 << (bits - 1)));
   const ol_i32x4 low4 = hoisted(ol_i16x8_splat(0x000f)), nibbles = hoisted(ol_i16x8_splat(0x0f0f));
   enum { H = 2 * 2 }; /* halves, room for NG = 2 */
@@ -329,10 +343,11 @@ OL_AI void group1(const int bits, const int NG, const bool GIVEN, const bool ONE
         }
       }
     }
+    b += bstep - gstride; /* the chunk loops advanced one group's block */
     for (int h = 0; h < 2 * NG; h++) {
       const ptrdiff_t g = h / 2, i = h % 2;
       ol_f32x4 z = GIVEN ? zero_points(bits, kb, zp_u8, zp_f, n + 8 * g + 4 * i, 4, j) : zdef;
-      ol_f32x4 sw = ol_f32x4_load(sc + 8 * kb * g + 8 * j + 4 * i);
+      ol_f32x4 sw = ol_f32x4_load(sc + sstep * j + OL_LANE_GROUP * g + 4 * i);
       block_epilogue(bits, GIVEN, FOLDED, 1, &d[h], z, sw, sa, kb, j, &acc[h]);
     }
   }
@@ -343,6 +358,7 @@ OL_AI void rows(const int bits, const int R, const bool GIVEN, const ol_qgemv_sh
                 const uint8_t *B, const float *scales, const uint8_t *zp_u8, const float *zp_f, const float *bias,
                 int64_t n0, int64_t n1, float *y, int64_t ldy) {
   const int64_t G = OL_LANE_GROUP, kb = ol_qgemv_blocks(s), blob = ol_qgemv_blob_bytes(s), nG = s->N / G * G;
+  const int64_t nP = s->N / (2 * G) * (2 * G); /* outputs in pairs of groups */
   const int16_t *codes[4];
   const float *sa[4];
   for (int r = 0; r < R; r++) {
@@ -352,29 +368,35 @@ OL_AI void rows(const int bits, const int R, const bool GIVEN, const ol_qgemv_sh
   for (int64_t g0 = n0 / G * G; g0 < n1; g0 += G) {
     const bool tail = g0 >= nG, whole = !tail && g0 >= n0 && g0 + G <= n1;
     const int m = tail ? (int)(s->N - g0) : (int)G;
-    const uint8_t *b = B + g0 * kb * blob;
-    const float *sc = scales + g0 * kb;
+    /* the group's block 0 and the steps between its blocks (lane layout:
+     * in a pair, the pair's blocks alternate between its two groups) */
+    const int64_t r0 = g0 < nP ? g0 / (2 * G) * (2 * G) : g0, in_pair = g0 < nP ? g0 - r0 : 0;
+    const uint8_t *b = B + r0 * kb * blob + in_pair * blob;
+    const float *sc = scales + r0 * kb + in_pair;
+    const ptrdiff_t bstep = (ptrdiff_t)((g0 < nP ? 2 : 1) * G * blob), sstep = g0 < nP ? 2 * G : G;
     float t[4 * OL_LANE_GROUP];
     float *dst = whole ? y + (g0 - n0) : t; /* a whole group straight to y */
     const ptrdiff_t ld = whole ? (ptrdiff_t)ldy : (ptrdiff_t)G;
-    /* one row: two whole groups in one pass where both are in range */
-    const int ng = R == 1 && whole && g0 + 2 * G <= n1 && g0 + 2 * G <= nG ? 2 : 1;
+    /* both groups of a pair in one pass where both are in range */
+    const int ng = whole && g0 < nP && in_pair == 0 && g0 + 2 * G <= n1 ? 2 : 1;
     if (!tail && R == 1) {
-      const ptrdiff_t gs = ng == 2 ? (ptrdiff_t)(G * kb * blob) : 0;
       if (DOT8(bits) && blob <= 4 * DOT8_SPAN) {
-        if (ng == 2) group1(bits, 2, GIVEN, true, s, codes, sa, b, gs, sc, zp_u8, zp_f, g0, dst);
-        else group1(bits, 1, GIVEN, true, s, codes, sa, b, gs, sc, zp_u8, zp_f, g0, dst);
+        if (ng == 2) group1(bits, 2, GIVEN, true, s, codes, sa, b, bstep, sc, sstep, zp_u8, zp_f, g0, dst);
+        else group1(bits, 1, GIVEN, true, s, codes, sa, b, bstep, sc, sstep, zp_u8, zp_f, g0, dst);
       } else {
-        if (ng == 2) group1(bits, 2, GIVEN, false, s, codes, sa, b, gs, sc, zp_u8, zp_f, g0, dst);
-        else group1(bits, 1, GIVEN, false, s, codes, sa, b, gs, sc, zp_u8, zp_f, g0, dst);
+        if (ng == 2) group1(bits, 2, GIVEN, false, s, codes, sa, b, bstep, sc, sstep, zp_u8, zp_f, g0, dst);
+        else group1(bits, 1, GIVEN, false, s, codes, sa, b, bstep, sc, sstep, zp_u8, zp_f, g0, dst);
       }
+    } else if (!tail && ng == 2) {
+      half(bits, R, 2, GIVEN, false, s, codes, sa, b, bstep, sc, sstep, zp_u8, zp_f, g0, 4, dst, ld);
+      half(bits, R, 2, GIVEN, false, s, codes, sa, b + 16, bstep, sc + 4, sstep, zp_u8, zp_f, g0 + 4, 4, dst + 4, ld);
     } else if (!tail) {
-      half(bits, R, GIVEN, false, s, codes, sa, b, 32, sc, 8, zp_u8, zp_f, g0, 4, dst, ld);
-      half(bits, R, GIVEN, false, s, codes, sa, b + 16, 32, sc + 4, 8, zp_u8, zp_f, g0 + 4, 4, dst + 4, ld);
+      half(bits, R, 1, GIVEN, false, s, codes, sa, b, bstep, sc, sstep, zp_u8, zp_f, g0, 4, dst, ld);
+      half(bits, R, 1, GIVEN, false, s, codes, sa, b + 16, bstep, sc + 4, sstep, zp_u8, zp_f, g0 + 4, 4, dst + 4, ld);
     } else {
-      half(bits, R, GIVEN, true, s, codes, sa, b, 0, sc, 0, zp_u8, zp_f, g0, m < 4 ? m : 4, dst, ld);
+      half(bits, R, 1, GIVEN, true, s, codes, sa, b, 0, sc, 0, zp_u8, zp_f, g0, m < 4 ? m : 4, dst, ld);
       if (m > 4)
-        half(bits, R, GIVEN, true, s, codes, sa, b + 4 * kb * blob, 0, sc + 4 * kb, 0, zp_u8, zp_f, g0 + 4, m - 4,
+        half(bits, R, 1, GIVEN, true, s, codes, sa, b + 4 * kb * blob, 0, sc + 4 * kb, 0, zp_u8, zp_f, g0 + 4, m - 4,
              dst + 4, ld);
     }
     if (whole) {
@@ -421,33 +443,52 @@ void ol_qgemv_i8_lane_rows(const ol_qgemv_shape *s, const void *const *works, in
 /* ------------------------------------------------------------ the layout
  * MatMulNBits weights and scales with the 4-byte words of OL_LANE_GROUP
  * outputs side by side, so that one 16-byte load holds one word of four of
- * them. Groups only permute their own words. */
+ * them, and the blocks of two groups alternating, so that the one-row
+ * kernel, which reads both groups of a pair at once, reads one ascending
+ * stream (two streams a group apart confused the hardware prefetcher: the
+ * 58M shape's head ran 1.8x slower from memory). Units (a pair of groups,
+ * or the lone last group) only permute their own words. */
 static void xor_odd_bytes(size_t bytes, uint8_t odd_xor, uint8_t *data) {
   if (odd_xor)
     for (size_t i = 1; i < bytes; i += 2) data[i] ^= odd_xor;
 }
 
-void ol_lanes_from_dense(int64_t rows, size_t row_bytes, uint8_t odd_xor, void *data, void *scratch) {
-  const size_t G = OL_LANE_GROUP, words = row_bytes / 4;
+/* The word offset in its unit of word w of row i of the unit (P groups):
+ * block j = w / cpw, word c = w % cpw of the block (cpw words per block). */
+static size_t unit_word(size_t P, size_t cpw, size_t i, size_t w) {
+  const size_t G = OL_LANE_GROUP;
+  return w / cpw * (P * G * cpw) + i / G * (G * cpw) + G * (w % cpw) + i % G;
+}
+
+/* The groups in the unit starting at row r0: 2 while whole pairs remain. */
+static size_t unit_groups(int64_t rows, int64_t r0) { return r0 < rows / (2 * OL_LANE_GROUP) * (2 * OL_LANE_GROUP) ? 2 : 1; }
+
+void ol_lanes_from_dense(int64_t rows, size_t row_bytes, size_t block_bytes, uint8_t odd_xor, void *data,
+                         void *scratch) {
+  const size_t G = OL_LANE_GROUP, words = row_bytes / 4, cpw = block_bytes / 4;
   xor_odd_bytes((size_t)rows * row_bytes, odd_xor, data); /* words keep their byte order */
-  for (int64_t g = 0; g + (int64_t)G <= rows; g += (int64_t)G) {
-    uint8_t *group = (uint8_t *)data + (size_t)g * row_bytes;
-    memcpy(scratch, group, G * row_bytes);
-    for (size_t i = 0; i < G; i++)
-      for (size_t w = 0; w < words; w++) memcpy(group + 4 * (G * w + i), (uint8_t *)scratch + 4 * (i * words + w), 4);
+  for (int64_t r0 = 0; r0 + (int64_t)G <= rows; r0 += (int64_t)(unit_groups(rows, r0) * G)) {
+    const size_t P = unit_groups(rows, r0);
+    uint8_t *unit = (uint8_t *)data + (size_t)r0 * row_bytes;
+    memcpy(scratch, unit, P * G * row_bytes);
+    for (size_t i = 0; i < P * G; i++)
+      for (size_t w = 0; w < words; w++)
+        memcpy(unit + 4 * unit_word(P, cpw, i, w), (uint8_t *)scratch + 4 * (i * words + w), 4);
   }
 }
 
-void ol_lanes_to_dense(int64_t rows, size_t row_bytes, uint8_t odd_xor, const void *lanes, void *dense) {
-  const size_t G = OL_LANE_GROUP, words = row_bytes / 4;
-  int64_t g = 0;
-  for (; g + (int64_t)G <= rows; g += (int64_t)G) {
-    const uint8_t *group = (const uint8_t *)lanes + (size_t)g * row_bytes;
-    uint8_t *out = (uint8_t *)dense + (size_t)g * row_bytes;
-    for (size_t i = 0; i < G; i++)
-      for (size_t w = 0; w < words; w++) memcpy(out + 4 * (i * words + w), group + 4 * (G * w + i), 4);
+void ol_lanes_to_dense(int64_t rows, size_t row_bytes, size_t block_bytes, uint8_t odd_xor, const void *lanes,
+                       void *dense) {
+  const size_t G = OL_LANE_GROUP, words = row_bytes / 4, cpw = block_bytes / 4;
+  int64_t r0 = 0;
+  for (; r0 + (int64_t)G <= rows; r0 += (int64_t)(unit_groups(rows, r0) * G)) {
+    const size_t P = unit_groups(rows, r0);
+    const uint8_t *unit = (const uint8_t *)lanes + (size_t)r0 * row_bytes;
+    uint8_t *out = (uint8_t *)dense + (size_t)r0 * row_bytes;
+    for (size_t i = 0; i < P * G; i++)
+      for (size_t w = 0; w < words; w++) memcpy(out + 4 * (i * words + w), unit + 4 * unit_word(P, cpw, i, w), 4);
   }
-  if (g < rows) memcpy((uint8_t *)dense + (size_t)g * row_bytes, (const uint8_t *)lanes + (size_t)g * row_bytes,
-                       (size_t)(rows - g) * row_bytes);
+  if (r0 < rows) memcpy((uint8_t *)dense + (size_t)r0 * row_bytes, (const uint8_t *)lanes + (size_t)r0 * row_bytes,
+                        (size_t)(rows - r0) * row_bytes);
   xor_odd_bytes((size_t)rows * row_bytes, odd_xor, dense);
 }

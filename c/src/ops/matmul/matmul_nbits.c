@@ -247,7 +247,8 @@ static ol_status nbits_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
    * a float zero point fed at run time) reads dense copies */
   bool lane = int8 && b->packing.kind == &ol_packing_lanes && sc->packing.kind == &ol_packing_lanes &&
               b->packing.params[0] == N && b->packing.params[2] == OL_LANE_ODD_XOR(k->bits) &&
-              sc->packing.params[0] == N && sc->packing.params[2] == 0 && sc->dtype == OL_DTYPE_FLOAT;
+              b->packing.params[3] == blob && sc->packing.params[0] == N && sc->packing.params[2] == 0 &&
+              sc->packing.params[3] == (int64_t)sizeof(float) && sc->dtype == OL_DTYPE_FLOAT;
   ol_value *dense_b = NULL, *dense_sc = NULL;
   if (!lane && ol_tensor_is_packed(b)) {
     OL_TRY(ol_tensor_materialize(ctx->allocator, b, &dense_b));

@@ -30,24 +30,25 @@ size_t ol_matmul_pack(const ol_node *node, const ol_tensor *const *constants, ol
   return 1;
 }
 
-/* ------------------------------------------------------------ lanes: params rows, row bytes, odd-byte xor */
+/* ------------------------------------------------------------ lanes: params rows, row bytes, odd-byte xor, block bytes */
 
 static void lanes_to_dense(const ol_packing *p, const void *packed, void *dense) {
-  ol_lanes_to_dense(p->params[0], (size_t)p->params[1], (uint8_t)p->params[2], packed, dense);
+  ol_lanes_to_dense(p->params[0], (size_t)p->params[1], (size_t)p->params[3], (uint8_t)p->params[2], packed, dense);
 }
 
 static void lanes_from_dense(const ol_packing *p, void *data, void *scratch) {
-  ol_lanes_from_dense(p->params[0], (size_t)p->params[1], (uint8_t)p->params[2], data, scratch);
+  ol_lanes_from_dense(p->params[0], (size_t)p->params[1], (size_t)p->params[3], (uint8_t)p->params[2], data, scratch);
 }
 
 const ol_packing_kind ol_packing_lanes = {"lanes", lanes_to_dense};
 
 static bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-static ol_pack_request lanes_of(uint8_t input, int64_t rows, const ol_tensor *t, uint8_t odd_xor) {
+/* rows of `blocks` blocks */
+static ol_pack_request lanes_of(uint8_t input, int64_t rows, int64_t blocks, const ol_tensor *t, uint8_t odd_xor) {
   size_t row_bytes = ol_dtype_storage_bytes(t->dtype, ol_tcount(t)) / (size_t)rows;
-  return (ol_pack_request){input, {&ol_packing_lanes, {rows, (int64_t)row_bytes, odd_xor}}, lanes_from_dense,
-                           OL_LANE_GROUP * row_bytes};
+  return (ol_pack_request){input, {&ol_packing_lanes, {rows, (int64_t)row_bytes, odd_xor, (int64_t)row_bytes / blocks}},
+                           lanes_from_dense, OL_LANE_SCRATCH(row_bytes)};
 }
 
 /* MatMulNBits B and scales, together, when the node runs the lane kernel:
@@ -67,7 +68,7 @@ size_t ol_nbits_pack(const ol_node *node, const ol_tensor *const *constants, ol_
       sc->dtype != OL_DTYPE_FLOAT || ol_tcount(sc) != N * kb)
     return 0;
   if (node->num_inputs > 3 && node->inputs[3][0] && (!constants[3] || constants[3]->dtype != OL_DTYPE_UINT8)) return 0;
-  requests[0] = lanes_of(1, N, b, OL_LANE_ODD_XOR(bits));
-  requests[1] = lanes_of(2, N, sc, 0);
+  requests[0] = lanes_of(1, N, kb, b, OL_LANE_ODD_XOR(bits));
+  requests[1] = lanes_of(2, N, kb, sc, 0);
   return 2;
 }
