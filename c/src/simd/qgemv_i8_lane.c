@@ -354,11 +354,15 @@ OL_AI void group1(const int bits, const int NG, const bool GIVEN, const bool ONE
   for (int h = 0; h < 2 * NG; h++) ol_f32x4_store(y + 4 * h, acc[h]);
 }
 
+/* The first rows that the lane layout keeps in pairs of groups (the rest:
+ * a lone group, then the dense tail). */
+static int64_t paired_rows(int64_t rows) { return rows / (2 * OL_LANE_GROUP) * (2 * OL_LANE_GROUP); }
+
 OL_AI void rows(const int bits, const int R, const bool GIVEN, const ol_qgemv_shape *s, const void *const *works,
                 const uint8_t *B, const float *scales, const uint8_t *zp_u8, const float *zp_f, const float *bias,
                 int64_t n0, int64_t n1, float *y, int64_t ldy) {
   const int64_t G = OL_LANE_GROUP, kb = ol_qgemv_blocks(s), blob = ol_qgemv_blob_bytes(s), nG = s->N / G * G;
-  const int64_t nP = s->N / (2 * G) * (2 * G); /* outputs in pairs of groups */
+  const int64_t nP = paired_rows(s->N);
   const int16_t *codes[4];
   const float *sa[4];
   for (int r = 0; r < R; r++) {
@@ -460,20 +464,19 @@ static size_t unit_word(size_t P, size_t cpw, size_t i, size_t w) {
   return w / cpw * (P * G * cpw) + i / G * (G * cpw) + G * (w % cpw) + i % G;
 }
 
-/* The groups in the unit starting at row r0: 2 while whole pairs remain. */
-static size_t unit_groups(int64_t rows, int64_t r0) { return r0 < rows / (2 * OL_LANE_GROUP) * (2 * OL_LANE_GROUP) ? 2 : 1; }
 
 void ol_lanes_from_dense(int64_t rows, size_t row_bytes, size_t block_bytes, uint8_t odd_xor, void *data,
                          void *scratch) {
   const size_t G = OL_LANE_GROUP, words = row_bytes / 4, cpw = block_bytes / 4;
   xor_odd_bytes((size_t)rows * row_bytes, odd_xor, data); /* words keep their byte order */
-  for (int64_t r0 = 0; r0 + (int64_t)G <= rows; r0 += (int64_t)(unit_groups(rows, r0) * G)) {
-    const size_t P = unit_groups(rows, r0);
+  for (int64_t r0 = 0; r0 + (int64_t)G <= rows;) {
+    const size_t P = r0 < paired_rows(rows) ? 2 : 1; /* groups in this unit */
     uint8_t *unit = (uint8_t *)data + (size_t)r0 * row_bytes;
     memcpy(scratch, unit, P * G * row_bytes);
     for (size_t i = 0; i < P * G; i++)
       for (size_t w = 0; w < words; w++)
         memcpy(unit + 4 * unit_word(P, cpw, i, w), (uint8_t *)scratch + 4 * (i * words + w), 4);
+    r0 += (int64_t)(P * G);
   }
 }
 
@@ -481,12 +484,13 @@ void ol_lanes_to_dense(int64_t rows, size_t row_bytes, size_t block_bytes, uint8
                        void *dense) {
   const size_t G = OL_LANE_GROUP, words = row_bytes / 4, cpw = block_bytes / 4;
   int64_t r0 = 0;
-  for (; r0 + (int64_t)G <= rows; r0 += (int64_t)(unit_groups(rows, r0) * G)) {
-    const size_t P = unit_groups(rows, r0);
+  while (r0 + (int64_t)G <= rows) {
+    const size_t P = r0 < paired_rows(rows) ? 2 : 1; /* groups in this unit */
     const uint8_t *unit = (const uint8_t *)lanes + (size_t)r0 * row_bytes;
     uint8_t *out = (uint8_t *)dense + (size_t)r0 * row_bytes;
     for (size_t i = 0; i < P * G; i++)
       for (size_t w = 0; w < words; w++) memcpy(out + 4 * (i * words + w), unit + 4 * unit_word(P, cpw, i, w), 4);
+    r0 += (int64_t)(P * G);
   }
   if (r0 < rows) memcpy((uint8_t *)dense + (size_t)r0 * row_bytes, (const uint8_t *)lanes + (size_t)r0 * row_bytes,
                         (size_t)(rows - r0) * row_bytes);
