@@ -143,9 +143,11 @@ void ol_f32_gemv_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_
 #define KC 256
 #define NC 512
 
-/* C[0..4)[0..8) = (first ? 0 : C) + sum over k of a_r[k] * b[k*8 + c], k in order. */
-static void micro_4x8(int64_t kc, const float *a0, const float *a1, const float *a2,
-                      const float *a3, const float *b, float *c, int64_t ldc, int first) {
+/* C[0..4)[0..8) = (first ? 0 : C) + sum over k of a[k*4 + r] * b[k*8 + c],
+ * k in order. A comes packed (row r of the tile at a[k*4 + r]), so the
+ * loop's only address arithmetic is two pointer steps: every splat is a
+ * load at a constant offset. */
+static void micro_4x8(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int first) {
   v4 c00, c01, c10, c11, c20, c21, c30, c31;
   if (first) {
     c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = ol_f32x4_zero();
@@ -155,21 +157,31 @@ static void micro_4x8(int64_t kc, const float *a0, const float *a1, const float 
     c20 = LD(c + 2 * ldc), c21 = LD(c + 2 * ldc + 4);
     c30 = LD(c + 3 * ldc), c31 = LD(c + 3 * ldc + 4);
   }
-  for (int64_t k = 0; k < kc; k++, b += NR) {
+  for (const float *end = a + kc * MR; a < end; a += MR, b += NR) {
     const v4 b0 = LD(b), b1 = LD(b + 4);
-    v4 x = SPLAT(a0[k]);
+    v4 x = SPLAT(a[0]);
     c00 = MADD(c00, x, b0), c01 = MADD(c01, x, b1);
-    x = SPLAT(a1[k]);
+    x = SPLAT(a[1]);
     c10 = MADD(c10, x, b0), c11 = MADD(c11, x, b1);
-    x = SPLAT(a2[k]);
+    x = SPLAT(a[2]);
     c20 = MADD(c20, x, b0), c21 = MADD(c21, x, b1);
-    x = SPLAT(a3[k]);
+    x = SPLAT(a[3]);
     c30 = MADD(c30, x, b0), c31 = MADD(c31, x, b1);
   }
   ST(c, c00), ST(c + 4, c01);
   ST(c + ldc, c10), ST(c + ldc + 4, c11);
   ST(c + 2 * ldc, c20), ST(c + 2 * ldc + 4, c21);
   ST(c + 3 * ldc, c30), ST(c + 3 * ldc + 4, c31);
+}
+
+/* The MR-row tile of A from row i, columns [kb, kb + kc), interleaved:
+ * apack[k * MR + r] = A[i + r][kb + k] (rows past mr repeat row i; their
+ * sums are never stored). */
+static void pack_a(const float *A, int64_t lda, int64_t i, int64_t mr, int64_t kb, int64_t kc, float *apack) {
+  for (int r = 0; r < MR; r++) {
+    const float *src = A + (i + (r < mr ? r : 0)) * lda + kb;
+    for (int64_t k = 0; k < kc; k++) apack[k * MR + r] = src[k];
+  }
 }
 
 /* tiled: B is a K x N matrix in the tiled layout of core/value.h with
@@ -186,7 +198,7 @@ static ol_status gemm_blocked(int64_t M, int64_t N, int64_t K, const float *A, i
     pack = owned = ol_xmalloc(sizeof(float) * OL_F32_GEMM_PACK_FLOATS);
     if (!pack) return OL_OUT_OF_MEMORY;
   }
-  float tile[MR * NR];
+  float tile[MR * NR], apack[MR * KC];
   for (int64_t jb = 0; jb < N; jb += NC) {
     int64_t nb = N - jb < NC ? N - jb : NC;
     int64_t panels = (nb + NR - 1) / NR;
@@ -207,21 +219,20 @@ static ol_status gemm_blocked(int64_t M, int64_t N, int64_t K, const float *A, i
       }
       for (int64_t i = 0; i < M; i += MR) {
         int64_t mr = M - i < MR ? M - i : MR;
-        const float *a[MR];
-        for (int r = 0; r < MR; r++) a[r] = A + (i + (r < mr ? r : 0)) * lda + kb;
+        pack_a(A, lda, i, mr, kb, kc, apack);
         for (int64_t p = 0; p < panels; p++) {
           int64_t j0 = jb + p * NR, nr = N - j0 < NR ? N - j0 : NR;
           float *c = C + i * ldc + j0;
           const float *bp = pack + p * kc * NR;
           if (mr == MR && nr == NR) {
-            micro_4x8(kc, a[0], a[1], a[2], a[3], bp, c, ldc, kb == 0);
+            micro_4x8(kc, apack, bp, c, ldc, kb == 0);
             continue;
           }
           /* edge tile: through a local 4 x 8 buffer */
           if (kb != 0)
             for (int64_t r = 0; r < mr; r++)
               for (int64_t q = 0; q < nr; q++) tile[r * NR + q] = c[r * ldc + q];
-          micro_4x8(kc, a[0], a[1], a[2], a[3], bp, tile, NR, kb == 0);
+          micro_4x8(kc, apack, bp, tile, NR, kb == 0);
           for (int64_t r = 0; r < mr; r++)
             for (int64_t q = 0; q < nr; q++) c[r * ldc + q] = tile[r * NR + q];
         }
