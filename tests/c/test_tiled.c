@@ -104,6 +104,44 @@ static void test_tiled_kernels_match_reference(void) {
   free(A), free(B), free(T), free(scratch), free(want), free(got);
 }
 
+/* More rows read the tiles in place (A packed, all of K, in chunks of rows
+ * that fit the pack) unless K is so long that not even four rows fit (then
+ * B is copied into panels): the reference's bits either way, across
+ * blocks, narrow last panels, row chunks and thread splits. */
+static void test_tiled_many_rows(void) {
+  const int64_t cases[][3] = {
+      {32, 100, 513}, /* a prefill's shape: many blocks, a 4-column last panel */
+      {33, 31, 64},   /* an edge row tile; a last panel of 15 columns */
+      {4, 25, 32},    /* one block; a last panel of 9 columns */
+      {9, 24, 20000}, /* rows in chunks of 4 */
+      {5, 17, 40000}, /* K too long for four packed rows: panels copied */
+  };
+  ol_pool_reserve(3);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const int64_t M = cases[i][0], N = cases[i][1], K = cases[i][2];
+    float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(K * N));
+    float *T = malloc(sizeof(float) * (size_t)(K * N)), *scratch = malloc(sizeof(float) * OL_TILE_ROWS * (size_t)N);
+    float *want = malloc(sizeof(float) * (size_t)(M * N)), *got = malloc(sizeof(float) * (size_t)(M * N));
+    random_fill(A, M * K);
+    random_fill(B, K * N);
+    memcpy(T, B, sizeof(float) * (size_t)(K * N));
+    ol_tiles_from_dense(K, N, OL_TILE_ROWS, T, scratch);
+    ol_f32_gemm_scalar(M, N, K, A, K, B, N, want, N);
+    for (int threads = 1; threads <= 3; threads++) {
+      int previous = ol_pool_scope(threads);
+      memset(got, 0x55, sizeof(float) * (size_t)(M * N));
+      CHECK_OK(ol_f32_gemm_tiled(M, N, K, A, K, T, got, N));
+      ol_pool_scope(previous);
+      if (memcmp(got, want, sizeof(float) * (size_t)(M * N)) != 0) {
+        fprintf(stderr, "tiled many rows M=%lld N=%lld K=%lld threads=%d differs\n", (long long)M, (long long)N,
+                (long long)K, threads);
+        CHECK(false);
+      }
+    }
+    free(A), free(B), free(T), free(scratch), free(want), free(got);
+  }
+}
+
 /* ------------------------------------------------------------ the loader */
 
 #define K_ 40
@@ -193,5 +231,5 @@ static void test_loader_tiles_matmul_weights(void) {
   ol_free(bytes);
 }
 
-OL_TEST_MAIN(TEST(test_layout_round_trip), TEST(test_tiled_kernels_match_reference),
+OL_TEST_MAIN(TEST(test_layout_round_trip), TEST(test_tiled_kernels_match_reference), TEST(test_tiled_many_rows),
              TEST(test_loader_tiles_matmul_weights))

@@ -143,11 +143,14 @@ void ol_f32_gemv_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_
 #define KC 256
 #define NC 512
 
-/* C[0..4)[0..8) = (first ? 0 : C) + sum over k of a[k*4 + r] * b[k*8 + c],
+#define OL_AI static inline __attribute__((always_inline))
+
+/* C[0..4)[0..8) = (first ? 0 : C) + sum over k of a[k*4 + r] * b[k*BS + c],
  * k in order. A comes packed (row r of the tile at a[k*4 + r]), so the
  * loop's only address arithmetic is two pointer steps: every splat is a
- * load at a constant offset. */
-static void micro_4x8(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int first) {
+ * load at a constant offset. BS: the row stride of B (NR packed,
+ * OL_TILE_COLS in a tile). */
+OL_AI void micro_4x8(const int BS, int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int first) {
   v4 c00, c01, c10, c11, c20, c21, c30, c31;
   if (first) {
     c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = ol_f32x4_zero();
@@ -157,7 +160,7 @@ static void micro_4x8(int64_t kc, const float *a, const float *b, float *c, int6
     c20 = LD(c + 2 * ldc), c21 = LD(c + 2 * ldc + 4);
     c30 = LD(c + 3 * ldc), c31 = LD(c + 3 * ldc + 4);
   }
-  for (const float *end = a + kc * MR; a < end; a += MR, b += NR) {
+  for (const float *end = a + kc * MR; a < end; a += MR, b += BS) {
     const v4 b0 = LD(b), b1 = LD(b + 4);
     v4 x = SPLAT(a[0]);
     c00 = MADD(c00, x, b0), c01 = MADD(c01, x, b1);
@@ -184,6 +187,23 @@ static void pack_a(const float *A, int64_t lda, int64_t i, int64_t mr, int64_t k
   }
 }
 
+/* micro_4x8 on a tile of C of mr x nr (at most 4 x 8): whole tiles in
+ * place, edge ones through a local 4 x 8 buffer. */
+OL_AI void tile_4x8(const int BS, int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int64_t mr,
+                    int64_t nr, int first) {
+  if (mr == MR && nr == NR) {
+    micro_4x8(BS, kc, a, b, c, ldc, first);
+    return;
+  }
+  float tile[MR * NR];
+  if (!first)
+    for (int64_t r = 0; r < mr; r++)
+      for (int64_t q = 0; q < nr; q++) tile[r * NR + q] = c[r * ldc + q];
+  micro_4x8(BS, kc, a, b, tile, NR, first);
+  for (int64_t r = 0; r < mr; r++)
+    for (int64_t q = 0; q < nr; q++) c[r * ldc + q] = tile[r * NR + q];
+}
+
 /* tiled: B is a K x N matrix in the tiled layout of core/value.h with
  * OL_TILE_ROWS-row blocks (ldb unused): only the packing reads differ */
 static ol_status gemm_blocked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
@@ -198,7 +218,7 @@ static ol_status gemm_blocked(int64_t M, int64_t N, int64_t K, const float *A, i
     pack = owned = ol_xmalloc(sizeof(float) * OL_F32_GEMM_PACK_FLOATS);
     if (!pack) return OL_OUT_OF_MEMORY;
   }
-  float tile[MR * NR], apack[MR * KC];
+  float apack[MR * KC];
   for (int64_t jb = 0; jb < N; jb += NC) {
     int64_t nb = N - jb < NC ? N - jb : NC;
     int64_t panels = (nb + NR - 1) / NR;
@@ -222,19 +242,7 @@ static ol_status gemm_blocked(int64_t M, int64_t N, int64_t K, const float *A, i
         pack_a(A, lda, i, mr, kb, kc, apack);
         for (int64_t p = 0; p < panels; p++) {
           int64_t j0 = jb + p * NR, nr = N - j0 < NR ? N - j0 : NR;
-          float *c = C + i * ldc + j0;
-          const float *bp = pack + p * kc * NR;
-          if (mr == MR && nr == NR) {
-            micro_4x8(kc, apack, bp, c, ldc, kb == 0);
-            continue;
-          }
-          /* edge tile: through a local 4 x 8 buffer */
-          if (kb != 0)
-            for (int64_t r = 0; r < mr; r++)
-              for (int64_t q = 0; q < nr; q++) tile[r * NR + q] = c[r * ldc + q];
-          micro_4x8(kc, apack, bp, tile, NR, kb == 0);
-          for (int64_t r = 0; r < mr; r++)
-            for (int64_t q = 0; q < nr; q++) c[r * ldc + q] = tile[r * NR + q];
+          tile_4x8(NR, kc, apack, pack + p * kc * NR, C + i * ldc + j0, ldc, mr, nr, kb == 0);
         }
       }
     }
@@ -246,6 +254,68 @@ static ol_status gemm_blocked(int64_t M, int64_t N, int64_t K, const float *A, i
 ol_status ol_f32_gemm_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                               const float *B, int64_t ldb, float *C, int64_t ldc, float *pack) {
   return gemm_blocked(M, N, K, A, lda, B, ldb, false, C, ldc, pack);
+}
+
+/* ------------------------------------------------------------ tiled B, many rows */
+
+/* The rows of A one call of tiled_rows packs at a time: a multiple of MR
+ * whose packed rows (all of K) fit beside the padded panel, or 0 when not
+ * even MR rows do (K > ~32K: gemm_blocked copies B instead). */
+static int64_t tiled_rows_chunk(int64_t K) {
+  return (OL_F32_GEMM_PACK_FLOATS - OL_TILE_ROWS * OL_TILE_COLS) / K / MR * MR;
+}
+
+/* M > 1 rows on the tiled layout without copying B: A is packed once (4-row
+ * tiles, all of K), then for each panel of OL_TILE_COLS columns and block
+ * of OL_TILE_ROWS rows (2 KB, contiguous in the layout) every tile of A
+ * adds the block's products to its two 4 x 8 halves of C, which stay in
+ * L1 across the blocks of the panel. Each C element still adds its
+ * products in increasing k from +0 (stored and reloaded exactly between
+ * blocks). A panel narrower than OL_TILE_COLS (the last) is read through a
+ * zero-padded copy, so no read passes the end of T. */
+static void tiled_rows(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *T, float *C,
+                       int64_t ldc, float *pack) {
+  const int64_t TC = OL_TILE_COLS, TR = OL_TILE_ROWS, chunk = tiled_rows_chunk(K);
+  float *padded = pack, *apack = pack + TR * TC;
+  for (int64_t i0 = 0; i0 < M; i0 += chunk) {
+    const int64_t mc = M - i0 < chunk ? M - i0 : chunk;
+    for (int64_t i = 0; i < mc; i += MR) pack_a(A, lda, i0 + i, mc - i < MR ? mc - i : MR, 0, K, apack + i * K);
+    for (int64_t p0 = 0; p0 < N; p0 += TC) {
+      const int64_t w = N - p0 < TC ? N - p0 : TC;
+      for (int64_t b0 = 0; b0 < K; b0 += TR) {
+        const int64_t kr = K - b0 < TR ? K - b0 : TR;
+        const float *panel = T + b0 * N + p0 * kr;
+        if (w < TC) {
+          for (int64_t k = 0; k < kr; k++)
+            for (int64_t q = 0; q < TC; q++) padded[k * TC + q] = q < w ? panel[k * w + q] : 0.0f;
+          panel = padded;
+        }
+        for (int64_t i = 0; i < mc; i += MR) {
+          const int64_t mr = mc - i < MR ? mc - i : MR;
+          const float *a = apack + i * K + b0 * MR;
+          float *c = C + (i0 + i) * ldc + p0;
+          tile_4x8(TC, kr, a, panel, c, ldc, mr, w < NR ? w : NR, b0 == 0);
+          if (w > NR) tile_4x8(TC, kr, a, panel + NR, c + NR, ldc, mr, w - NR, b0 == 0);
+        }
+      }
+    }
+  }
+}
+
+/* Many rows: tiled B read in place where A's rows fit the pack, else
+ * copied into panels. */
+static ol_status gemm_rows_any(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                               int64_t ldb, bool tiled, float *C, int64_t ldc, float *pack) {
+  if (!tiled || M <= 0 || N <= 0 || K <= 0 || tiled_rows_chunk(K) == 0)
+    return gemm_blocked(M, N, K, A, lda, B, ldb, tiled, C, ldc, pack);
+  float *owned = NULL;
+  if (!pack) {
+    pack = owned = ol_xmalloc(sizeof(float) * OL_F32_GEMM_PACK_FLOATS);
+    if (!pack) return OL_OUT_OF_MEMORY;
+  }
+  tiled_rows(M, N, K, A, lda, B, C, ldc, pack);
+  free(owned);
+  return OL_OK;
 }
 
 /* ------------------------------------------------------------ tiled B, one row */
@@ -290,7 +360,7 @@ static void gemv_tiled(int64_t N, int64_t K, const float *a, const float *T, flo
 ol_status ol_f32_gemm_tiled_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *T,
                                     float *C, int64_t ldc, float *pack) {
   if (M <= 0 || N <= 0) return OL_OK;
-  if (M > 1 || K <= 0) return gemm_blocked(M, N, K, A, lda, T, 0, true, C, ldc, pack);
+  if (M > 1 || K <= 0) return gemm_rows_any(M, N, K, A, lda, T, 0, true, C, ldc, pack);
   gemv_tiled(N, K, A, T, C, 0, N);
   return OL_OK;
 }
@@ -332,7 +402,7 @@ static void gemm_task(void *arg, int64_t task, int slot) {
   gemm_job *j = arg;
   int64_t i0 = task * j->step, m = j->M - i0 < j->step ? j->M - i0 : j->step;
   float *pack = j->packs + (size_t)slot * OL_F32_GEMM_PACK_FLOATS;
-  if (gemm_blocked(m, j->N, j->K, j->A + i0 * j->lda, j->lda, j->B, j->ldb, j->tiled, j->C + i0 * j->ldc, j->ldc,
+  if (gemm_rows_any(m, j->N, j->K, j->A + i0 * j->lda, j->lda, j->B, j->ldb, j->tiled, j->C + i0 * j->ldc, j->ldc,
                    pack) != OL_OK)
     atomic_store(&j->failed, 1);
 }
@@ -351,7 +421,7 @@ static ol_status gemm_rows(gemm_job *job, int threads) {
   const int64_t M = job->M;
   job->step = ((M + threads - 1) / threads + MR - 1) / MR * MR;
   if (threads <= 1 || job->step >= M)
-    return gemm_blocked(M, job->N, job->K, job->A, job->lda, job->B, job->ldb, job->tiled, job->C, job->ldc, NULL);
+    return gemm_rows_any(M, job->N, job->K, job->A, job->lda, job->B, job->ldb, job->tiled, job->C, job->ldc, NULL);
   int64_t tasks = (M + job->step - 1) / job->step;
   if (tasks < threads) threads = (int)tasks;
   job->packs = ol_xmalloc(sizeof(float) * OL_F32_GEMM_PACK_FLOATS * (size_t)threads);
