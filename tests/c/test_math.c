@@ -153,6 +153,8 @@ static void test_float_unary(void) {
   const f1 cases[] = {
       {"expf", ol_expf, exp, expf, -104, 89, 2},
       {"expf", ol_expf, exp, expf, -10, 10, 2},
+      {"expf_fast", ol_expf_fast, exp, expf, -104, 0, 2},
+      {"expf_fast", ol_expf_fast, exp, expf, -10, 0, 2},
       {"logf", ol_logf, log, logf, 0, FLT_MAX, 2},
       {"logf", ol_logf, log, logf, 0.5, 2, 2},
       {"sinf", ol_sinf, sin, sinf, -1e5, 1e5, 2},
@@ -428,23 +430,38 @@ static void test_exact_values(void) {
   CHECK(ol_tanhf(30.0f) == 1.0f && ol_tanhf(-30.0f) == -1.0f);
   CHECK(ol_erff(10.0f) == 1.0f && ol_erff(-10.0f) == -1.0f);
   CHECK(ol_expf(-200.0f) == 0.0f && isinf(ol_expf(200.0f)));
+  /* the softmax weights' exp: 1 at 0, 0 below -104 and at -inf, ol_expf above 0 and for NaN */
+  CHECK(ol_expf_fast(0.0f) == 1.0f && ol_expf_fast(-0.0f) == 1.0f);
+  CHECK(ol_expf_fast(-104.5f) == 0.0f && ol_expf_fast(-INFINITY) == 0.0f && ol_expf_fast(-103.0f) > 0.0f);
+  CHECK(ol_expf_fast(3.5f) == ol_expf(3.5f) && isinf(ol_expf_fast(INFINITY)) && isnan(ol_expf_fast(NAN)));
   CHECK(isnan(ol_logf(-1.0f)) && isinf(ol_logf(0.0f)) && ol_logf(0.0f) < 0);
   CHECK(isnan(ol_expf(NAN)) && isnan(ol_sinf(INFINITY)) && isnan(ol_acosf(2.0f)));
 }
 
-/* ol_expf_n (four lanes at a time) gives ol_expf's bits on every input:
- * special values, the cut-offs, a stride through all bit patterns and a
- * denser one through the finite range, odd lengths, in place. */
+/* ol_expf_n and ol_expf_fast_n (four lanes at a time) give their scalar
+ * function's bits on every input: special values, the cut-offs, a stride
+ * through all bit patterns and a denser one through the finite range, odd
+ * lengths, in place. */
+typedef struct expf_pair {
+  const char *name;
+  void (*vector)(float *, const float *, int64_t);
+  float (*scalar)(float);
+} expf_pair;
+static const expf_pair EXPF_PAIRS[] = {{"expf_n", ol_expf_n, ol_expf}, {"expf_fast_n", ol_expf_fast_n, ol_expf_fast}};
+
 static int expf_n_mismatches(const float *x, int64_t n) {
   float y[1027];
   int bad = 0;
-  ol_expf_n(y, x, n);
-  for (int64_t i = 0; i < n; i++) {
-    if (fbits(y[i]) != fbits(ol_expf(x[i]))) {
-      if (bad < 5)
-        fprintf(stderr, "expf_n(%a = %08x): %08x, ol_expf %08x\n", x[i], fbits(x[i]), fbits(y[i]),
-                fbits(ol_expf(x[i])));
-      bad++;
+  for (size_t f = 0; f < sizeof EXPF_PAIRS / sizeof EXPF_PAIRS[0]; f++) {
+    const expf_pair *e = &EXPF_PAIRS[f];
+    e->vector(y, x, n);
+    for (int64_t i = 0; i < n; i++) {
+      if (fbits(y[i]) != fbits(e->scalar(x[i]))) {
+        if (bad < 5)
+          fprintf(stderr, "%s(%a = %08x): %08x, scalar %08x\n", e->name, x[i], fbits(x[i]), fbits(y[i]),
+                  fbits(e->scalar(x[i])));
+        bad++;
+      }
     }
   }
   return bad;
@@ -454,7 +471,8 @@ static void test_expf_vector_matches_scalar(void) {
   const float special[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 0x1p-149f, -0x1p-149f,
                            0x1p-126f, 1.0f, -1.0f, 89.0f, 89.00001f, 88.72283f, 88.72284f, -104.0f,
                            -104.00001f, -103.97208f, -87.33655f, -87.33654f, FLT_MAX, -FLT_MAX,
-                           0.5f * 0.6931472f, 0.34657359f, -0.34657359f, 1e-8f, -1e-8f, 20.0f};
+                           0.5f * 0.6931472f, 0.34657359f, -0.34657359f, 1e-8f, -1e-8f, 20.0f,
+                           -87.0f, -87.5f, -100.0f, -103.9f, -0x1p-149f, -45.0f};
   size_t ns = sizeof special / sizeof special[0];
   int bad = 0;
   /* specials at every lane position, plus a signaling NaN with payload */
@@ -484,12 +502,13 @@ static void test_expf_vector_matches_scalar(void) {
     bad += expf_n_mismatches(x, n);
   }
   /* odd lengths and in place */
-  for (int64_t n = 0; n < 11; n++) {
-    float a[11], b[11];
-    for (int64_t i = 0; i < n; i++) a[i] = b[i] = (float)i * 1.37f - 6.0f;
-    ol_expf_n(b, b, n);
-    for (int64_t i = 0; i < n; i++) bad += fbits(b[i]) != fbits(ol_expf(a[i]));
-  }
+  for (size_t f = 0; f < sizeof EXPF_PAIRS / sizeof EXPF_PAIRS[0]; f++)
+    for (int64_t n = 0; n < 11; n++) {
+      float a[11], b[11];
+      for (int64_t i = 0; i < n; i++) a[i] = b[i] = (float)i * 1.37f - 12.0f;
+      EXPF_PAIRS[f].vector(b, b, n);
+      for (int64_t i = 0; i < n; i++) bad += fbits(b[i]) != fbits(EXPF_PAIRS[f].scalar(a[i]));
+    }
   CHECK(bad == 0);
 }
 

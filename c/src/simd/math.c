@@ -918,6 +918,94 @@ void ol_expf_n(float *out, const float *in, int64_t n) {
   for (; i < n; i++) out[i] = ol_expf(in[i]);
 }
 
+/* ------------------------------------------------------------ exp of x <= 0 in float */
+
+/* e^x for -104 <= x <= 0 in float arithmetic: x = n ln2 + r with n =
+ * rint(x log2e) (magic-number rounding, ties to even) and ln2 in two parts
+ * (n * LN2F_HI is exact), e^r by a degree-7 polynomial in the form
+ * 1 + r + r^2 p(r) (Cephes' expf coefficients), times 2^(n + 24) from the
+ * exponent bits (exact), times 2^-24 (one rounding, so results below 2^-126
+ * round to the right subnormal). Every operation is an IEEE float one in a
+ * fixed order, so vector lanes and the scalar function give the same bits. */
+#define EXPF_FAST_MAGIC 12582912.0f /* 1.5 * 2^23 */
+#define EXPF_FAST_LOG2E 1.44269504f
+#define LN2F_HI 0.693359375f
+#define LN2F_LO -2.12194440e-4f
+static const float EXPF_FAST_P[6] = {5.0000001201e-1f, 1.6666665459e-1f, 4.1665795894e-2f,
+                                     8.3334519073e-3f, 1.3981999507e-3f, 1.9875691500e-4f};
+
+static inline float expf_fast_core(float x) {
+  float t = x * EXPF_FAST_LOG2E + EXPF_FAST_MAGIC;
+  float n = t - EXPF_FAST_MAGIC;
+  float r = (x - n * LN2F_HI) - n * LN2F_LO;
+  float p = EXPF_FAST_P[5];
+  for (int i = 4; i >= 0; i--) p = p * r + EXPF_FAST_P[i];
+  float y = (p * (r * r) + r) + 1.0f;
+  uint32_t scale = (uint32_t)((int32_t)n + 127 + 24) << 23;
+  float f;
+  memcpy(&f, &scale, sizeof f);
+  return y * f * 0x1p-24f;
+}
+
+float ol_expf_fast(float x) {
+  if (!(x <= 0.0f)) return ol_expf(x); /* NaN and x > 0 */
+  if (x < -104.0f) return 0.0f;
+  return expf_fast_core(x);
+}
+
+#if defined(__wasm_simd128__)
+static inline void expf_fast_x4(float *out, const float *in) {
+  v128_t x = wasm_v128_load(in);
+  if (wasm_v128_any_true(wasm_v128_not(wasm_f32x4_le(x, wasm_f32x4_splat(0.0f))))) {
+    for (int i = 0; i < 4; i++) out[i] = ol_expf_fast(in[i]);
+    return;
+  }
+  v128_t small = wasm_f32x4_lt(x, wasm_f32x4_splat(-104.0f));
+  x = wasm_f32x4_pmax(x, wasm_f32x4_splat(-104.0f));
+  v128_t magic = wasm_f32x4_splat(EXPF_FAST_MAGIC);
+  v128_t t = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_f32x4_splat(EXPF_FAST_LOG2E)), magic);
+  v128_t n = wasm_f32x4_sub(t, magic);
+  v128_t r = wasm_f32x4_sub(wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(LN2F_HI))),
+                            wasm_f32x4_mul(n, wasm_f32x4_splat(LN2F_LO)));
+  v128_t p = wasm_f32x4_splat(EXPF_FAST_P[5]);
+  for (int i = 4; i >= 0; i--) p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(EXPF_FAST_P[i]));
+  v128_t y = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, wasm_f32x4_mul(r, r)), r), wasm_f32x4_splat(1.0f));
+  v128_t scale = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127 + 24)), 23);
+  v128_t e = wasm_f32x4_mul(wasm_f32x4_mul(y, scale), wasm_f32x4_splat(0x1p-24f));
+  wasm_v128_store(out, wasm_v128_andnot(e, small));
+}
+#define OL_EXPF_FAST_X4 1
+#elif defined(__SSE2__)
+static inline void expf_fast_x4(float *out, const float *in) {
+  __m128 x = _mm_loadu_ps(in);
+  if (_mm_movemask_ps(_mm_cmpnle_ps(x, _mm_setzero_ps()))) { /* NaN or x > 0 */
+    for (int i = 0; i < 4; i++) out[i] = ol_expf_fast(in[i]);
+    return;
+  }
+  __m128 small = _mm_cmplt_ps(x, _mm_set1_ps(-104.0f));
+  x = _mm_max_ps(x, _mm_set1_ps(-104.0f));
+  __m128 magic = _mm_set1_ps(EXPF_FAST_MAGIC);
+  __m128 t = _mm_add_ps(_mm_mul_ps(x, _mm_set1_ps(EXPF_FAST_LOG2E)), magic);
+  __m128 n = _mm_sub_ps(t, magic);
+  __m128 r = _mm_sub_ps(_mm_sub_ps(x, _mm_mul_ps(n, _mm_set1_ps(LN2F_HI))), _mm_mul_ps(n, _mm_set1_ps(LN2F_LO)));
+  __m128 p = _mm_set1_ps(EXPF_FAST_P[5]);
+  for (int i = 4; i >= 0; i--) p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(EXPF_FAST_P[i]));
+  __m128 y = _mm_add_ps(_mm_add_ps(_mm_mul_ps(p, _mm_mul_ps(r, r)), r), _mm_set1_ps(1.0f));
+  __m128i e = _mm_slli_epi32(_mm_add_epi32(_mm_cvttps_epi32(n), _mm_set1_epi32(127 + 24)), 23);
+  __m128 v = _mm_mul_ps(_mm_mul_ps(y, _mm_castsi128_ps(e)), _mm_set1_ps(0x1p-24f));
+  _mm_storeu_ps(out, _mm_andnot_ps(small, v));
+}
+#define OL_EXPF_FAST_X4 1
+#endif
+
+void ol_expf_fast_n(float *out, const float *in, int64_t n) {
+  int64_t i = 0;
+#ifdef OL_EXPF_FAST_X4
+  for (; i + 4 <= n; i += 4) expf_fast_x4(out + i, in + i);
+#endif
+  for (; i < n; i++) out[i] = ol_expf_fast(in[i]);
+}
+
 float ol_logf(float x) {
   if (isnan(x)) return x + x;
   if (x < 0.0f) return NAN;

@@ -10,6 +10,14 @@ float ol_expf(float x);
 /* out[i] = ol_expf(in[i]) for i < n, four lanes at a time where the ISA has
  * vectors (same bits as the scalar calls); out may be in. */
 void ol_expf_n(float *out, const float *in, int64_t n);
+/* e^x in float arithmetic for x <= 0, the weights of a softmax once its
+ * maximum is subtracted (PagedAttention): within 1 ulp of e^x (subnormal
+ * results rounded once, 0 below -104); x > 0 and NaN as ol_expf. About a
+ * third of ol_expf's operations, and the same bits on every build. */
+float ol_expf_fast(float x);
+/* out[i] = ol_expf_fast(in[i]) for i < n, four lanes at a time where the ISA
+ * has vectors (same bits as the scalar calls); out may be in. */
+void ol_expf_fast_n(float *out, const float *in, int64_t n);
 float ol_logf(float x);
 float ol_powf(float x, float y);
 float ol_sinf(float x);

@@ -11,7 +11,7 @@
  * group's query heads (FLOAT rows by ol_f32_gemm_tb straight from the
  * page, code rows of whole 16-byte groups by ol_qpage_int_scores, other
  * code rows by ol_qpage_dot_rows), one rescale of each accumulator per
- * chunk, one exp per score (ol_expf_n), then the weighted value rows: the
+ * chunk, one exp per score (ol_expf_fast_n), then the weighted value rows: the
  * chunk's code rows at once by ol_qpage_int_weighted_add when they all
  * take it, else added in token order with the accumulator in registers
  * (add_rows, ol_qpage_add_rows). Pages with other formats (FLOAT16/
@@ -277,14 +277,14 @@ static void key_scores(attend_state *st, int64_t h0, int64_t g, int64_t kc, cons
 static void softmax_step(attend_state *st, int64_t i, float *s, int64_t n) {
   float *acc = st->acc + i * st->d->Dv, mn = st->m[i];
   for (int64_t j = 0; j < n; j++) mn = s[j] > mn ? s[j] : mn;
-  float c = st->m[i] == -INFINITY ? 0.0f : ol_expf(st->m[i] - mn);
+  float c = st->m[i] == -INFINITY ? 0.0f : ol_expf_fast(st->m[i] - mn);
   if (c != 1.0f) { /* exact: multiplying by 1 changes nothing */
     scale_by(acc, st->d->Dv, c);
     st->sum[i] = st->sum[i] * c;
   }
   st->m[i] = mn;
   for (int64_t j = 0; j < n; j++) s[j] = s[j] - mn;
-  ol_expf_n(s, s, n);
+  ol_expf_fast_n(s, s, n);
 }
 
 /* acc = acc + the weighted code rows at chunk positions [a, a + n) from

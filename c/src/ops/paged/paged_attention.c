@@ -23,7 +23,10 @@
  * s_t = dot(q, k_t) * (1 / sqrt(Dk)) with ol_dot_f32's lane order, m =
  * max(m_old, max_t s_t), c = exp(m_old - m) (0 for the first chunk; when c
  * is 1 nothing is rescaled), acc = acc * c, sum = sum * c, then per token
- * e_t = exp(s_t - m) (ol_expf), acc = acc + e_t * v_t, sum = sum + e_t;
+ * e_t = exp(s_t - m), acc = acc + e_t * v_t, sum = sum + e_t; both
+ * exponents are <= 0 and go through ol_expf_fast (float arithmetic, about
+ * 1 ulp: a third of ol_expf's work, which was 8% of a 58M decode step at
+ * 2048 cached tokens);
  * finally y = acc / sum. No fused multiply-add: the same bits natively and
  * in wasm. Affine rows with one scale and zero point (pages with one
  * parameter set, what appends make, or one per token, what compaction
