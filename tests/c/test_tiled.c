@@ -50,8 +50,39 @@ static void test_layout_round_trip(void) {
   }
 }
 
-/* every shape, M = 1 (the streaming kernel) and more rows (packed from the
- * tiles), on 1 to 3 threads: the reference's bits on the dense matrix */
+/* M x K times a tiled K x N: ol_f32_gemm_tiled_simd128 (direct) and
+ * ol_f32_gemm_tiled on 1 to 3 threads against the reference's bits on the
+ * dense matrix; CHECK fails naming the shape. */
+static void check_tiled(int64_t M, int64_t N, int64_t K, bool direct) {
+  float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(K * N));
+  float *T = malloc(sizeof(float) * (size_t)(K * N)), *scratch = malloc(sizeof(float) * OL_TILE_ROWS * (size_t)N);
+  float *want = malloc(sizeof(float) * (size_t)(M * N)), *got = malloc(sizeof(float) * (size_t)(M * N));
+  random_fill(A, M * K);
+  random_fill(B, K * N);
+  memcpy(T, B, sizeof(float) * (size_t)(K * N));
+  ol_tiles_from_dense(K, N, OL_TILE_ROWS, T, scratch);
+  ol_f32_gemm_scalar(M, N, K, A, K, B, N, want, N);
+  if (direct) {
+    memset(got, 0x55, sizeof(float) * (size_t)(M * N));
+    CHECK_OK(ol_f32_gemm_tiled_simd128(M, N, K, A, K, T, got, N, NULL));
+    CHECK(memcmp(got, want, sizeof(float) * (size_t)(M * N)) == 0);
+  }
+  for (int threads = 1; threads <= 3; threads++) {
+    int previous = ol_pool_scope(threads);
+    memset(got, 0x55, sizeof(float) * (size_t)(M * N));
+    CHECK_OK(ol_f32_gemm_tiled(M, N, K, A, K, T, got, N));
+    ol_pool_scope(previous);
+    if (memcmp(got, want, sizeof(float) * (size_t)(M * N)) != 0) {
+      fprintf(stderr, "tiled M=%lld N=%lld K=%lld threads=%d differs\n", (long long)M, (long long)N, (long long)K,
+              threads);
+      CHECK(false);
+    }
+  }
+  free(A), free(B), free(T), free(scratch), free(want), free(got);
+}
+
+/* every shape, M = 1 (the streaming kernel) and more rows (the tiles read
+ * in place), on 1 to 3 threads: the reference's bits on the dense matrix */
 static void test_tiled_kernels_match_reference(void) {
   const int64_t Ks[] = {1, 5, 31, 32, 33, 100};
   const int64_t Ns[] = {16, 17, 31, 48, 100, 300};
@@ -59,49 +90,9 @@ static void test_tiled_kernels_match_reference(void) {
   ol_pool_reserve(3);
   for (size_t a = 0; a < sizeof Ks / sizeof Ks[0]; a++)
     for (size_t b = 0; b < sizeof Ns / sizeof Ns[0]; b++)
-      for (size_t c = 0; c < sizeof Ms / sizeof Ms[0]; c++) {
-        int64_t K = Ks[a], N = Ns[b], M = Ms[c];
-        float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(K * N));
-        float *T = malloc(sizeof(float) * (size_t)(K * N)), *scratch = malloc(sizeof(float) * OL_TILE_ROWS * (size_t)N);
-        float *want = malloc(sizeof(float) * (size_t)(M * N)), *got = malloc(sizeof(float) * (size_t)(M * N));
-        random_fill(A, M * K);
-        random_fill(B, K * N);
-        memcpy(T, B, sizeof(float) * (size_t)(K * N));
-        ol_tiles_from_dense(K, N, OL_TILE_ROWS, T, scratch);
-        ol_f32_gemm_scalar(M, N, K, A, K, B, N, want, N);
-        memset(got, 0x55, sizeof(float) * (size_t)(M * N));
-        CHECK_OK(ol_f32_gemm_tiled_simd128(M, N, K, A, K, T, got, N, NULL));
-        CHECK(memcmp(got, want, sizeof(float) * (size_t)(M * N)) == 0);
-        for (int threads = 1; threads <= 3; threads++) {
-          int previous = ol_pool_scope(threads);
-          memset(got, 0x55, sizeof(float) * (size_t)(M * N));
-          CHECK_OK(ol_f32_gemm_tiled(M, N, K, A, K, T, got, N));
-          ol_pool_scope(previous);
-          if (memcmp(got, want, sizeof(float) * (size_t)(M * N)) != 0) {
-            fprintf(stderr, "tiled K=%lld N=%lld M=%lld threads=%d differs\n", (long long)K, (long long)N,
-                    (long long)M, threads);
-            CHECK(false);
-          }
-        }
-        free(A), free(B), free(T), free(scratch), free(want), free(got);
-      }
+      for (size_t c = 0; c < sizeof Ms / sizeof Ms[0]; c++) check_tiled(Ms[c], Ns[b], Ks[a], true);
   /* a wide one that the pool really splits (512 x 4096, one row) */
-  int64_t K = 512, N = 4096;
-  float *A = malloc(sizeof(float) * (size_t)K), *B = malloc(sizeof(float) * (size_t)(K * N));
-  float *T = malloc(sizeof(float) * (size_t)(K * N)), *scratch = malloc(sizeof(float) * OL_TILE_ROWS * (size_t)N);
-  float *want = malloc(sizeof(float) * (size_t)N), *got = malloc(sizeof(float) * (size_t)N);
-  random_fill(A, K);
-  random_fill(B, K * N);
-  memcpy(T, B, sizeof(float) * (size_t)(K * N));
-  ol_tiles_from_dense(K, N, OL_TILE_ROWS, T, scratch);
-  ol_f32_gemm_scalar(1, N, K, A, K, B, N, want, N);
-  for (int threads = 1; threads <= 3; threads++) {
-    int previous = ol_pool_scope(threads);
-    CHECK_OK(ol_f32_gemm_tiled(1, N, K, A, K, T, got, N));
-    ol_pool_scope(previous);
-    CHECK(memcmp(got, want, sizeof(float) * (size_t)N) == 0);
-  }
-  free(A), free(B), free(T), free(scratch), free(want), free(got);
+  check_tiled(1, 4096, 512, false);
 }
 
 /* More rows read the tiles in place (A packed, all of K, in chunks of rows
@@ -117,29 +108,7 @@ static void test_tiled_many_rows(void) {
       {5, 17, 40000}, /* K too long for four packed rows: panels copied */
   };
   ol_pool_reserve(3);
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    const int64_t M = cases[i][0], N = cases[i][1], K = cases[i][2];
-    float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(K * N));
-    float *T = malloc(sizeof(float) * (size_t)(K * N)), *scratch = malloc(sizeof(float) * OL_TILE_ROWS * (size_t)N);
-    float *want = malloc(sizeof(float) * (size_t)(M * N)), *got = malloc(sizeof(float) * (size_t)(M * N));
-    random_fill(A, M * K);
-    random_fill(B, K * N);
-    memcpy(T, B, sizeof(float) * (size_t)(K * N));
-    ol_tiles_from_dense(K, N, OL_TILE_ROWS, T, scratch);
-    ol_f32_gemm_scalar(M, N, K, A, K, B, N, want, N);
-    for (int threads = 1; threads <= 3; threads++) {
-      int previous = ol_pool_scope(threads);
-      memset(got, 0x55, sizeof(float) * (size_t)(M * N));
-      CHECK_OK(ol_f32_gemm_tiled(M, N, K, A, K, T, got, N));
-      ol_pool_scope(previous);
-      if (memcmp(got, want, sizeof(float) * (size_t)(M * N)) != 0) {
-        fprintf(stderr, "tiled many rows M=%lld N=%lld K=%lld threads=%d differs\n", (long long)M, (long long)N,
-                (long long)K, threads);
-        CHECK(false);
-      }
-    }
-    free(A), free(B), free(T), free(scratch), free(want), free(got);
-  }
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_tiled(cases[i][0], cases[i][1], cases[i][2], false);
 }
 
 /* ------------------------------------------------------------ the loader */

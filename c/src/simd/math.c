@@ -910,13 +910,22 @@ static inline void expf_x4(float *out, const float *in) {
 #define OL_EXPF_X4 1
 #endif
 
-void ol_expf_n(float *out, const float *in, int64_t n) {
+/* out[i] = f(in[i]) for i < n, four lanes at a time through x4 (NULL: the
+ * ISA has no vectors); inlined with both functions known. */
+static inline __attribute__((always_inline)) void map_x4(float *out, const float *in, int64_t n,
+                                                         void (*x4)(float *, const float *), float (*f)(float)) {
   int64_t i = 0;
-#ifdef OL_EXPF_X4
-  for (; i + 4 <= n; i += 4) expf_x4(out + i, in + i);
-#endif
-  for (; i < n; i++) out[i] = ol_expf(in[i]);
+  if (x4)
+    for (; i + 4 <= n; i += 4) x4(out + i, in + i);
+  for (; i < n; i++) out[i] = f(in[i]);
 }
+#ifdef OL_EXPF_X4 /* the vector ISAs, which also have expf_fast_x4 (below) */
+#define X4(f) f
+#else
+#define X4(f) NULL
+#endif
+
+void ol_expf_n(float *out, const float *in, int64_t n) { map_x4(out, in, n, X4(expf_x4), ol_expf); }
 
 /* ------------------------------------------------------------ exp of x <= 0 in float */
 
@@ -974,7 +983,6 @@ static inline void expf_fast_x4(float *out, const float *in) {
   v128_t e = wasm_f32x4_mul(wasm_f32x4_mul(y, scale), wasm_f32x4_splat(0x1p-24f));
   wasm_v128_store(out, wasm_v128_andnot(e, small));
 }
-#define OL_EXPF_FAST_X4 1
 #elif defined(__SSE2__)
 static inline void expf_fast_x4(float *out, const float *in) {
   __m128 x = _mm_loadu_ps(in);
@@ -995,16 +1003,9 @@ static inline void expf_fast_x4(float *out, const float *in) {
   __m128 v = _mm_mul_ps(_mm_mul_ps(y, _mm_castsi128_ps(e)), _mm_set1_ps(0x1p-24f));
   _mm_storeu_ps(out, _mm_andnot_ps(small, v));
 }
-#define OL_EXPF_FAST_X4 1
 #endif
 
-void ol_expf_fast_n(float *out, const float *in, int64_t n) {
-  int64_t i = 0;
-#ifdef OL_EXPF_FAST_X4
-  for (; i + 4 <= n; i += 4) expf_fast_x4(out + i, in + i);
-#endif
-  for (; i < n; i++) out[i] = ol_expf_fast(in[i]);
-}
+void ol_expf_fast_n(float *out, const float *in, int64_t n) { map_x4(out, in, n, X4(expf_fast_x4), ol_expf_fast); }
 
 float ol_logf(float x) {
   if (isnan(x)) return x + x;
