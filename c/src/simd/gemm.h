@@ -54,8 +54,9 @@ void ol_tiles_to_dense(int64_t K, int64_t N, int rows, const float *tiles, void 
 
 /* B tiled (OL_TILE_ROWS-row blocks, K x N): the same sums as
  * the reference on the dense matrix. One row streams the tiles with the
- * sums of a 16-column panel in registers; more rows pack from the tiles.
- * pack as above. */
+ * sums of a 16-column panel in registers; more rows read the tiles in
+ * place with A packed (pack holds A's rows and a padded last panel; with K
+ * beyond ~32K they copy B into panels instead). pack as above. */
 ol_status ol_f32_gemm_tiled_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *T,
                                     float *C, int64_t ldc, float *pack);
 /* ol_f32_gemm_tiled_simd128 over the thread pool: one row by column panels,
