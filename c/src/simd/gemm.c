@@ -204,20 +204,12 @@ OL_AI void tile_4x8(const int BS, int64_t kc, const float *a, const float *b, fl
     for (int64_t q = 0; q < nr; q++) c[r * ldc + q] = tile[r * NR + q];
 }
 
-/* tiled: B is a K x N matrix in the tiled layout of core/value.h with
- * OL_TILE_ROWS-row blocks (ldb unused): only the packing reads differ */
-static ol_status gemm_blocked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
-                              int64_t ldb, bool tiled, float *C, int64_t ldc, float *pack) {
-  if (M <= 0 || N <= 0) return OL_OK;
-  if (K <= 0) {
-    for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
-    return OL_OK;
-  }
-  float *owned = NULL;
-  if (!pack) {
-    pack = owned = ol_xmalloc(sizeof(float) * OL_F32_GEMM_PACK_FLOATS);
-    if (!pack) return OL_OUT_OF_MEMORY;
-  }
+/* B copied into panels of NR columns, KC x NC at a time (pack: that many
+ * floats); M, N, K > 0. tiled: B is a K x N matrix in the tiled layout of
+ * core/value.h with OL_TILE_ROWS-row blocks (ldb unused): only the packing
+ * reads differ */
+static void gemm_blocked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                         bool tiled, float *C, int64_t ldc, float *pack) {
   float apack[MR * KC];
   for (int64_t jb = 0; jb < N; jb += NC) {
     int64_t nb = N - jb < NC ? N - jb : NC;
@@ -247,13 +239,6 @@ static ol_status gemm_blocked(int64_t M, int64_t N, int64_t K, const float *A, i
       }
     }
   }
-  free(owned);
-  return OL_OK;
-}
-
-ol_status ol_f32_gemm_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                              const float *B, int64_t ldb, float *C, int64_t ldc, float *pack) {
-  return gemm_blocked(M, N, K, A, lda, B, ldb, false, C, ldc, pack);
 }
 
 /* ------------------------------------------------------------ tiled B, many rows */
@@ -302,20 +287,30 @@ static void tiled_rows(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
   }
 }
 
-/* Many rows: tiled B read in place where A's rows fit the pack, else
- * copied into panels. */
+/* Many rows (pack: OL_F32_GEMM_PACK_FLOATS floats, or NULL: allocated
+ * here): tiled B read in place where A's rows fit the pack, else copied
+ * into panels. */
 static ol_status gemm_rows_any(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
                                int64_t ldb, bool tiled, float *C, int64_t ldc, float *pack) {
-  if (!tiled || M <= 0 || N <= 0 || K <= 0 || tiled_rows_chunk(K) == 0)
-    return gemm_blocked(M, N, K, A, lda, B, ldb, tiled, C, ldc, pack);
+  if (M <= 0 || N <= 0) return OL_OK;
+  if (K <= 0) {
+    for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
+    return OL_OK;
+  }
   float *owned = NULL;
   if (!pack) {
     pack = owned = ol_xmalloc(sizeof(float) * OL_F32_GEMM_PACK_FLOATS);
     if (!pack) return OL_OUT_OF_MEMORY;
   }
-  tiled_rows(M, N, K, A, lda, B, C, ldc, pack);
+  if (tiled && tiled_rows_chunk(K) > 0) tiled_rows(M, N, K, A, lda, B, C, ldc, pack);
+  else gemm_blocked(M, N, K, A, lda, B, ldb, tiled, C, ldc, pack);
   free(owned);
   return OL_OK;
+}
+
+ol_status ol_f32_gemm_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                              const float *B, int64_t ldb, float *C, int64_t ldc, float *pack) {
+  return gemm_rows_any(M, N, K, A, lda, B, ldb, false, C, ldc, pack);
 }
 
 /* ------------------------------------------------------------ tiled B, one row */

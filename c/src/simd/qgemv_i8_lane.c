@@ -464,7 +464,6 @@ static size_t unit_word(size_t P, size_t cpw, size_t i, size_t w) {
   return w / cpw * (P * G * cpw) + i / G * (G * cpw) + G * (w % cpw) + i % G;
 }
 
-
 void ol_lanes_from_dense(int64_t rows, size_t row_bytes, size_t block_bytes, uint8_t odd_xor, void *data,
                          void *scratch) {
   const size_t G = OL_LANE_GROUP, words = row_bytes / 4, cpw = block_bytes / 4;
