@@ -85,6 +85,7 @@ export async function runComparison(args, measure, header) {
   const forms = args.forms.split(',');
   const runs = Number(args.runs);
   const threadCounts = args.threads.split(',').map(Number);
+  const skip = args.skip ? args.skip.split(',') : [];
   if (threadCounts.some((t) => !Number.isInteger(t) || t < 1)) throw new Error(`--threads: integers >= 1, got ${args.threads}`);
   if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs: an integer >= 1, got ${args.runs}`);
   const report = {
@@ -98,7 +99,7 @@ export async function runComparison(args, measure, header) {
     contexts,
     runs,
     forms,
-    skip: args.skip ? args.skip.split(',') : [],
+    skip,
     models: [],
   };
   const key = (r, f, t) => `${f === 'plain' ? r : `${r}@${f}`}${threadCounts.length > 1 ? `/${t}t` : ''}`;
@@ -106,9 +107,8 @@ export async function runComparison(args, measure, header) {
     const shape = SHAPES[shapeName];
     if (!shape) throw new Error(`unknown shape ${shapeName} (have ${Object.keys(SHAPES)})`);
     const paths = Object.fromEntries(forms.map((f) => [f, modelPath(shapeName, Number(args.seed), f)]));
-    const skipped = new Set(args.skip ? args.skip.split(',') : []);
     const pairs = threadCounts.flatMap((t) => forms.flatMap((f) => runtimes.map((r) => [key(r, f, t), r, f, t])))
-      .filter(([k]) => !skipped.has(k));
+      .filter(([k]) => !skip.includes(k));
     const raw = Object.fromEntries(pairs.map(([k]) => [k, []]));
     const pagedModels = {};
     if (runtimes.some((r) => pagedForm(r))) for (const f of forms) pagedModels[f] = await pagedModel(paths[f]);
