@@ -940,8 +940,13 @@ void ol_expf_n(float *out, const float *in, int64_t n) { map_x4(out, in, n, X4(e
 #define EXPF_FAST_LOG2E 1.44269504f
 #define LN2F_HI 0.693359375f
 #define LN2F_LO -2.12194440e-4f
-static const float EXPF_FAST_P[6] = {5.0000001201e-1f, 1.6666665459e-1f, 4.1665795894e-2f,
-                                     8.3334519073e-3f, 1.3981999507e-3f, 1.9875691500e-4f};
+#define EXPF_FAST_P0 5.0000001201e-1f
+#define EXPF_FAST_P1 1.6666665459e-1f
+#define EXPF_FAST_P2 4.1665795894e-2f
+#define EXPF_FAST_P3 8.3334519073e-3f
+#define EXPF_FAST_P4 1.3981999507e-3f
+#define EXPF_FAST_P5 1.9875691500e-4f
+static const float EXPF_FAST_P[6] = {EXPF_FAST_P0, EXPF_FAST_P1, EXPF_FAST_P2, EXPF_FAST_P3, EXPF_FAST_P4, EXPF_FAST_P5};
 
 static inline float expf_fast_core(float x) {
   float t = x * EXPF_FAST_LOG2E + EXPF_FAST_MAGIC;
@@ -950,7 +955,11 @@ static inline float expf_fast_core(float x) {
   float p = EXPF_FAST_P[5];
   for (int i = 4; i >= 0; i--) p = p * r + EXPF_FAST_P[i];
   float y = (p * (r * r) + r) + 1.0f;
-  uint32_t scale = (uint32_t)((int32_t)n + 127 + 24) << 23;
+  /* t's low mantissa bits hold n (t = 1.5 * 2^23 + n): the shift drops
+   * the rest, so this is (n + 127 + 24) << 23 */
+  uint32_t bits;
+  memcpy(&bits, &t, sizeof bits);
+  uint32_t scale = (bits + 127 + 24) << 23;
   float f;
   memcpy(&f, &scale, sizeof f);
   return y * f * 0x1p-24f;
@@ -963,24 +972,37 @@ float ol_expf_fast(float x) {
 }
 
 #if defined(__wasm_simd128__)
+/* expf_fast_x4's constants as memory operands: a v128.const is built anew
+ * at every use in V8's code (three instructions apiece, about a third of
+ * the function), a load from memory is one instruction or none (folded
+ * into the arithmetic). The table is writable so that the compiler cannot
+ * turn its loads back into constants; nothing writes it. */
+enum { EXPF_LOWEST, EXPF_MAGIC, EXPF_LOG2E, EXPF_LN2_HI, EXPF_LN2_LO, EXPF_P0, EXPF_ONE = EXPF_P0 + 6, EXPF_BIAS, EXPF_UNSCALE, EXPF_CONSTS };
+#define EXPF_F(c) ((v128_t)(__f32x4){c, c, c, c})
+extern v128_t ol_expf_fast_consts[EXPF_CONSTS];
+v128_t ol_expf_fast_consts[EXPF_CONSTS] = {
+    EXPF_F(-104.0f),      EXPF_F(EXPF_FAST_MAGIC), EXPF_F(EXPF_FAST_LOG2E), EXPF_F(LN2F_HI),
+    EXPF_F(LN2F_LO),      EXPF_F(EXPF_FAST_P0),    EXPF_F(EXPF_FAST_P1),    EXPF_F(EXPF_FAST_P2),
+    EXPF_F(EXPF_FAST_P3), EXPF_F(EXPF_FAST_P4),    EXPF_F(EXPF_FAST_P5),    EXPF_F(1.0f),
+    (v128_t)(__i32x4){127 + 24, 127 + 24, 127 + 24, 127 + 24}, EXPF_F(0x1p-24f)};
+#define EXPF_K(i) (ol_expf_fast_consts[i])
+
 static inline void expf_fast_x4(float *out, const float *in) {
   v128_t x = wasm_v128_load(in);
   if (wasm_v128_any_true(wasm_v128_not(wasm_f32x4_le(x, wasm_f32x4_splat(0.0f))))) {
     for (int i = 0; i < 4; i++) out[i] = ol_expf_fast(in[i]);
     return;
   }
-  v128_t small = wasm_f32x4_lt(x, wasm_f32x4_splat(-104.0f));
-  x = wasm_f32x4_pmax(x, wasm_f32x4_splat(-104.0f));
-  v128_t magic = wasm_f32x4_splat(EXPF_FAST_MAGIC);
-  v128_t t = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_f32x4_splat(EXPF_FAST_LOG2E)), magic);
-  v128_t n = wasm_f32x4_sub(t, magic);
-  v128_t r = wasm_f32x4_sub(wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(LN2F_HI))),
-                            wasm_f32x4_mul(n, wasm_f32x4_splat(LN2F_LO)));
-  v128_t p = wasm_f32x4_splat(EXPF_FAST_P[5]);
-  for (int i = 4; i >= 0; i--) p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(EXPF_FAST_P[i]));
-  v128_t y = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, wasm_f32x4_mul(r, r)), r), wasm_f32x4_splat(1.0f));
-  v128_t scale = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127 + 24)), 23);
-  v128_t e = wasm_f32x4_mul(wasm_f32x4_mul(y, scale), wasm_f32x4_splat(0x1p-24f));
+  v128_t small = wasm_f32x4_lt(x, EXPF_K(EXPF_LOWEST));
+  x = wasm_f32x4_pmax(x, EXPF_K(EXPF_LOWEST));
+  v128_t t = wasm_f32x4_add(wasm_f32x4_mul(x, EXPF_K(EXPF_LOG2E)), EXPF_K(EXPF_MAGIC));
+  v128_t n = wasm_f32x4_sub(t, EXPF_K(EXPF_MAGIC));
+  v128_t r = wasm_f32x4_sub(wasm_f32x4_sub(x, wasm_f32x4_mul(n, EXPF_K(EXPF_LN2_HI))), wasm_f32x4_mul(n, EXPF_K(EXPF_LN2_LO)));
+  v128_t p = EXPF_K(EXPF_P0 + 5);
+  for (int i = 4; i >= 0; i--) p = wasm_f32x4_add(wasm_f32x4_mul(p, r), EXPF_K(EXPF_P0 + i));
+  v128_t y = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, wasm_f32x4_mul(r, r)), r), EXPF_K(EXPF_ONE));
+  v128_t scale = wasm_i32x4_shl(wasm_i32x4_add(t, EXPF_K(EXPF_BIAS)), 23); /* as expf_fast_core */
+  v128_t e = wasm_f32x4_mul(wasm_f32x4_mul(y, scale), EXPF_K(EXPF_UNSCALE));
   wasm_v128_store(out, wasm_v128_andnot(e, small));
 }
 #elif defined(__SSE2__)
@@ -999,7 +1021,7 @@ static inline void expf_fast_x4(float *out, const float *in) {
   __m128 p = _mm_set1_ps(EXPF_FAST_P[5]);
   for (int i = 4; i >= 0; i--) p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(EXPF_FAST_P[i]));
   __m128 y = _mm_add_ps(_mm_add_ps(_mm_mul_ps(p, _mm_mul_ps(r, r)), r), _mm_set1_ps(1.0f));
-  __m128i e = _mm_slli_epi32(_mm_add_epi32(_mm_cvttps_epi32(n), _mm_set1_epi32(127 + 24)), 23);
+  __m128i e = _mm_slli_epi32(_mm_add_epi32(_mm_castps_si128(t), _mm_set1_epi32(127 + 24)), 23); /* as expf_fast_core */
   __m128 v = _mm_mul_ps(_mm_mul_ps(y, _mm_castsi128_ps(e)), _mm_set1_ps(0x1p-24f));
   _mm_storeu_ps(out, _mm_andnot_ps(small, v));
 }
