@@ -100,23 +100,29 @@ OL_AI ol_i32x4 lane_totals(const ol_i32x4 *a) {
 
 /* ------------------------------------------------------------ keys */
 
-/* T[r] for R (1 or 4) rows side by side: each group of the query loaded once. */
-OL_AI ol_i32x4 dots(const int BITS, const int R, const int16_t *ordered, ol_i32x4 flip, const uint8_t *const *rows,
-                    int64_t offset, int64_t n) {
+/* T[r] for R (1 or 4) rows side by side: each group of the query loaded once.
+ * SIGNED8: 8-bit signed codes widened with their sign (T = sum Q * code,
+ * no flip), else u = code XOR flip widened without. */
+OL_AI ol_i32x4 dots(const int BITS, const bool SIGNED8, const int R, const int16_t *ordered, ol_i32x4 flip,
+                    const uint8_t *const *rows, int64_t offset, int64_t n) {
   const int per = 8 / BITS;
   const int64_t groups = n * BITS / 128;
   ol_i32x4 acc[4];
   for (int r = 0; r < 4; r++) acc[r] = ol_i32x4_splat(0);
   for (int64_t g = 0; g < groups; g++) {
     ol_i32x4 v[4];
-    for (int r = 0; r < R; r++) v[r] = ol_i32x4_xor(ol_i32x4_load(rows[r] + offset + 16 * g), flip);
+    for (int r = 0; r < R; r++) {
+      v[r] = ol_i32x4_load(rows[r] + offset + 16 * g);
+      if (!SIGNED8) v[r] = ol_i32x4_xor(v[r], flip);
+    }
     const int16_t *qg = ordered + 16 * per * g;
     for (int k = 0; k < per; k++) {
       const ol_i32x4 q0 = ol_i32x4_load(qg + 16 * k), q1 = ol_i32x4_load(qg + 16 * k + 8);
       for (int r = 0; r < R; r++) {
         const ol_i32x4 c = part(BITS, v[r], k);
-        const ol_i32x4 d = ol_i32x4_add(ol_i32x4_dot_i16x8(ol_u16x8_from_u8_lo(c), q0),
-                                        ol_i32x4_dot_i16x8(ol_u16x8_from_u8_hi(c), q1));
+        const ol_i32x4 lo = SIGNED8 ? ol_i16x8_from_i8_lo(c) : ol_u16x8_from_u8_lo(c);
+        const ol_i32x4 hi = SIGNED8 ? ol_i16x8_from_i8_hi(c) : ol_u16x8_from_u8_hi(c);
+        const ol_i32x4 d = ol_i32x4_add(ol_i32x4_dot_i16x8(lo, q0), ol_i32x4_dot_i16x8(hi, q1));
         acc[r] = ol_i32x4_add(acc[r], d);
       }
     }
@@ -124,14 +130,16 @@ OL_AI ol_i32x4 dots(const int BITS, const int R, const int16_t *ordered, ol_i32x
   return lane_totals(acc);
 }
 
-OL_AI void scores(const int BITS, const int16_t *ordered, int32_t qsum, float c, bool signed_codes,
+/* SIGNED8: 8-bit signed codes (see dots), the flip's part of T then 0 */
+OL_AI void scores(const int BITS, const bool SIGNED8, const int16_t *ordered, int32_t qsum, float c, bool signed_codes,
                   const uint8_t *const *rows, int64_t offset, const float *scale, const int32_t *zero, int64_t count,
                   int64_t n, float *out) {
   const ol_i32x4 f = flip_bytes(BITS, signed_codes);
-  const int32_t flip = signed_codes ? 1 << (BITS - 1) : 0;
+  const int32_t flip = signed_codes && !SIGNED8 ? 1 << (BITS - 1) : 0;
   for (int64_t r0 = 0; r0 < count;) {
     const int R = count - r0 >= 4 ? 4 : 1;
-    const ol_i32x4 t = R == 4 ? dots(BITS, 4, ordered, f, rows + r0, offset, n) : dots(BITS, 1, ordered, f, rows + r0, offset, n);
+    const ol_i32x4 t = R == 4 ? dots(BITS, SIGNED8, 4, ordered, f, rows + r0, offset, n)
+                              : dots(BITS, SIGNED8, 1, ordered, f, rows + r0, offset, n);
     for (int r = 0; r < R; r++) {
       const int32_t T = ol_i32x4_lane(t, r) - (flip + zero[r0 + r]) * qsum;
       out[r0 + r] = (float)T * (c * scale[r0 + r]);
@@ -143,9 +151,10 @@ OL_AI void scores(const int BITS, const int16_t *ordered, int32_t qsum, float c,
 void ol_qpage_int_scores(const int16_t *ordered, int32_t qsum, float c, int bits, bool signed_codes,
                          const uint8_t *const *rows, int64_t offset, const float *scale, const int32_t *zero,
                          int64_t count, int64_t n, float *out) {
-  if (bits == 8) scores(8, ordered, qsum, c, signed_codes, rows, offset, scale, zero, count, n, out);
-  else if (bits == 4) scores(4, ordered, qsum, c, signed_codes, rows, offset, scale, zero, count, n, out);
-  else scores(2, ordered, qsum, c, signed_codes, rows, offset, scale, zero, count, n, out);
+  if (bits == 8 && signed_codes) scores(8, true, ordered, qsum, c, signed_codes, rows, offset, scale, zero, count, n, out);
+  else if (bits == 8) scores(8, false, ordered, qsum, c, signed_codes, rows, offset, scale, zero, count, n, out);
+  else if (bits == 4) scores(4, false, ordered, qsum, c, signed_codes, rows, offset, scale, zero, count, n, out);
+  else scores(2, false, ordered, qsum, c, signed_codes, rows, offset, scale, zero, count, n, out);
 }
 
 /* ------------------------------------------------------------ values */
@@ -154,16 +163,16 @@ void ol_qpage_int_scores(const int16_t *ordered, int32_t qsum, float c, int bits
  * itself at weight 0); acc[4k + q] lane l is part k's byte j = 4q + l,
  * element per * j + k of the group. Then out[d] += (float)(A_d - Z) * ws
  * in element order. */
-OL_AI void weighted_group(const int BITS, const int16_t *W, ol_i32x4 flip, const uint8_t *const *rows, int64_t offset,
-                          int64_t count, int64_t g, ol_i32x4 Z, ol_f32x4 ws, float *out) {
+OL_AI void weighted_group(const int BITS, const bool SIGNED, const int16_t *W, ol_i32x4 flip, const uint8_t *const *rows,
+                          int64_t offset, int64_t count, int64_t g, ol_i32x4 Z, ol_f32x4 ws, float *out) {
   const int PER = 8 / BITS;
   ol_i32x4 acc[16];
   for (int i = 0; i < 4 * PER; i++) acc[i] = ol_i32x4_splat(0);
   for (int64_t j = 0; j < count; j += 2) {
     const bool two = j + 1 < count;
     const ol_i32x4 w = ol_i32x4_splat((int32_t)((uint32_t)(uint16_t)W[j] | (uint32_t)(uint16_t)(two ? W[j + 1] : 0) << 16));
-    const ol_i32x4 va = ol_i32x4_xor(ol_i32x4_load(rows[j] + offset + 16 * g), flip);
-    const ol_i32x4 vb = ol_i32x4_xor(ol_i32x4_load(rows[two ? j + 1 : j] + offset + 16 * g), flip);
+    ol_i32x4 va = ol_i32x4_load(rows[j] + offset + 16 * g), vb = ol_i32x4_load(rows[two ? j + 1 : j] + offset + 16 * g);
+    if (SIGNED) va = ol_i32x4_xor(va, flip), vb = ol_i32x4_xor(vb, flip); /* unsigned: flip is 0 */
     for (int k = 0; k < PER; k++) {
       const ol_i32x4 ca = part(BITS, va, k), cb = part(BITS, vb, k);
       const ol_i32x4 lo = ol_u8x16_zip_lo(ca, cb), hi = ol_u8x16_zip_hi(ca, cb);
@@ -201,7 +210,10 @@ OL_AI void weighted_add(const int BITS, const int16_t *W, float ws, bool signed_
   const ol_i32x4 f = flip_bytes(BITS, signed_codes), z = ol_i32x4_splat(Z);
   const ol_f32x4 s = ol_f32x4_splat(ws);
   const int64_t groups = n * BITS / 128;
-  for (int64_t g = 0; g < groups; g++) weighted_group(BITS, W, f, rows, offset, count, g, z, s, acc);
+  if (signed_codes)
+    for (int64_t g = 0; g < groups; g++) weighted_group(BITS, true, W, f, rows, offset, count, g, z, s, acc);
+  else
+    for (int64_t g = 0; g < groups; g++) weighted_group(BITS, false, W, f, rows, offset, count, g, z, s, acc);
 }
 
 void ol_qpage_int_weighted_add(const int16_t *W, float ws, int bits, bool signed_codes, const uint8_t *const *rows,

@@ -21,6 +21,7 @@
  *   ol_u8x16_zip_lo/hi       bytes 0-7 / 8-15 of a and b interleaved
  *                            (a0 b0 a1 b1 ...)
  *   ol_u16x8_from_u8_lo/hi   bytes 0-7 / 8-15 zero-extended to 16-bit lanes
+ *   ol_i16x8_from_i8_lo/hi   bytes 0-7 / 8-15 sign-extended to 16-bit lanes
  *   ol_f32x4_round_small     lanes (|x| < 2^22) rounded to int32, ties to
  *                            even: the low bits of x + 1.5 * 2^23
  *
@@ -76,6 +77,8 @@ static inline ol_i32x4 ol_u8x16_zip_hi(ol_i32x4 a, ol_i32x4 b) {
 }
 static inline ol_i32x4 ol_u16x8_from_u8_lo(ol_i32x4 v) { return wasm_u16x8_extend_low_u8x16(v); }
 static inline ol_i32x4 ol_u16x8_from_u8_hi(ol_i32x4 v) { return wasm_u16x8_extend_high_u8x16(v); }
+static inline ol_i32x4 ol_i16x8_from_i8_lo(ol_i32x4 v) { return wasm_i16x8_extend_low_i8x16(v); }
+static inline ol_i32x4 ol_i16x8_from_i8_hi(ol_i32x4 v) { return wasm_i16x8_extend_high_i8x16(v); }
 
 #elif defined(__SSE2__)
 typedef __m128d ol_f64x2;
@@ -118,6 +121,8 @@ static inline ol_i32x4 ol_u8x16_zip_lo(ol_i32x4 a, ol_i32x4 b) { return _mm_unpa
 static inline ol_i32x4 ol_u8x16_zip_hi(ol_i32x4 a, ol_i32x4 b) { return _mm_unpackhi_epi8(a, b); }
 static inline ol_i32x4 ol_u16x8_from_u8_lo(ol_i32x4 v) { return _mm_unpacklo_epi8(v, _mm_setzero_si128()); }
 static inline ol_i32x4 ol_u16x8_from_u8_hi(ol_i32x4 v) { return _mm_unpackhi_epi8(v, _mm_setzero_si128()); }
+static inline ol_i32x4 ol_i16x8_from_i8_lo(ol_i32x4 v) { return _mm_srai_epi16(_mm_unpacklo_epi8(v, v), 8); }
+static inline ol_i32x4 ol_i16x8_from_i8_hi(ol_i32x4 v) { return _mm_srai_epi16(_mm_unpackhi_epi8(v, v), 8); }
 
 #else
 typedef struct ol_f64x2 {
@@ -204,6 +209,16 @@ static inline ol_i32x4 ol_u16x8_from_u8_lo(ol_i32x4 v) {
 static inline ol_i32x4 ol_u16x8_from_u8_hi(ol_i32x4 v) {
   ol_i32x4 r = {{0, 0, 0, 0}};
   for (int i = 0; i < 8; i++) r.u[i / 2] |= ol_u8x16_get(v, 8 + i) << (16 * (i % 2));
+  return r;
+}
+static inline ol_i32x4 ol_i16x8_from_i8_lo(ol_i32x4 v) {
+  ol_i32x4 r = {{0, 0, 0, 0}};
+  for (int i = 0; i < 8; i++) r.u[i / 2] |= (uint32_t)(uint16_t)(int8_t)ol_u8x16_get(v, i) << (16 * (i % 2));
+  return r;
+}
+static inline ol_i32x4 ol_i16x8_from_i8_hi(ol_i32x4 v) {
+  ol_i32x4 r = {{0, 0, 0, 0}};
+  for (int i = 0; i < 8; i++) r.u[i / 2] |= (uint32_t)(uint16_t)(int8_t)ol_u8x16_get(v, 8 + i) << (16 * (i % 2));
   return r;
 }
 #endif
