@@ -470,7 +470,12 @@ typedef struct ol_state ol_state;
  * options->page_format_* choose the formats PagedAttention appends. */
 ol_status ol_state_create(ol_model *model, const char *const *names, ol_value *const *initial,
                           size_t count, const ol_session_options *options, ol_state **out);
-/* feeds: the remaining (unbound) inputs. outputs as in ol_session_run. */
+/* feeds: the remaining (unbound) inputs. outputs as in ol_session_run.
+ * A paged cache that grew by OL_PAGED_CACHE_COMPACT_TOKENS blocks since its
+ * last compaction (decoding adds a block per token) is compacted
+ * (ol_paged_cache_compact, OL_PAGED_CACHE_COMPACT_TOKENS tokens per block)
+ * before it is published or returned: lossless, the same attention bits,
+ * a few blocks instead of one per token. */
 ol_status ol_state_run(ol_state *state, ol_context *context, const char *const *input_names,
                        ol_value *const *inputs, size_t n_inputs,
                        const char *const *output_names, ol_value **outputs, size_t n_outputs,

@@ -662,6 +662,76 @@ static void resume_from_initializer(void) {
 
 /* A graph input with a cache default may be omitted from a session's feeds;
  * an explicit feed overrides it. */
+/* A state compacts its cache as it grows (ol_paged_cache_compact_grown):
+ * 150 one-token steps, every output bit-identical to a session fed its own
+ * presents (never compacted), with dense, fixed-scale and calibrated pages;
+ * the state's blocks: one per token up to 64, then 64 one-token blocks
+ * merged into one, and so on (2 full blocks and 22 new ones at the end). */
+static void state_compacts_as_it_grows(void) {
+  enum { STEPS = 150 };
+  const ol_page_format_rule *formats[3] = {NULL, &QUANTIZED, &CALIBRATED};
+  for (int f = 0; f < 3; f++) {
+    model_spec bound = {.text = ATTENTION, .cache_type = ol_paged_cache_type(), .bind = true};
+    model_spec unbound = {.text = ATTENTION, .cache_type = ol_paged_cache_type()};
+    ol_model *m = make_model(&bound), *um = make_model(&unbound);
+    ol_session_options options;
+    ol_session_options_init(&options);
+    if (formats[f]) options.page_format_rules = formats[f], options.page_format_rule_count = 1;
+    ol_value *cache = NULL;
+    CHECK_OK(ol_paged_cache_empty(&cache));
+    ol_state *st = m ? new_state(m, cache, &options) : NULL;
+    ol_session *session = NULL;
+    if (um) CHECK_OK(ol_session_create(um, &options, &session));
+    bool same = true, counts = true;
+    for (int64_t i = 0; st && session && i < STEPS; i++) {
+      ol_value *y = NULL, *in[4] = {qkv(0, i, 1), qkv(1, i, 1), qkv(2, i, 1), cache}, *out[2] = {0};
+      const char *names[4] = {"q", "k", "v", "past"};
+      CHECK_OK(ol_session_run(session, names, in, 4, NULL, out, 2, NULL));
+      if (i == 63 && f == 0) {
+        /* the first compacting step, failing at each allocation in turn
+         * (dense pages come from the default allocator) until it succeeds:
+         * a failure publishes nothing */
+        const ol_value *before = state_cache(st);
+        ol_status r = OL_OUT_OF_MEMORY;
+        int failures = 0;
+        ol_value *qkv_in[3] = {qkv(0, i, 1), qkv(1, i, 1), qkv(2, i, 1)};
+        const char *yname = "y";
+        for (int64_t k = 0; r == OL_OUT_OF_MEMORY && k < 1000; k++) {
+          ol_allocator_fail_after(NULL, k);
+          r = ol_state_run(st, NULL, QKV, qkv_in, 3, &yname, &y, 1, NULL);
+          ol_allocator_fail_after(NULL, -1);
+          if (r == OL_OUT_OF_MEMORY) {
+            failures++;
+            CHECK(!y && state_cache(st) == before && ol_paged_cache_block_count(before) == 63);
+          }
+        }
+        tk_release_all(qkv_in, 3);
+        CHECK(r == OL_OK && failures > 0);
+      } else {
+        CHECK_OK(step(st, NULL, i, 1, NULL, &y));
+      }
+      same = same && same_bits(y, out[0]);
+      size_t blocks = ol_paged_cache_block_count(state_cache(st));
+      const size_t tokens = (size_t)i + 1, full = tokens / 64;
+      counts = counts && blocks == (full ? full + tokens % 64 : tokens);
+      tk_release_all(in, 4);
+      cache = out[1];
+      ol_value_release(out[0]);
+      ol_value_release(y);
+    }
+    CHECK(same);
+    CHECK(counts);
+    int64_t tokens = 0;
+    if (st) CHECK_OK(ol_paged_cache_length(state_cache(st), &tokens));
+    CHECK(tokens == STEPS && ol_paged_cache_block_count(cache) == STEPS); /* the session's cache: one block per step */
+    ol_value_release(cache);
+    ol_session_destroy(session);
+    ol_state_destroy(st);
+    ol_model_destroy(m);
+    ol_model_destroy(um);
+  }
+}
+
 static void session_cache_default(void) {
   model_spec spec = {.text = ATTENTION, .cache_type = ol_paged_cache_type(), .bind = true};
   ol_model *m = make_model(&spec);
@@ -1096,7 +1166,8 @@ static void format_rules_checked(void) {
   ol_model_destroy(m);
 }
 
-OL_TEST_MAIN(TEST(proto_rejections), TEST(typed_fields), TEST(state_runs_paged_attention), TEST(byte_round_trip),
+OL_TEST_MAIN(TEST(proto_rejections), TEST(typed_fields), TEST(state_runs_paged_attention), TEST(state_compacts_as_it_grows),
+             TEST(byte_round_trip),
              TEST(resume_from_initializer), TEST(session_cache_default), TEST(initializers_checked),
              TEST(inference_records_cache_type), TEST(truncate_and_fork), TEST(cache_declarations),
              TEST(failures_leave_state_untouched), TEST(initializers_by_api), TEST(format_rules_checked))

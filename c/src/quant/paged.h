@@ -124,6 +124,16 @@ void ol_page_copy_codes(ol_dtype storage, const uint8_t *src, int64_t from, uint
  * points in the code range. Errors name `what` ("key", "value"). */
 ol_status ol_page_format_validate(const char *what, const ol_page_format *f, bool append);
 
+/* A state's cache as it grows (runtime/state.c): decoding one token per
+ * step adds a block per token, and past a few hundred blocks their
+ * metadata and the attention's per-block work outweigh the tokens. When
+ * cache has OL_PAGED_CACHE_COMPACT_TOKENS blocks more than *mark (the count
+ * the last compaction left; a smaller cache lowers it), *out is cache
+ * compacted with that many tokens per block (ol_paged_cache_compact:
+ * lossless, same attention bits) and *mark its block count; else *out is
+ * NULL. cache: a validated paged cache. */
+ol_status ol_paged_cache_compact_grown(const ol_value *cache, size_t *mark, ol_value **out);
+
 /* ol_paged_cache_quantize with its scratch (index check, float rows, block
  * list) from alloc (NULL: the default allocator). */
 ol_status ol_paged_cache_convert(ol_allocator *alloc, const ol_value *cache, const int64_t *indices, size_t count,

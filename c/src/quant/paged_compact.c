@@ -124,3 +124,13 @@ ol_status ol_paged_cache_compact(const ol_value *cache, int64_t max_block_tokens
   free(blocks);
   return s;
 }
+
+ol_status ol_paged_cache_compact_grown(const ol_value *cache, size_t *mark, ol_value **out) {
+  *out = NULL;
+  const size_t blocks = ol_paged_cache_block_count(cache);
+  if (blocks < *mark) *mark = blocks; /* a smaller cache took the place of the last one compacted */
+  if (blocks < *mark + OL_PAGED_CACHE_COMPACT_TOKENS) return OL_OK;
+  OL_TRY(ol_paged_cache_compact(cache, OL_PAGED_CACHE_COMPACT_TOKENS, out));
+  *mark = ol_paged_cache_block_count(*out);
+  return OL_OK;
+}

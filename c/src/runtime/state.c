@@ -25,6 +25,7 @@ typedef struct binding {
    * dense copy made on first demand after each publication, shared by the
    * run's returned output and ol_state_value so both see one tensor. */
   ol_value *dense;
+  size_t compact_mark; /* a paged cache's block count after its last compaction (ol_paged_cache_compact_grown) */
 } binding;
 
 struct ol_state {
@@ -599,6 +600,23 @@ static ol_status state_run(ol_state *st, ol_context *context, const char *const 
     ol_status v = check_value(st, b, all[b->output], b->value);
     if (v != OL_OK) s = ol_error_wrap(v, "next value of '%s' from output '%s'", b->input_name, b->output_name);
   }
+  /* A paged cache grown by many blocks (one per decoded token) is
+   * compacted before it is published or returned; its new mark is kept
+   * with the publication. */
+  size_t local_marks[LOCAL] = {0};
+  size_t *marks = small ? local_marks : ol_xcalloc(st->num_bindings, sizeof *marks);
+  if (!marks && s == OL_OK) s = OL_OUT_OF_MEMORY;
+  for (size_t k = 0; s == OL_OK && k < st->num_bindings; k++) {
+    binding *b = &st->bindings[k];
+    ol_value **next = &all[b->output], *compacted = NULL;
+    marks[k] = b->compact_mark;
+    if (!ol_paged_cache_outline_is(*next)) continue;
+    s = ol_paged_cache_compact_grown(*next, &marks[k], &compacted);
+    if (compacted) {
+      ol_value_release(*next);
+      *next = compacted;
+    }
+  }
   /* Returned outputs are dense tensors: pitched caches get a dense copy
    * (made before publishing, so failing here publishes nothing); a
    * published one becomes the state's view of it (see user_view). */
@@ -615,6 +633,7 @@ static ol_status state_run(ol_state *st, ol_context *context, const char *const 
       ol_value *next = all[b->output];
       /* capacity survives only if the published value is the kernel's candidate */
       b->certified = next == candidate[k] ? next->tensor.buffer : NULL;
+      b->compact_mark = marks[k];
       ol_value_release(b->value);
       ol_value_release(b->dense);
       b->value = ol_value_retain(next);
@@ -638,6 +657,7 @@ static ol_status state_run(ol_state *st, ol_context *context, const char *const 
   if (!small) {
     free(attempted);
     free(candidate);
+    free(marks);
   }
   return s;
 }
