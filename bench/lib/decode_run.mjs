@@ -141,7 +141,11 @@ export async function runDecode({ rt, runtime, bytes, modelName, threads, prompt
     let cache = Object.fromEntries(pastNames.map((n) => [n, paged ? pagedCacheOf(rt, values, ctx, H * D, paged === 'olpagedq')
       : new rt.Tensor('float32', values.slice(), [1, H, ctx, D])]));
     if (stateful) {
-      await session.reset(cache); // imported: the first step moves it into capacity (excluded below)
+      // imported: the first step moves it into capacity, or compacts paged
+      // blocks (excluded below); the state holds its own references, so the
+      // caller's go (else a compacted cache would be resident twice)
+      await session.reset(cache);
+      for (const v of Object.values(cache)) v.dispose?.();
       cache = {};
     }
     const times = [];
