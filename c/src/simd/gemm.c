@@ -143,8 +143,6 @@ void ol_f32_gemv_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_
 #define KC 256
 #define NC 512
 
-#define OL_AI static inline __attribute__((always_inline))
-
 /* C[0..4)[0..8) = (first ? 0 : C) + sum over k of a[k*4 + r] * b[k*BS + c],
  * k in order. A comes packed (row r of the tile at a[k*4 + r]), so the
  * loop's only address arithmetic is two pointer steps: every splat is a

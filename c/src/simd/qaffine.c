@@ -10,8 +10,6 @@
 #include "simd/vec.h"
 #include "simd/vec_f64.h"
 
-#define OL_AI static inline __attribute__((always_inline))
-
 /* A little-endian float64 at p (any alignment). */
 static inline double read_f64(const uint8_t *p) {
   double d;

@@ -7,8 +7,6 @@
 
 #include "simd/vec.h"
 
-#define OL_AI static inline __attribute__((always_inline))
-
 /* floats of prepared A per chunk: 4 lanes x per fields */
 static int64_t chunk_floats(int bits) { return 128 / bits; }
 

@@ -16,8 +16,6 @@
 #include "simd/vec.h"
 #include "simd/vec_f64.h"
 
-#define OL_AI static inline __attribute__((always_inline))
-
 /* block elements per chunk, and int16 codes stored per chunk (8 lanes x fields) */
 static int64_t chunk_elems(const ol_qgemv_shape *s) { return s->bits == 4 ? (s->block < 32 ? s->block : 32) : 16; }
 static int64_t chunk_codes(int bits) { return bits == 4 ? 32 : 16; }

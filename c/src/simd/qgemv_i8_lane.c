@@ -53,8 +53,6 @@
 #include "simd/qgemv_i8_chunk.h"
 #include "simd/vec.h"
 
-#define OL_AI static inline __attribute__((always_inline))
-
 /* 4-bit codes on 8-bit dot products (see above) */
 #define DOT8(bits) ((bits) == 4 && OL_VEC_DOT_I8)
 

@@ -6,8 +6,6 @@
 #include "simd/vec.h"
 #include "simd/vec_f64.h"
 
-#define OL_AI static inline __attribute__((always_inline))
-
 /* x = (float)((u ^ flip) - sub) * scale for raw code bits u: (u ^ flip) -
  * flip is the signed code, so with sub = flip + zero this is code - zero.
  * In vectors the bytes u ^ flip become the floats 2^23 + (u ^ flip)

@@ -15,8 +15,6 @@
 #include "simd/vec.h"
 #include "simd/vec_f64.h"
 
-#define OL_AI static inline __attribute__((always_inline))
-
 static inline ol_i32x4 flip_bytes(int bits, bool signed_codes) {
   const uint32_t byte = !signed_codes ? 0 : bits == 8 ? 0x80 : bits == 4 ? 0x88 : 0xAA;
   return ol_i32x4_splat((int32_t)(byte * 0x01010101u));

@@ -40,6 +40,10 @@
 #define OL_SIMD_VEC_H
 #include <stdint.h>
 
+/* A kernel's helper that must inline into its caller, so that its
+ * constant parameters (widths, row counts) specialize the code. */
+#define OL_AI static inline __attribute__((always_inline))
+
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
 #define OL_VEC_ISA "wasmsimd"
