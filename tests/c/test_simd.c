@@ -139,14 +139,18 @@ static void test_gemm_edges(void) {
       }
 }
 
-/* Shapes crossing the cache blocks (KC = 256, NC = 512, GEMV columns 4096)
- * and the decoder shapes of bench/decode.mjs. */
+/* Shapes crossing the cache blocks (KC = 256, NC = 512, GEMV columns 4096,
+ * GEMV sums in registers up to 128 columns or 64K floats of B) and the
+ * decoder shapes of bench/decode.mjs. */
 static void test_gemm_blocks(void) {
   const gemm_case cases[] = {
       {1, 512, 512, 0},   {1, 1376, 512, 0},  {1, 512, 1376, 0},  {1, 4097, 9, 0},
       {1, 8200, 33, 1},   {2, 4100, 20, 3},   {8, 4095, 10, 1},   {3, 4096, 16, 0},   {1, 33000, 17, 0},  {5, 9000, 12, 2},   {8, 520, 300, 0},   {9, 520, 300, 0},
       {32, 172, 64, 0},   {32, 64, 172, 0},   {33, 513, 257, 2},  {17, 1030, 600, 1},
       {64, 96, 513, 0},   {5, 3, 1000, 0},    {12, 1, 1, 0},      {1, 1, 1000, 0},
+      /* a decode step's attention (GEMV sums in registers): scores over 96,
+       * 200 and 1000 keys, weights times 96 and 1000 values */
+      {1, 96, 64, 0},     {1, 200, 64, 1},    {1, 1000, 64, 0},   {1, 64, 96, 2},     {1, 64, 1000, 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) CHECK(compare_kernels(cases[i]) == 0);
 }
