@@ -43,10 +43,12 @@ void ol_f32_gemm_tb(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda
         s2 = ol_f32x4_muladd(s2, x, ol_f32x4_load(b2 + k));
         s3 = ol_f32x4_muladd(s3, x, ol_f32x4_load(b3 + k));
       }
-      c[j] = finish(s0, a, b0, K4, K);
-      c[j + 1] = finish(s1, a, b1, K4, K);
-      c[j + 2] = finish(s2, a, b2, K4, K);
-      c[j + 3] = finish(s3, a, b3, K4, K);
+      /* the four horizontal sums at once (shuffles, not lane extractions) */
+      ol_f32x4_store(c + j, ol_f32x4_hsum4(s0, s1, s2, s3));
+      for (int64_t k = K4; k < K; k++) {
+        c[j] = c[j] + a[k] * b0[k], c[j + 1] = c[j + 1] + a[k] * b1[k];
+        c[j + 2] = c[j + 2] + a[k] * b2[k], c[j + 3] = c[j + 3] + a[k] * b3[k];
+      }
     }
     for (; j < N; j++) {
       const float *b = Bt + j * ldb;

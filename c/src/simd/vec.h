@@ -24,7 +24,8 @@
  * pairs into 32-bit lanes (ol_i32x4_dot_i16x8: lane i = a2i*b2i + a2i+1*b2i+1,
  * wasm i32x4.dot_i16x8_s, SSE2 pmaddwd), interleaves of 32- and 64-bit
  * lanes (zip_lo/zip_hi, for transposing sums) and ol_f32x4_set (lanes in
- * order). Integer results are exact.
+ * order). Integer results are exact. ol_f32x4_hsum4(a, b, c, d): lane i is
+ * the i-th vector's ol_f32x4_hsum (below), four at once by shuffles.
  *
  * ol_i16x8_dot_i8x16_u7(a, b): 16-bit lane j = a[2j] * b[2j] + a[2j+1] *
  * b[2j+1], a signed bytes, b bytes the CALLER keeps in 0..127 (there the
@@ -87,6 +88,14 @@ static inline ol_i32x4 ol_i32x4_zip_hi(ol_i32x4 a, ol_i32x4 b) { return wasm_i32
 static inline ol_i32x4 ol_i64x2_zip_lo(ol_i32x4 a, ol_i32x4 b) { return wasm_i64x2_shuffle(a, b, 0, 2); }
 static inline ol_i32x4 ol_i64x2_zip_hi(ol_i32x4 a, ol_i32x4 b) { return wasm_i64x2_shuffle(a, b, 1, 3); }
 static inline ol_f32x4 ol_f32x4_set(float a, float b, float c, float d) { return wasm_f32x4_make(a, b, c, d); }
+/* lane i: the i-th vector's lanes as (l0 + l1) + (l2 + l3) */
+static inline ol_f32x4 ol_f32x4_hsum4(ol_f32x4 a, ol_f32x4 b, ol_f32x4 c, ol_f32x4 d) {
+  v128_t ab_lo = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), ab_hi = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7);
+  v128_t cd_lo = wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), cd_hi = wasm_i32x4_shuffle(c, d, 2, 6, 3, 7);
+  v128_t l0 = wasm_i64x2_shuffle(ab_lo, cd_lo, 0, 2), l1 = wasm_i64x2_shuffle(ab_lo, cd_lo, 1, 3);
+  v128_t l2 = wasm_i64x2_shuffle(ab_hi, cd_hi, 0, 2), l3 = wasm_i64x2_shuffle(ab_hi, cd_hi, 1, 3);
+  return wasm_f32x4_add(wasm_f32x4_add(l0, l1), wasm_f32x4_add(l2, l3));
+}
 static inline ol_i32x4 ol_i16x8_add(ol_i32x4 a, ol_i32x4 b) { return wasm_i16x8_add(a, b); }
 static inline ol_i32x4 ol_i32x4_sum_i16x8_pairs(ol_i32x4 a) { return wasm_i32x4_extadd_pairwise_i16x8(a); }
 #if defined(OL_WASM_RELAXED)
@@ -145,6 +154,13 @@ static inline ol_i32x4 ol_i32x4_zip_hi(ol_i32x4 a, ol_i32x4 b) { return _mm_unpa
 static inline ol_i32x4 ol_i64x2_zip_lo(ol_i32x4 a, ol_i32x4 b) { return _mm_unpacklo_epi64(a, b); }
 static inline ol_i32x4 ol_i64x2_zip_hi(ol_i32x4 a, ol_i32x4 b) { return _mm_unpackhi_epi64(a, b); }
 static inline ol_f32x4 ol_f32x4_set(float a, float b, float c, float d) { return _mm_setr_ps(a, b, c, d); }
+static inline ol_f32x4 ol_f32x4_hsum4(ol_f32x4 a, ol_f32x4 b, ol_f32x4 c, ol_f32x4 d) {
+  __m128 ab_lo = _mm_unpacklo_ps(a, b), ab_hi = _mm_unpackhi_ps(a, b);
+  __m128 cd_lo = _mm_unpacklo_ps(c, d), cd_hi = _mm_unpackhi_ps(c, d);
+  __m128 l0 = _mm_movelh_ps(ab_lo, cd_lo), l1 = _mm_movehl_ps(cd_lo, ab_lo);
+  __m128 l2 = _mm_movelh_ps(ab_hi, cd_hi), l3 = _mm_movehl_ps(cd_hi, ab_hi);
+  return _mm_add_ps(_mm_add_ps(l0, l1), _mm_add_ps(l2, l3));
+}
 static inline ol_i32x4 ol_i16x8_add(ol_i32x4 a, ol_i32x4 b) { return _mm_add_epi16(a, b); }
 static inline ol_i32x4 ol_i32x4_sum_i16x8_pairs(ol_i32x4 a) { return _mm_madd_epi16(a, _mm_set1_epi16(1)); }
 #if defined(__SSSE3__)
@@ -268,6 +284,12 @@ static inline ol_i32x4 ol_i32x4_zip_hi(ol_i32x4 a, ol_i32x4 b) { return (ol_i32x
 static inline ol_i32x4 ol_i64x2_zip_lo(ol_i32x4 a, ol_i32x4 b) { return (ol_i32x4){{a.u[0], a.u[1], b.u[0], b.u[1]}}; }
 static inline ol_i32x4 ol_i64x2_zip_hi(ol_i32x4 a, ol_i32x4 b) { return (ol_i32x4){{a.u[2], a.u[3], b.u[2], b.u[3]}}; }
 static inline ol_f32x4 ol_f32x4_set(float a, float b, float c, float d) { return (ol_f32x4){{a, b, c, d}}; }
+static inline ol_f32x4 ol_f32x4_hsum4(ol_f32x4 a, ol_f32x4 b, ol_f32x4 c, ol_f32x4 d) {
+  const ol_f32x4 *v[4] = {&a, &b, &c, &d};
+  ol_f32x4 r;
+  for (int i = 0; i < 4; i++) r.f[i] = (v[i]->f[0] + v[i]->f[1]) + (v[i]->f[2] + v[i]->f[3]);
+  return r;
+}
 #define OL_VEC_DOT_I8 0
 static inline ol_i32x4 ol_i16x8_dot_i8x16_u7(ol_i32x4 a, ol_i32x4 b) {
   ol_i32x4 r;
