@@ -119,9 +119,9 @@ static void gemv_wide(int64_t mr, int64_t N, int64_t K, const float *A, int64_t 
   }
 }
 
-/* Rows of few columns or a B that fits in L2 (attention in a decode step:
- * the query times the transposed keys, K = 64, the weights times the
- * values, N = 64): the sums of 32 columns stay in registers over all of k,
+/* One row of few columns, or rows over a B that fits in L2 (attention in
+ * a decode step: the query times transposed keys, K = 64, the weights
+ * times the values, N = 64): the sums of 32 columns stay in registers over all of k,
  * B read in strips of 32 columns. The row-streaming forms above store the
  * sums at every k and reload them at the next, a chain through memory:
  * 1.1-1.7x slower for these shapes (8-head products at 96 to 1000 cached
@@ -159,7 +159,8 @@ static void gemv_regs(int64_t N, int64_t K, const float *a, const float *B, int6
 static void gemv(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
                  int64_t ldb, float *C, int64_t ldc, int wide) {
   if (M <= 0 || N <= 0) return;
-  if (N <= GEMV_REG_COLS || K * N <= GEMV_REG_FLOATS) {
+  /* more rows read B once each: only where B stays in cache */
+  if (K * N <= GEMV_REG_FLOATS || (M == 1 && N <= GEMV_REG_COLS)) {
     for (int64_t i = 0; i < M; i++) gemv_regs(N, K, A + i * lda, B, ldb, C + i * ldc);
     return;
   }
