@@ -138,9 +138,13 @@ OL_AI void scores(const int BITS, const bool SIGNED8, const int16_t *ordered, in
     const int R = count - r0 >= 4 ? 4 : 1;
     const ol_i32x4 t = R == 4 ? dots(BITS, SIGNED8, 4, ordered, f, rows + r0, offset, n)
                               : dots(BITS, SIGNED8, 1, ordered, f, rows + r0, offset, n);
-    for (int r = 0; r < R; r++) {
-      const int32_t T = ol_i32x4_lane(t, r) - (flip + zero[r0 + r]) * qsum;
-      out[r0 + r] = (float)T * (c * scale[r0 + r]);
+    if (R == 4) { /* the scalar form's operations, lane by lane */
+      const ol_i32x4 zq = ol_i32x4_mul(ol_i32x4_add(ol_i32x4_load(zero + r0), ol_i32x4_splat(flip)), ol_i32x4_splat(qsum));
+      const ol_f32x4 k = ol_f32x4_mul(ol_f32x4_splat(c), ol_f32x4_load(scale + r0));
+      ol_f32x4_store(out + r0, ol_f32x4_mul(ol_i32x4_to_f32x4(ol_i32x4_sub(t, zq)), k));
+    } else {
+      const int32_t T = ol_i32x4_lane(t, 0) - (flip + zero[r0]) * qsum;
+      out[r0] = (float)T * (c * scale[r0]);
     }
     r0 += R;
   }

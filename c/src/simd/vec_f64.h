@@ -15,6 +15,7 @@
  *   ol_u8x16_biased          the 16 bytes b as four ol_f32x4 of 2^23 + b
  *                            (the bits 0x4B000000 | b: exact, no conversion)
  *   ol_i32x4_xor, ol_i32x4_sub
+ *   ol_i32x4_mul             lanes multiplied, the low 32 bits (wrapping)
  *   ol_f32x4_bits            the lanes' bits as an ol_i32x4 (no conversion)
  *   ol_i16x8_narrow          a's four lanes then b's, each saturated to
  *                            int16, as eight 16-bit lanes
@@ -66,6 +67,7 @@ static inline void ol_u8x16_biased(ol_i32x4 v, ol_f32x4 out[4]) {
 }
 static inline ol_i32x4 ol_i32x4_xor(ol_i32x4 a, ol_i32x4 b) { return wasm_v128_xor(a, b); }
 static inline ol_i32x4 ol_i32x4_sub(ol_i32x4 a, ol_i32x4 b) { return wasm_i32x4_sub(a, b); }
+static inline ol_i32x4 ol_i32x4_mul(ol_i32x4 a, ol_i32x4 b) { return wasm_i32x4_mul(a, b); }
 static inline ol_i32x4 ol_f32x4_bits(ol_f32x4 v) { return v; }
 static inline ol_i32x4 ol_i16x8_narrow(ol_i32x4 a, ol_i32x4 b) { return wasm_i16x8_narrow_i32x4(a, b); }
 
@@ -114,6 +116,11 @@ static inline void ol_u8x16_biased(ol_i32x4 v, ol_f32x4 out[4]) {
 }
 static inline ol_i32x4 ol_i32x4_xor(ol_i32x4 a, ol_i32x4 b) { return _mm_xor_si128(a, b); }
 static inline ol_i32x4 ol_i32x4_sub(ol_i32x4 a, ol_i32x4 b) { return _mm_sub_epi32(a, b); }
+/* SSE2 has no 32-bit lane product: lanes 0, 2 and 1, 3 as 64-bit products, low halves rejoined */
+static inline ol_i32x4 ol_i32x4_mul(ol_i32x4 a, ol_i32x4 b) {
+  const __m128i even = _mm_mul_epu32(a, b), odd = _mm_mul_epu32(_mm_srli_si128(a, 4), _mm_srli_si128(b, 4));
+  return _mm_unpacklo_epi32(_mm_shuffle_epi32(even, _MM_SHUFFLE(0, 0, 2, 0)), _mm_shuffle_epi32(odd, _MM_SHUFFLE(0, 0, 2, 0)));
+}
 static inline ol_i32x4 ol_f32x4_bits(ol_f32x4 v) { return _mm_castps_si128(v); }
 static inline ol_i32x4 ol_i16x8_narrow(ol_i32x4 a, ol_i32x4 b) { return _mm_packs_epi32(a, b); }
 
@@ -172,6 +179,10 @@ static inline ol_i32x4 ol_i32x4_xor(ol_i32x4 a, ol_i32x4 b) {
 }
 static inline ol_i32x4 ol_i32x4_sub(ol_i32x4 a, ol_i32x4 b) {
   for (int i = 0; i < 4; i++) a.u[i] -= b.u[i];
+  return a;
+}
+static inline ol_i32x4 ol_i32x4_mul(ol_i32x4 a, ol_i32x4 b) {
+  for (int i = 0; i < 4; i++) a.u[i] *= b.u[i];
   return a;
 }
 static inline ol_i32x4 ol_f32x4_bits(ol_f32x4 v) {
