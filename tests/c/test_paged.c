@@ -415,7 +415,7 @@ static void split_executions_agree(void) {
   pk_destroy(&a), pk_destroy(&b);
 }
 
-/* Chunks of 32 tokens at absolute positions, pages of 7: a prompt of 100
+/* Chunks of 64 tokens at absolute positions, pages of 7: a prompt of 100
  * tokens in one execution and the same tokens in executions of 13, 1, 40,
  * 9 and 37 give the last token the same bits, for FLOAT and INT8/UINT4
  * pages, without and with a window that starts mid-chunk; both match

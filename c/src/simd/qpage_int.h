@@ -18,8 +18,8 @@
  * OL_QPAGE_INT_KEYS elements both T = sum Q * u and sub * sum Q (sub =
  * flip + zero <= 255) stay below 2^30 and their difference fits an int32.
  * Values: |W| <= 32767, at most OL_QPAGE_INT_ROWS rows (the chunk of
- * PagedAttention) per sum: below 2^28. */
-enum { OL_QPAGE_INT_KEYS = 256, OL_QPAGE_INT_ROWS = 32 };
+ * PagedAttention) per sum: below 2^29. */
+enum { OL_QPAGE_INT_KEYS = 256, OL_QPAGE_INT_ROWS = 64 };
 
 /* Whether n codes of `bits` bits are whole 16-byte groups. */
 static inline bool ol_qpage_int_fits(int bits, int64_t n) { return n > 0 && n * bits % 128 == 0; }

@@ -18,7 +18,7 @@ ol_status ol_quantize_paged_cache_create(const ol_node *node, ol_kernel **out);
  * chunks of OL_PAGED_CHUNK tokens at multiples of OL_PAGED_CHUNK (absolute
  * positions). Adds to stats' dequantized_bytes, sets its
  * peak_workspace_bytes; the numerics: paged_attention.c. */
-enum { OL_PAGED_CHUNK = 32 };
+enum { OL_PAGED_CHUNK = 64 };
 typedef struct ol_paged_dims {
   int64_t B, Hq, Hkv, L, Dk, Dv, group; /* group = Hq / Hkv */
   int64_t past, total;                  /* tokens before and after this execution */

@@ -13,8 +13,8 @@
  * without one). Then every query attends over the visible tokens of the
  * pages, new ones included, read in place: affine codes are decoded in the
  * dot product, never into a float copy of a page (paged_attend.c). Online
- * softmax over chunks of OL_PAGED_CHUNK (32) tokens whose boundaries are
- * multiples of 32 in absolute token position, never page boundaries, so an
+ * softmax over chunks of OL_PAGED_CHUNK (64) tokens whose boundaries are
+ * multiples of 64 in absolute token position, never page boundaries, so an
  * execution's result does not depend on how the tokens were split into
  * executions (for fixed formats); no score matrix, no concatenated K/V. A
  * finite window finds its first page by binary search.
@@ -63,7 +63,7 @@
  * row (and those heads' Q rows converted to float, and their queries as
  * int16 in three lane orders when key pages hold codes), validated_pages = past
  * pages checked for the first time. The running maxima and sums and one
- * chunk of scores (fixed sizes, at most 64 heads x 32 tokens) live on the
+ * chunk of scores (fixed sizes, at most 64 heads x 64 tokens) live on the
  * stack and are not counted. */
 #include <math.h>
 #include <pthread.h>
