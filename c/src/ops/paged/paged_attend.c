@@ -271,12 +271,26 @@ static void key_scores(attend_state *st, int64_t h0, int64_t g, int64_t kc, cons
   }
 }
 
+/* The largest of m and x[0, n) (finite): four lanes, then the lanes. The
+ * order only decides which of equal maxima, +0 or -0, is kept, and every
+ * use of the maximum (x - max, m_old - max, both into exp) gives the same
+ * bits for either. */
+static float max_of(const float *x, int64_t n, float m) {
+  int64_t j = 0;
+  if (n >= 8) {
+    ol_f32x4 v = ol_f32x4_load(x);
+    for (j = 4; j + 4 <= n; j += 4) v = ol_f32x4_max(ol_f32x4_load(x + j), v);
+    for (int k = 0; k < 4; k++) m = ol_f32x4_lane(v, k) > m ? ol_f32x4_lane(v, k) : m;
+  }
+  for (; j < n; j++) m = x[j] > m ? x[j] : m;
+  return m;
+}
+
 /* Pass head h's new maximum with the chunk's scores s[0, n): its
  * accumulator and sum are rescaled once (c = exp(m_old - m_new), 0 for
  * the first chunk), the scores become weights exp(score - m_new). */
 static void softmax_step(attend_state *st, int64_t i, float *s, int64_t n) {
-  float *acc = st->acc + i * st->d->Dv, mn = st->m[i];
-  for (int64_t j = 0; j < n; j++) mn = s[j] > mn ? s[j] : mn;
+  float *acc = st->acc + i * st->d->Dv, mn = max_of(s, n, st->m[i]);
   float c = st->m[i] == -INFINITY ? 0.0f : ol_expf_fast(st->m[i] - mn);
   if (c != 1.0f) { /* exact: multiplying by 1 changes nothing */
     scale_by(acc, st->d->Dv, c);
