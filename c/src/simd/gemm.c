@@ -183,21 +183,29 @@ void ol_f32_gemv_simd128(int64_t M, int64_t N, int64_t K, const float *A, int64_
 #define KC 256
 #define NC 512
 
-/* C[0..4)[0..8) = (first ? 0 : C) + sum over k of a[k*4 + r] * b[k*BS + c],
- * k in order. A comes packed (row r of the tile at a[k*4 + r]), so the
- * loop's only address arithmetic is two pointer steps: every splat is a
- * load at a constant offset. BS: the row stride of B (NR packed,
- * OL_TILE_COLS in a tile). */
-OL_AI void micro_4x8(const int BS, int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int first) {
-  v4 c00, c01, c10, c11, c20, c21, c30, c31;
-  if (first) {
-    c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = ol_f32x4_zero();
-  } else {
-    c00 = LD(c), c01 = LD(c + 4);
-    c10 = LD(c + ldc), c11 = LD(c + ldc + 4);
-    c20 = LD(c + 2 * ldc), c21 = LD(c + 2 * ldc + 4);
-    c30 = LD(c + 3 * ldc), c31 = LD(c + 3 * ldc + 4);
+/* A 4 x 8 tile of C in registers: row r in c[2r], c[2r + 1]. */
+typedef struct acc4x8 {
+  v4 c[8];
+} acc4x8;
+
+OL_AI void acc_load(acc4x8 *t, const float *c, int64_t ldc, int first) {
+  for (int r = 0; r < MR; r++) {
+    t->c[2 * r] = first ? ol_f32x4_zero() : LD(c + r * ldc);
+    t->c[2 * r + 1] = first ? ol_f32x4_zero() : LD(c + r * ldc + 4);
   }
+}
+
+OL_AI void acc_store(const acc4x8 *t, float *c, int64_t ldc) {
+  for (int r = 0; r < MR; r++) ST(c + r * ldc, t->c[2 * r]), ST(c + r * ldc + 4, t->c[2 * r + 1]);
+}
+
+/* t += sum over k < kc of a[k*4 + r] * b[k*BS + c], k in order. A comes
+ * packed (row r of the tile at a[k*4 + r]), so the loop's only address
+ * arithmetic is two pointer steps: every splat is a load at a constant
+ * offset. BS: the row stride of B (NR packed, OL_TILE_COLS in a tile). */
+OL_AI void acc_steps(const int BS, acc4x8 *t, int64_t kc, const float *a, const float *b) {
+  v4 c00 = t->c[0], c01 = t->c[1], c10 = t->c[2], c11 = t->c[3];
+  v4 c20 = t->c[4], c21 = t->c[5], c30 = t->c[6], c31 = t->c[7];
   for (const float *end = a + kc * MR; a < end; a += MR, b += BS) {
     const v4 b0 = LD(b), b1 = LD(b + 4);
     v4 x = SPLAT(a[0]);
@@ -209,10 +217,17 @@ OL_AI void micro_4x8(const int BS, int64_t kc, const float *a, const float *b, f
     x = SPLAT(a[3]);
     c30 = MADD(c30, x, b0), c31 = MADD(c31, x, b1);
   }
-  ST(c, c00), ST(c + 4, c01);
-  ST(c + ldc, c10), ST(c + ldc + 4, c11);
-  ST(c + 2 * ldc, c20), ST(c + 2 * ldc + 4, c21);
-  ST(c + 3 * ldc, c30), ST(c + 3 * ldc + 4, c31);
+  t->c[0] = c00, t->c[1] = c01, t->c[2] = c10, t->c[3] = c11;
+  t->c[4] = c20, t->c[5] = c21, t->c[6] = c30, t->c[7] = c31;
+}
+
+/* C[0..4)[0..8) = (first ? 0 : C) + sum over k of a[k*4 + r] * b[k*BS + c],
+ * k in order (acc_steps). */
+OL_AI void micro_4x8(const int BS, int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int first) {
+  acc4x8 t;
+  acc_load(&t, c, ldc, first);
+  acc_steps(BS, &t, kc, a, b);
+  acc_store(&t, c, ldc);
 }
 
 /* The MR-row tile of A from row i, columns [kb, kb + kc), interleaved:
@@ -281,44 +296,79 @@ static void gemm_blocked(int64_t M, int64_t N, int64_t K, const float *A, int64_
 
 /* ------------------------------------------------------------ tiled B, many rows */
 
+/* Blocks of OL_TILE_ROWS rows that a 4 x 8 tile of C runs through in
+ * registers (256 k, 16 KB of a panel: it stays in L1 for every tile of A).
+ * One block at a time was as fast in V8 12 (Node 22) and made the 58M
+ * prefill 1.2-1.3x slower in V8 14-15 (Node 26, Chromium 156): it loads and
+ * stores C, and enters the loop, every 32 k. */
+#define TILE_GROUP 8
+
 /* The rows of A one call of tiled_rows packs at a time: a multiple of MR
- * whose packed rows (all of K) fit beside the padded panel, or 0 when not
- * even MR rows do (K > ~32K: gemm_blocked copies B instead). */
+ * whose packed rows (all of K) fit beside a padded group of blocks, or 0
+ * when not even MR rows do (K > ~32K: gemm_blocked copies B instead). */
 static int64_t tiled_rows_chunk(int64_t K) {
-  return (OL_F32_GEMM_PACK_FLOATS - OL_TILE_ROWS * OL_TILE_COLS) / K / MR * MR;
+  return (OL_F32_GEMM_PACK_FLOATS - TILE_GROUP * OL_TILE_ROWS * OL_TILE_COLS) / K / MR * MR;
+}
+
+/* One 4 x 8 tile of C (mr x nr valid) over blocks [b0, b1) of K: the sums
+ * stay in registers across the blocks (from +0 when b0 is 0, else from C).
+ * half: which 8 columns of the panel (0 or 1). */
+static void tile_blocks(int64_t K, int64_t b0, int64_t b1, const float *a, const float *T, int64_t N, int64_t p0,
+                        const float *padded, int half, float *c, int64_t ldc, int64_t mr, int64_t nr) {
+  const int64_t TC = OL_TILE_COLS, TR = OL_TILE_ROWS;
+  const bool whole = mr == MR && nr == NR;
+  float tile[MR * NR];
+  if (!whole && b0 > 0)
+    for (int64_t r = 0; r < mr; r++)
+      for (int64_t q = 0; q < nr; q++) tile[r * NR + q] = c[r * ldc + q];
+  acc4x8 t;
+  acc_load(&t, whole ? c : tile, whole ? ldc : NR, b0 == 0);
+  for (int64_t k0 = b0; k0 < b1; k0 += TR) {
+    const int64_t kr = K - k0 < TR ? K - k0 : TR;
+    const float *panel = padded ? padded + (k0 - b0) * TC : T + k0 * N + p0 * kr;
+    acc_steps(OL_TILE_COLS, &t, kr, a + k0 * MR, panel + half * NR);
+  }
+  if (whole) {
+    acc_store(&t, c, ldc);
+    return;
+  }
+  acc_store(&t, tile, NR);
+  for (int64_t r = 0; r < mr; r++)
+    for (int64_t q = 0; q < nr; q++) c[r * ldc + q] = tile[r * NR + q];
 }
 
 /* M > 1 rows on the tiled layout without copying B: A is packed once (4-row
- * tiles, all of K), then for each panel of OL_TILE_COLS columns and block
- * of OL_TILE_ROWS rows (2 KB, contiguous in the layout) every tile of A
- * adds the block's products to its two 4 x 8 halves of C, which stay in
- * L1 across the blocks of the panel. Each C element still adds its
+ * tiles, all of K), then for each panel of OL_TILE_COLS columns and group
+ * of TILE_GROUP blocks (2 KB each, contiguous in the layout) every tile of
+ * A runs its two 4 x 8 halves of C through the group's blocks in registers
+ * (tile_blocks); C stays in L1 between groups. Each C element adds its
  * products in increasing k from +0 (stored and reloaded exactly between
- * blocks). A panel narrower than OL_TILE_COLS (the last) is read through a
- * zero-padded copy, so no read passes the end of T. */
+ * groups). A panel narrower than OL_TILE_COLS (the last) is read through a
+ * zero-padded copy of the group's blocks, so no read passes the end of T. */
 static void tiled_rows(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *T, float *C,
                        int64_t ldc, float *pack) {
-  const int64_t TC = OL_TILE_COLS, TR = OL_TILE_ROWS, chunk = tiled_rows_chunk(K);
-  float *padded = pack, *apack = pack + TR * TC;
+  const int64_t TC = OL_TILE_COLS, TR = OL_TILE_ROWS, GK = TILE_GROUP * TR, chunk = tiled_rows_chunk(K);
+  float *padded = pack, *apack = pack + GK * TC;
   for (int64_t i0 = 0; i0 < M; i0 += chunk) {
     const int64_t mc = M - i0 < chunk ? M - i0 : chunk;
     for (int64_t i = 0; i < mc; i += MR) pack_a(A, lda, i0 + i, mc - i < MR ? mc - i : MR, 0, K, apack + i * K);
     for (int64_t p0 = 0; p0 < N; p0 += TC) {
       const int64_t w = N - p0 < TC ? N - p0 : TC;
-      for (int64_t b0 = 0; b0 < K; b0 += TR) {
-        const int64_t kr = K - b0 < TR ? K - b0 : TR;
-        const float *panel = T + b0 * N + p0 * kr;
-        if (w < TC) {
-          for (int64_t k = 0; k < kr; k++)
-            for (int64_t q = 0; q < TC; q++) padded[k * TC + q] = q < w ? panel[k * w + q] : 0.0f;
-          panel = padded;
-        }
+      for (int64_t g0 = 0; g0 < K; g0 += GK) {
+        const int64_t g1 = K - g0 < GK ? K : g0 + GK;
+        if (w < TC)
+          for (int64_t b0 = g0; b0 < g1; b0 += TR) {
+            const int64_t kr = K - b0 < TR ? K - b0 : TR;
+            const float *panel = T + b0 * N + p0 * kr;
+            for (int64_t k = 0; k < kr; k++)
+              for (int64_t q = 0; q < TC; q++) padded[(b0 - g0 + k) * TC + q] = q < w ? panel[k * w + q] : 0.0f;
+          }
         for (int64_t i = 0; i < mc; i += MR) {
           const int64_t mr = mc - i < MR ? mc - i : MR;
-          const float *a = apack + i * K + b0 * MR;
           float *c = C + (i0 + i) * ldc + p0;
-          tile_4x8(TC, kr, a, panel, c, ldc, mr, w < NR ? w : NR, b0 == 0);
-          if (w > NR) tile_4x8(TC, kr, a, panel + NR, c + NR, ldc, mr, w - NR, b0 == 0);
+          const float *pad = w < TC ? padded : NULL;
+          tile_blocks(K, g0, g1, apack + i * K, T, N, p0, pad, 0, c, ldc, mr, w < NR ? w : NR);
+          if (w > NR) tile_blocks(K, g0, g1, apack + i * K, T, N, p0, pad, 1, c + NR, ldc, mr, w - NR);
         }
       }
     }
