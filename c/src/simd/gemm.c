@@ -221,15 +221,6 @@ OL_AI void acc_steps(const int BS, acc4x8 *t, int64_t kc, const float *a, const 
   t->c[4] = c20, t->c[5] = c21, t->c[6] = c30, t->c[7] = c31;
 }
 
-/* C[0..4)[0..8) = (first ? 0 : C) + sum over k of a[k*4 + r] * b[k*BS + c],
- * k in order (acc_steps). */
-OL_AI void micro_4x8(const int BS, int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int first) {
-  acc4x8 t;
-  acc_load(&t, c, ldc, first);
-  acc_steps(BS, &t, kc, a, b);
-  acc_store(&t, c, ldc);
-}
-
 /* The MR-row tile of A from row i, columns [kb, kb + kc), interleaved:
  * apack[k * MR + r] = A[i + r][kb + k] (rows past mr repeat row i; their
  * sums are never stored). */
@@ -240,21 +231,39 @@ static void pack_a(const float *A, int64_t lda, int64_t i, int64_t mr, int64_t k
   }
 }
 
-/* micro_4x8 on a tile of C of mr x nr (at most 4 x 8): whole tiles in
- * place, edge ones through a local 4 x 8 buffer. */
-OL_AI void tile_4x8(const int BS, int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int64_t mr,
-                    int64_t nr, int first) {
+/* The mr x nr (at most 4 x 8) tile of C at c into registers (first: zeros)
+ * and back: whole tiles in place, edge ones through a local 4 x 8 buffer
+ * (its rows and columns past mr, nr are never stored). */
+OL_AI void acc_load_edge(acc4x8 *t, const float *c, int64_t ldc, int64_t mr, int64_t nr, int first) {
+  if (first || (mr == MR && nr == NR)) {
+    acc_load(t, c, ldc, first);
+    return;
+  }
+  float tile[MR * NR] = {0};
+  for (int64_t r = 0; r < mr; r++)
+    for (int64_t q = 0; q < nr; q++) tile[r * NR + q] = c[r * ldc + q];
+  acc_load(t, tile, NR, 0);
+}
+
+OL_AI void acc_store_edge(const acc4x8 *t, float *c, int64_t ldc, int64_t mr, int64_t nr) {
   if (mr == MR && nr == NR) {
-    micro_4x8(BS, kc, a, b, c, ldc, first);
+    acc_store(t, c, ldc);
     return;
   }
   float tile[MR * NR];
-  if (!first)
-    for (int64_t r = 0; r < mr; r++)
-      for (int64_t q = 0; q < nr; q++) tile[r * NR + q] = c[r * ldc + q];
-  micro_4x8(BS, kc, a, b, tile, NR, first);
+  acc_store(t, tile, NR);
   for (int64_t r = 0; r < mr; r++)
     for (int64_t q = 0; q < nr; q++) c[r * ldc + q] = tile[r * NR + q];
+}
+
+/* C[0..mr)[0..nr) = (first ? 0 : C) + sum over k < kc of a[k*4 + r] * b[k*BS + c],
+ * k in order (acc_steps). */
+OL_AI void tile_4x8(const int BS, int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int64_t mr,
+                    int64_t nr, int first) {
+  acc4x8 t;
+  acc_load_edge(&t, c, ldc, mr, nr, first);
+  acc_steps(BS, &t, kc, a, b);
+  acc_store_edge(&t, c, ldc, mr, nr);
 }
 
 /* B copied into panels of NR columns, KC x NC at a time (pack: that many
@@ -316,25 +325,14 @@ static int64_t tiled_rows_chunk(int64_t K) {
 static void tile_blocks(int64_t K, int64_t b0, int64_t b1, const float *a, const float *T, int64_t N, int64_t p0,
                         const float *padded, int half, float *c, int64_t ldc, int64_t mr, int64_t nr) {
   const int64_t TC = OL_TILE_COLS, TR = OL_TILE_ROWS;
-  const bool whole = mr == MR && nr == NR;
-  float tile[MR * NR];
-  if (!whole && b0 > 0)
-    for (int64_t r = 0; r < mr; r++)
-      for (int64_t q = 0; q < nr; q++) tile[r * NR + q] = c[r * ldc + q];
   acc4x8 t;
-  acc_load(&t, whole ? c : tile, whole ? ldc : NR, b0 == 0);
+  acc_load_edge(&t, c, ldc, mr, nr, b0 == 0);
   for (int64_t k0 = b0; k0 < b1; k0 += TR) {
     const int64_t kr = K - k0 < TR ? K - k0 : TR;
     const float *panel = padded ? padded + (k0 - b0) * TC : T + k0 * N + p0 * kr;
     acc_steps(OL_TILE_COLS, &t, kr, a + k0 * MR, panel + half * NR);
   }
-  if (whole) {
-    acc_store(&t, c, ldc);
-    return;
-  }
-  acc_store(&t, tile, NR);
-  for (int64_t r = 0; r < mr; r++)
-    for (int64_t q = 0; q < nr; q++) c[r * ldc + q] = tile[r * NR + q];
+  acc_store_edge(&t, c, ldc, mr, nr);
 }
 
 /* M > 1 rows on the tiled layout without copying B: A is packed once (4-row
