@@ -123,7 +123,7 @@ OL_AI void block_dots(const int bits, const int NC, const int R, ptrdiff_t nc, c
   ptrdiff_t chunks = NC >= 0 ? 1 : nc;
   for (ptrdiff_t c = 0; c < chunks; c++, b += 16, at += bits == 4 ? 32 : 16) {
     ol_i32x4 v = NC == 0 ? ol_i32x4_load64_zero(b) : ol_i32x4_load(b);
-    if (bits == 4) ol_qgemv_i8_chunk4(R, v, p, at, acc);
+    if (bits == 4) ol_qgemv_i8_chunk4(R, v, p, at, acc, ol_i16x8_splat(0x000f));
     else ol_qgemv_i8_chunk8(R, v, p, at, acc);
   }
 }

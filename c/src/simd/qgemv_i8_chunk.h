@@ -9,10 +9,10 @@
 
 #include "simd/vec.h"
 
-/* 4-bit codes: four fields per 16-bit lane. */
+/* 4-bit codes: four fields per 16-bit lane (low4: 0x000f in every lane,
+ * made by the caller ahead of its loop). */
 static inline __attribute__((always_inline)) void ol_qgemv_i8_chunk4(const int R, ol_i32x4 v, const int16_t *const *codes,
-                                                                      ptrdiff_t at, ol_i32x4 *d) {
-  const ol_i32x4 low4 = ol_i16x8_splat(0x000f);
+                                                                      ptrdiff_t at, ol_i32x4 *d, ol_i32x4 low4) {
   ol_i32x4 f0 = ol_i32x4_and(v, low4), f1 = ol_i32x4_and(ol_u16x8_shr(v, 4), low4);
   ol_i32x4 f2 = ol_i32x4_and(ol_u16x8_shr(v, 8), low4), f3 = ol_u16x8_shr(v, 12);
   for (int r = 0; r < R; r++) {

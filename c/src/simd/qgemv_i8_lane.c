@@ -131,17 +131,6 @@ void ol_qgemv_i8_lane_prepare(const ol_qgemv_shape *s, const float *a, void *wor
   }
 }
 
-/* v, opaque to the optimizer: a vector constant made once ahead of a loop
- * stays in a register. Otherwise the wasm backend rematerializes v128.const
- * at every use inside the loop, and the engine builds each one anew every
- * iteration (several instructions apiece). */
-OL_AI ol_i32x4 hoisted(ol_i32x4 v) {
-#if defined(__wasm__)
-  __asm__("" : "+r"(v));
-#endif
-  return v;
-}
-
 /* DOT8: the chunk's 16-bit sums from its low nibbles (lo) and high nibbles
  * (hi), 0..15 as bytes, and the prepared codes a_lo, a_hi */
 OL_AI ol_i32x4 dot8_chunk(ol_i32x4 a_lo, ol_i32x4 lo, ol_i32x4 a_hi, ol_i32x4 hi) {
@@ -149,10 +138,11 @@ OL_AI ol_i32x4 dot8_chunk(ol_i32x4 a_lo, ol_i32x4 lo, ol_i32x4 a_hi, ol_i32x4 hi
 }
 
 /* DOT8: one 16-byte chunk (four outputs' words) times R rows' prepared
- * codes at codes[r] + at, added to the 16-bit sums s[r] */
-OL_AI void chunk4_dot8(const int R, ol_i32x4 v, const int16_t *const *codes, ptrdiff_t at, ol_i32x4 *s) {
-  const ol_i32x4 low4 = ol_i16x8_splat(0x0f0f);
-  ol_i32x4 lo = ol_i32x4_and(v, low4), hi = ol_i32x4_and(ol_u16x8_shr(v, 4), low4);
+ * codes at codes[r] + at, added to the 16-bit sums s[r] (nibbles: 0x0f in
+ * every byte) */
+OL_AI void chunk4_dot8(const int R, ol_i32x4 v, const int16_t *const *codes, ptrdiff_t at, ol_i32x4 *s,
+                       ol_i32x4 nibbles) {
+  ol_i32x4 lo = ol_i32x4_and(v, nibbles), hi = ol_i32x4_and(ol_u16x8_shr(v, 4), nibbles);
   for (int r = 0; r < R; r++) {
     const int16_t *q = codes[r] + at;
     s[r] = ol_i16x8_add(s[r], dot8_chunk(ol_i32x4_load(q), lo, ol_i32x4_load(q + 8), hi));
@@ -216,6 +206,7 @@ OL_AI void half(const int bits, const int R, const int NH, const bool GIVEN, con
   const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), blob = (ptrdiff_t)ol_qgemv_blob_bytes(s), cpb = blob / 4;
   const ptrdiff_t G = OL_LANE_GROUP;
   const ol_f32x4 zdef = ol_f32x4_splat((float)(1 << (bits - 1)));
+  const ol_i32x4 low4 = ol_i32x4_opaque(ol_i16x8_splat(0x000f)), nibbles = ol_i32x4_opaque(ol_i16x8_splat(0x0f0f));
   ol_f32x4 acc[2][4];
   for (int k = 0; k < NH; k++)
     for (int r = 0; r < R; r++) acc[k][r] = ol_f32x4_zero();
@@ -240,14 +231,14 @@ OL_AI void half(const int bits, const int R, const int NH, const bool GIVEN, con
           v = ol_i32x4_load(b + k * G * blob + bstep * j + 32 * c);
         }
         if (DOT8(bits)) {
-          chunk4_dot8(R, v, codes, at, s16[k]);
+          chunk4_dot8(R, v, codes, at, s16[k], nibbles);
           if (c % DOT8_SPAN == DOT8_SPAN - 1 || c == cpb - 1)
             for (int r = 0; r < R; r++) {
               d[k][r] = ol_i32x4_add(d[k][r], ol_i32x4_sum_i16x8_pairs(s16[k][r]));
               s16[k][r] = ol_i32x4_splat(0);
             }
         } else if (bits == 4) {
-          ol_qgemv_i8_chunk4(R, v, codes, at, d[k]);
+          ol_qgemv_i8_chunk4(R, v, codes, at, d[k], low4);
         } else {
           chunk8(R, v, codes, at, d[k]);
         }
@@ -282,7 +273,7 @@ OL_AI void group1(const int bits, const int NG, const bool GIVEN, const bool ONE
   const ptrdiff_t kb = (ptrdiff_t)ol_qgemv_blocks(s), blob = (ptrdiff_t)ol_qgemv_blob_bytes(s), cpb = blob / 4;
   const ptrdiff_t gstride = OL_LANE_GROUP * blob; /* a pair's second group */
   const ol_f32x4 zdef = ol_f32x4_splat((float)(1 << (bits - 1)));
-  const ol_i32x4 low4 = hoisted(ol_i16x8_splat(0x000f)), nibbles = hoisted(ol_i16x8_splat(0x0f0f));
+  const ol_i32x4 low4 = ol_i32x4_opaque(ol_i16x8_splat(0x000f)), nibbles = ol_i32x4_opaque(ol_i16x8_splat(0x0f0f));
   enum { H = 2 * 2 }; /* halves, room for NG = 2 */
   ol_f32x4 acc[H];
   for (int h = 0; h < 2 * NG; h++) acc[h] = ol_f32x4_zero();

@@ -32,7 +32,14 @@
  * relaxed-SIMD instruction i16x8.relaxed_dot_i8x16_i7x16_s is deterministic
  * and cannot saturate), with ol_i16x8_add (wrapping; callers keep sums in
  * range) and ol_i32x4_sum_i16x8_pairs (lane i = 16-bit lanes 2i + 2i+1,
- * signed: i32x4.extadd_pairwise_i16x8_s). OL_VEC_DOT_I8 is 1 where the dot
+ * signed: i32x4.extadd_pairwise_i16x8_s). ol_i32x4_opaque(v) is v, made
+ * where neither the compiler nor the wasm engine can see that it is a
+ * constant (wasm: v xor a zero read at run time; elsewhere v itself): a
+ * vector constant made with it ahead of a loop stays in a register. A
+ * v128.const used inside a loop is rebuilt at every use, by the wasm backend
+ * (which rematerializes it) and by V8 14 (three instructions apiece on x64,
+ * measured: the 4-bit GEMV ran 1.2x slower in Node 26 for it), however
+ * it was hoisted in C. OL_VEC_DOT_I8 is 1 where the dot
  * is one instruction (SSSE3 pmaddubsw; the relaxed wasm build,
  * OL_WASM_RELAXED, see simd/relaxed_dot.h), 0 where it is emulated (wasm
  * SIMD128, SSE2, scalar): kernels pick their formulation by it, and every
@@ -98,6 +105,8 @@ static inline ol_f32x4 ol_f32x4_hsum4(ol_f32x4 a, ol_f32x4 b, ol_f32x4 c, ol_f32
 }
 static inline ol_i32x4 ol_i16x8_add(ol_i32x4 a, ol_i32x4 b) { return wasm_i16x8_add(a, b); }
 static inline ol_i32x4 ol_i32x4_sum_i16x8_pairs(ol_i32x4 a) { return wasm_i32x4_extadd_pairwise_i16x8(a); }
+extern volatile int32_t ol_vec_opaque_zero; /* simd/vec.c */
+static inline ol_i32x4 ol_i32x4_opaque(ol_i32x4 v) { return wasm_v128_xor(v, wasm_i32x4_splat(ol_vec_opaque_zero)); }
 #if defined(OL_WASM_RELAXED)
 #include "simd/relaxed_dot.h"
 #define OL_VEC_DOT_I8 1
@@ -163,6 +172,7 @@ static inline ol_f32x4 ol_f32x4_hsum4(ol_f32x4 a, ol_f32x4 b, ol_f32x4 c, ol_f32
 }
 static inline ol_i32x4 ol_i16x8_add(ol_i32x4 a, ol_i32x4 b) { return _mm_add_epi16(a, b); }
 static inline ol_i32x4 ol_i32x4_sum_i16x8_pairs(ol_i32x4 a) { return _mm_madd_epi16(a, _mm_set1_epi16(1)); }
+static inline ol_i32x4 ol_i32x4_opaque(ol_i32x4 v) { return v; }
 #if defined(__SSSE3__)
 #include <tmmintrin.h>
 #define OL_VEC_DOT_I8 1
@@ -316,6 +326,7 @@ static inline ol_i32x4 ol_i32x4_sum_i16x8_pairs(ol_i32x4 a) {
   for (int i = 0; i < 4; i++) r.u[i] = (uint32_t)((int32_t)(int16_t)ol_i16x8_get(a, 2 * i) + (int16_t)ol_i16x8_get(a, 2 * i + 1));
   return r;
 }
+static inline ol_i32x4 ol_i32x4_opaque(ol_i32x4 v) { return v; }
 #endif
 
 /* ------------------------------------------------------------ shared helpers */
