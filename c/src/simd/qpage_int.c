@@ -82,10 +82,16 @@ void ol_qpage_order_query(const int16_t *Q, int64_t n, int bits, int16_t *ordere
     for (int i = 0; i < G; i++) ordered[g + i] = Q[g + per * (i % 16) + i / 16];
 }
 
-/* Part k of a group (every byte's field k, zero-extended within the byte). */
-OL_AI ol_i32x4 part(const int BITS, ol_i32x4 v, int k) {
+/* The mask of a byte's low field, made once ahead of a kernel's loop
+ * (ol_i32x4_opaque: kept in a register). */
+OL_AI ol_i32x4 field_mask(const int BITS) {
+  return ol_i32x4_opaque(ol_i32x4_splat(BITS == 4 ? 0x0F0F0F0F : 0x03030303));
+}
+
+/* Part k of a group (every byte's field k, zero-extended within the byte;
+ * mask: field_mask). */
+OL_AI ol_i32x4 part(const int BITS, ol_i32x4 v, int k, ol_i32x4 mask) {
   if (BITS == 8) return v;
-  const ol_i32x4 mask = ol_i32x4_splat(BITS == 4 ? 0x0F0F0F0F : 0x03030303);
   return ol_i32x4_and(k ? ol_u16x8_shr(v, BITS * k) : v, mask);
 }
 
@@ -105,6 +111,8 @@ OL_AI ol_i32x4 dots(const int BITS, const bool SIGNED8, const int R, const int16
                     const uint8_t *const *rows, int64_t offset, int64_t n) {
   const int per = 8 / BITS;
   const int64_t groups = n * BITS / 128;
+  const ol_i32x4 mask = field_mask(BITS);
+  flip = ol_i32x4_opaque(flip);
   ol_i32x4 acc[4];
   for (int r = 0; r < 4; r++) acc[r] = ol_i32x4_splat(0);
   for (int64_t g = 0; g < groups; g++) {
@@ -117,7 +125,7 @@ OL_AI ol_i32x4 dots(const int BITS, const bool SIGNED8, const int R, const int16
     for (int k = 0; k < per; k++) {
       const ol_i32x4 q0 = ol_i32x4_load(qg + 16 * k), q1 = ol_i32x4_load(qg + 16 * k + 8);
       for (int r = 0; r < R; r++) {
-        const ol_i32x4 c = part(BITS, v[r], k);
+        const ol_i32x4 c = part(BITS, v[r], k, mask);
         const ol_i32x4 lo = SIGNED8 ? ol_i16x8_from_i8_lo(c) : ol_u16x8_from_u8_lo(c);
         const ol_i32x4 hi = SIGNED8 ? ol_i16x8_from_i8_hi(c) : ol_u16x8_from_u8_hi(c);
         const ol_i32x4 d = ol_i32x4_add(ol_i32x4_dot_i16x8(lo, q0), ol_i32x4_dot_i16x8(hi, q1));
@@ -168,6 +176,8 @@ void ol_qpage_int_scores(const int16_t *ordered, int32_t qsum, float c, int bits
 OL_AI void weighted_group(const int BITS, const bool SIGNED, const int16_t *W, ol_i32x4 flip, const uint8_t *const *rows,
                           int64_t offset, int64_t count, int64_t g, ol_i32x4 Z, ol_f32x4 ws, float *out) {
   const int PER = 8 / BITS;
+  const ol_i32x4 mask = field_mask(BITS);
+  flip = ol_i32x4_opaque(flip);
   ol_i32x4 acc[16];
   for (int i = 0; i < 4 * PER; i++) acc[i] = ol_i32x4_splat(0);
   for (int64_t j = 0; j < count; j += 2) {
@@ -176,7 +186,7 @@ OL_AI void weighted_group(const int BITS, const bool SIGNED, const int16_t *W, o
     ol_i32x4 va = ol_i32x4_load(rows[j] + offset + 16 * g), vb = ol_i32x4_load(rows[two ? j + 1 : j] + offset + 16 * g);
     if (SIGNED) va = ol_i32x4_xor(va, flip), vb = ol_i32x4_xor(vb, flip); /* unsigned: flip is 0 */
     for (int k = 0; k < PER; k++) {
-      const ol_i32x4 ca = part(BITS, va, k), cb = part(BITS, vb, k);
+      const ol_i32x4 ca = part(BITS, va, k, mask), cb = part(BITS, vb, k, mask);
       const ol_i32x4 lo = ol_u8x16_zip_lo(ca, cb), hi = ol_u8x16_zip_hi(ca, cb);
       acc[4 * k] = ol_i32x4_add(acc[4 * k], ol_i32x4_dot_i16x8(ol_u16x8_from_u8_lo(lo), w));
       acc[4 * k + 1] = ol_i32x4_add(acc[4 * k + 1], ol_i32x4_dot_i16x8(ol_u16x8_from_u8_hi(lo), w));
