@@ -857,28 +857,46 @@ float ol_expf(float x) {
  * (tests/c/test_math.c). */
 #define EXPF_RINT_MAGIC 6755399441055744.0 /* 1.5 * 2^52 */
 #if defined(__wasm_simd128__)
-static inline v128_t expf_core_f64x2(v128_t d) {
-  v128_t magic = wasm_f64x2_splat(EXPF_RINT_MAGIC);
-  v128_t t = wasm_f64x2_add(wasm_f64x2_mul(d, wasm_f64x2_splat(LOG2E_D)), magic);
-  v128_t kd = wasm_f64x2_sub(t, magic);
-  v128_t r = wasm_f64x2_sub(wasm_f64x2_sub(d, wasm_f64x2_mul(kd, wasm_f64x2_splat(LN2_HI))),
-                            wasm_f64x2_mul(kd, wasm_f64x2_splat(LN2_LO)));
-  v128_t p = wasm_f64x2_splat(EXPF_P[7]);
-  for (int i = 6; i >= 0; i--) p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(EXPF_P[i]));
-  v128_t scale = wasm_i64x2_shl(wasm_i64x2_add(t, wasm_i64x2_splat(1023)), 52);
+/* expf_x4k's constants, made once per call of ol_expf_n with
+ * ol_i32x4_opaque (simd/vec.h): V8 would rebuild a v128.const at every use
+ * inside the loop (three instructions apiece); these stay in registers or
+ * come back from the stack in one. */
+typedef struct expf_consts {
+  v128_t magic, log2e, ln2_hi, ln2_lo, p[8], bias, big, small, inf;
+} expf_consts;
+static inline expf_consts expf_constants(void) {
+  expf_consts k;
+  k.magic = ol_i32x4_opaque(wasm_f64x2_splat(EXPF_RINT_MAGIC));
+  k.log2e = ol_i32x4_opaque(wasm_f64x2_splat(LOG2E_D));
+  k.ln2_hi = ol_i32x4_opaque(wasm_f64x2_splat(LN2_HI));
+  k.ln2_lo = ol_i32x4_opaque(wasm_f64x2_splat(LN2_LO));
+  for (int i = 0; i < 8; i++) k.p[i] = ol_i32x4_opaque(wasm_f64x2_splat(EXPF_P[i]));
+  k.bias = ol_i32x4_opaque(wasm_i64x2_splat(1023));
+  k.big = ol_i32x4_opaque(wasm_f32x4_splat(89.0f));
+  k.small = ol_i32x4_opaque(wasm_f32x4_splat(-104.0f));
+  k.inf = ol_i32x4_opaque(wasm_f32x4_splat(INFINITY));
+  return k;
+}
+static inline v128_t expf_core_f64x2(v128_t d, const expf_consts *k) {
+  v128_t t = wasm_f64x2_add(wasm_f64x2_mul(d, k->log2e), k->magic);
+  v128_t kd = wasm_f64x2_sub(t, k->magic);
+  v128_t r = wasm_f64x2_sub(wasm_f64x2_sub(d, wasm_f64x2_mul(kd, k->ln2_hi)), wasm_f64x2_mul(kd, k->ln2_lo));
+  v128_t p = k->p[7];
+  for (int i = 6; i >= 0; i--) p = wasm_f64x2_add(wasm_f64x2_mul(p, r), k->p[i]);
+  v128_t scale = wasm_i64x2_shl(wasm_i64x2_add(t, k->bias), 52);
   return wasm_f64x2_mul(p, scale);
 }
-static inline void expf_x4(float *out, const float *in) {
+static inline void expf_x4k(float *out, const float *in, const expf_consts *k) {
   v128_t x = wasm_v128_load(in);
   v128_t nan = wasm_f32x4_ne(x, x);
-  v128_t big = wasm_f32x4_gt(x, wasm_f32x4_splat(89.0f));
-  v128_t small = wasm_f32x4_lt(x, wasm_f32x4_splat(-104.0f));
+  v128_t big = wasm_f32x4_gt(x, k->big);
+  v128_t small = wasm_f32x4_lt(x, k->small);
   v128_t xc = wasm_v128_andnot(x, wasm_v128_or(nan, wasm_v128_or(big, small)));
-  v128_t lo = expf_core_f64x2(wasm_f64x2_promote_low_f32x4(xc));
-  v128_t hi = expf_core_f64x2(wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(xc, xc, 2, 3, 2, 3)));
+  v128_t lo = expf_core_f64x2(wasm_f64x2_promote_low_f32x4(xc), k);
+  v128_t hi = expf_core_f64x2(wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(xc, xc, 2, 3, 2, 3)), k);
   v128_t y = wasm_i64x2_shuffle(wasm_f32x4_demote_f64x2_zero(lo), wasm_f32x4_demote_f64x2_zero(hi), 0, 2);
   y = wasm_v128_bitselect(wasm_f32x4_add(x, x), y, nan);
-  y = wasm_v128_bitselect(wasm_f32x4_splat(INFINITY), y, big);
+  y = wasm_v128_bitselect(k->inf, y, big);
   wasm_v128_store(out, wasm_v128_andnot(y, small));
 }
 #define OL_EXPF_X4 1
@@ -925,7 +943,16 @@ static inline __attribute__((always_inline)) void map_x4(float *out, const float
 #define X4(f) NULL
 #endif
 
-void ol_expf_n(float *out, const float *in, int64_t n) { map_x4(out, in, n, X4(expf_x4), ol_expf); }
+void ol_expf_n(float *out, const float *in, int64_t n) {
+#if defined(__wasm_simd128__)
+  const expf_consts k = expf_constants();
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) expf_x4k(out + i, in + i, &k);
+  for (; i < n; i++) out[i] = ol_expf(in[i]);
+#else
+  map_x4(out, in, n, X4(expf_x4), ol_expf);
+#endif
+}
 
 /* ------------------------------------------------------------ exp of x <= 0 in float */
 
