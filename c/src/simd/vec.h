@@ -39,7 +39,8 @@
  * v128.const used inside a loop is rebuilt at every use, by the wasm backend
  * (which rematerializes it) and by V8 14 (three instructions apiece on x64,
  * measured: the 4-bit GEMV ran 1.2x slower in Node 26 for it), however
- * it was hoisted in C. OL_VEC_DOT_I8 is 1 where the dot
+ * it was hoisted in C (simd/math.c's expf_fast_x4 reads its constants from
+ * a writable table instead, as memory operands). OL_VEC_DOT_I8 is 1 where the dot
  * is one instruction (SSSE3 pmaddubsw; the relaxed wasm build,
  * OL_WASM_RELAXED, see simd/relaxed_dot.h), 0 where it is emulated (wasm
  * SIMD128, SSE2, scalar): kernels pick their formulation by it, and every
