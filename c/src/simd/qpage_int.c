@@ -15,9 +15,11 @@
 #include "simd/vec.h"
 #include "simd/vec_f64.h"
 
+/* The bytes that flip signed codes to unsigned ones, made once ahead of a
+ * kernel's loops (ol_i32x4_opaque: kept in a register). */
 static inline ol_i32x4 flip_bytes(int bits, bool signed_codes) {
   const uint32_t byte = !signed_codes ? 0 : bits == 8 ? 0x80 : bits == 4 ? 0x88 : 0xAA;
-  return ol_i32x4_splat((int32_t)(byte * 0x01010101u));
+  return ol_i32x4_opaque(ol_i32x4_splat((int32_t)(byte * 0x01010101u)));
 }
 
 /* x rounded to an integer (|x| < 2^22), ties to even: adding and
@@ -108,11 +110,9 @@ OL_AI ol_i32x4 lane_totals(const ol_i32x4 *a) {
  * SIGNED8: 8-bit signed codes widened with their sign (T = sum Q * code,
  * no flip), else u = code XOR flip widened without. */
 OL_AI ol_i32x4 dots(const int BITS, const bool SIGNED8, const int R, const int16_t *ordered, ol_i32x4 flip,
-                    const uint8_t *const *rows, int64_t offset, int64_t n) {
+                    ol_i32x4 mask, const uint8_t *const *rows, int64_t offset, int64_t n) {
   const int per = 8 / BITS;
   const int64_t groups = n * BITS / 128;
-  const ol_i32x4 mask = field_mask(BITS);
-  flip = ol_i32x4_opaque(flip);
   ol_i32x4 acc[4];
   for (int r = 0; r < 4; r++) acc[r] = ol_i32x4_splat(0);
   for (int64_t g = 0; g < groups; g++) {
@@ -140,12 +140,12 @@ OL_AI ol_i32x4 dots(const int BITS, const bool SIGNED8, const int R, const int16
 OL_AI void scores(const int BITS, const bool SIGNED8, const int16_t *ordered, int32_t qsum, float c, bool signed_codes,
                   const uint8_t *const *rows, int64_t offset, const float *scale, const int32_t *zero, int64_t count,
                   int64_t n, float *out) {
-  const ol_i32x4 f = flip_bytes(BITS, signed_codes);
+  const ol_i32x4 f = flip_bytes(BITS, signed_codes), mask = field_mask(BITS);
   const int32_t flip = signed_codes && !SIGNED8 ? 1 << (BITS - 1) : 0;
   for (int64_t r0 = 0; r0 < count;) {
     const int R = count - r0 >= 4 ? 4 : 1;
-    const ol_i32x4 t = R == 4 ? dots(BITS, SIGNED8, 4, ordered, f, rows + r0, offset, n)
-                              : dots(BITS, SIGNED8, 1, ordered, f, rows + r0, offset, n);
+    const ol_i32x4 t = R == 4 ? dots(BITS, SIGNED8, 4, ordered, f, mask, rows + r0, offset, n)
+                              : dots(BITS, SIGNED8, 1, ordered, f, mask, rows + r0, offset, n);
     if (R == 4) { /* the scalar form's operations, lane by lane */
       const ol_i32x4 zq = ol_i32x4_mul(ol_i32x4_add(ol_i32x4_load(zero + r0), ol_i32x4_splat(flip)), ol_i32x4_splat(qsum));
       const ol_f32x4 k = ol_f32x4_mul(ol_f32x4_splat(c), ol_f32x4_load(scale + r0));
@@ -173,11 +173,10 @@ void ol_qpage_int_scores(const int16_t *ordered, int32_t qsum, float c, int bits
  * itself at weight 0); acc[4k + q] lane l is part k's byte j = 4q + l,
  * element per * j + k of the group. Then out[d] += (float)(A_d - Z) * ws
  * in element order. */
-OL_AI void weighted_group(const int BITS, const bool SIGNED, const int16_t *W, ol_i32x4 flip, const uint8_t *const *rows,
-                          int64_t offset, int64_t count, int64_t g, ol_i32x4 Z, ol_f32x4 ws, float *out) {
+OL_AI void weighted_group(const int BITS, const bool SIGNED, const int16_t *W, ol_i32x4 flip, ol_i32x4 mask,
+                          const uint8_t *const *rows, int64_t offset, int64_t count, int64_t g, ol_i32x4 Z, ol_f32x4 ws,
+                          float *out) {
   const int PER = 8 / BITS;
-  const ol_i32x4 mask = field_mask(BITS);
-  flip = ol_i32x4_opaque(flip);
   ol_i32x4 acc[16];
   for (int i = 0; i < 4 * PER; i++) acc[i] = ol_i32x4_splat(0);
   for (int64_t j = 0; j < count; j += 2) {
@@ -219,13 +218,13 @@ OL_AI void weighted_add(const int BITS, const int16_t *W, float ws, bool signed_
   const int32_t flip = signed_codes ? 1 << (BITS - 1) : 0;
   int32_t Z = 0;
   for (int64_t r = 0; r < count; r++) Z += W[r] * (flip + zero[r]);
-  const ol_i32x4 f = flip_bytes(BITS, signed_codes), z = ol_i32x4_splat(Z);
+  const ol_i32x4 f = flip_bytes(BITS, signed_codes), mask = field_mask(BITS), z = ol_i32x4_splat(Z);
   const ol_f32x4 s = ol_f32x4_splat(ws);
   const int64_t groups = n * BITS / 128;
   if (signed_codes)
-    for (int64_t g = 0; g < groups; g++) weighted_group(BITS, true, W, f, rows, offset, count, g, z, s, acc);
+    for (int64_t g = 0; g < groups; g++) weighted_group(BITS, true, W, f, mask, rows, offset, count, g, z, s, acc);
   else
-    for (int64_t g = 0; g < groups; g++) weighted_group(BITS, false, W, f, rows, offset, count, g, z, s, acc);
+    for (int64_t g = 0; g < groups; g++) weighted_group(BITS, false, W, f, mask, rows, offset, count, g, z, s, acc);
 }
 
 void ol_qpage_int_weighted_add(const int16_t *W, float ws, int bits, bool signed_codes, const uint8_t *const *rows,
