@@ -39,7 +39,7 @@ static void test_vec_dot_i8(void) {
     for (int l = 0; l < 4; l++) want[l] = (int32_t)want16[2 * l] + want16[2 * l + 1];
     ol_i32x4 s = ol_i16x8_add(ol_i32x4_load(c), ol_i16x8_dot_i8x16_u7(ol_i32x4_load(a), ol_i32x4_load(b)));
     memcpy(got16, &s, sizeof got16);
-    ol_i32x4 w = ol_i32x4_sum_i16x8_pairs(s);
+    ol_i32x4 w = ol_i32x4_sum_i16x8_pairs(s, ol_i32x4_opaque(ol_i16x8_splat(1)));
     for (int l = 0; l < 4; l++) got[l] = ol_i32x4_lane(w, l);
     CHECK(memcmp(got16, want16, sizeof got16) == 0);
     CHECK(memcmp(got, want, sizeof got) == 0);

@@ -207,6 +207,7 @@ OL_AI void half(const int bits, const int R, const int NH, const bool GIVEN, con
   const ptrdiff_t G = OL_LANE_GROUP;
   const ol_f32x4 zdef = ol_f32x4_splat((float)(1 << (bits - 1)));
   const ol_i32x4 low4 = ol_i32x4_opaque(ol_i16x8_splat(0x000f)), nibbles = ol_i32x4_opaque(ol_i16x8_splat(0x0f0f));
+  const ol_i32x4 ones = ol_i32x4_opaque(ol_i16x8_splat(1));
   ol_f32x4 acc[2][4];
   for (int k = 0; k < NH; k++)
     for (int r = 0; r < R; r++) acc[k][r] = ol_f32x4_zero();
@@ -234,7 +235,7 @@ OL_AI void half(const int bits, const int R, const int NH, const bool GIVEN, con
           chunk4_dot8(R, v, codes, at, s16[k], nibbles);
           if (c % DOT8_SPAN == DOT8_SPAN - 1 || c == cpb - 1)
             for (int r = 0; r < R; r++) {
-              d[k][r] = ol_i32x4_add(d[k][r], ol_i32x4_sum_i16x8_pairs(s16[k][r]));
+              d[k][r] = ol_i32x4_add(d[k][r], ol_i32x4_sum_i16x8_pairs(s16[k][r], ones));
               s16[k][r] = ol_i32x4_splat(0);
             }
         } else if (bits == 4) {
@@ -274,6 +275,7 @@ OL_AI void group1(const int bits, const int NG, const bool GIVEN, const bool ONE
   const ptrdiff_t gstride = OL_LANE_GROUP * blob; /* a pair's second group */
   const ol_f32x4 zdef = ol_f32x4_splat((float)(1 << (bits - 1)));
   const ol_i32x4 low4 = ol_i32x4_opaque(ol_i16x8_splat(0x000f)), nibbles = ol_i32x4_opaque(ol_i16x8_splat(0x0f0f));
+  const ol_i32x4 ones = ol_i32x4_opaque(ol_i16x8_splat(1));
   enum { H = 2 * 2 }; /* halves, room for NG = 2 */
   ol_f32x4 acc[H];
   for (int h = 0; h < 2 * NG; h++) acc[h] = ol_f32x4_zero();
@@ -305,7 +307,7 @@ OL_AI void group1(const int bits, const int NG, const bool GIVEN, const bool ONE
           }
         }
         for (int h = 0; h < 2 * NG; h++)
-          d[h] = ONE_SPAN ? ol_i32x4_sum_i16x8_pairs(s16[h]) : ol_i32x4_add(d[h], ol_i32x4_sum_i16x8_pairs(s16[h]));
+          d[h] = ONE_SPAN ? ol_i32x4_sum_i16x8_pairs(s16[h], ones) : ol_i32x4_add(d[h], ol_i32x4_sum_i16x8_pairs(s16[h], ones));
         if (ONE_SPAN) break;
       }
     }

@@ -31,8 +31,11 @@
  * b[2j+1], a signed bytes, b bytes the CALLER keeps in 0..127 (there the
  * relaxed-SIMD instruction i16x8.relaxed_dot_i8x16_i7x16_s is deterministic
  * and cannot saturate), with ol_i16x8_add (wrapping; callers keep sums in
- * range) and ol_i32x4_sum_i16x8_pairs (lane i = 16-bit lanes 2i + 2i+1,
- * signed: i32x4.extadd_pairwise_i16x8_s). ol_i32x4_opaque(v) is v, made
+ * range) and ol_i32x4_sum_i16x8_pairs(a, ones) (lane i = 16-bit lanes 2i +
+ * 2i+1, signed: a dot product with ones, the caller's
+ * ol_i32x4_opaque(ol_i16x8_splat(1)); i32x4.extadd_pairwise_i16x8_s is the
+ * same sum, but V8 makes it with a constant it rebuilds at every use on
+ * V8 14). ol_i32x4_opaque(v) is v, made
  * where neither the compiler nor the wasm engine can see that it is a
  * constant (wasm: v xor a zero read at run time; elsewhere v itself): a
  * vector constant made with it ahead of a loop stays in a register. A
@@ -105,7 +108,7 @@ static inline ol_f32x4 ol_f32x4_hsum4(ol_f32x4 a, ol_f32x4 b, ol_f32x4 c, ol_f32
   return wasm_f32x4_add(wasm_f32x4_add(l0, l1), wasm_f32x4_add(l2, l3));
 }
 static inline ol_i32x4 ol_i16x8_add(ol_i32x4 a, ol_i32x4 b) { return wasm_i16x8_add(a, b); }
-static inline ol_i32x4 ol_i32x4_sum_i16x8_pairs(ol_i32x4 a) { return wasm_i32x4_extadd_pairwise_i16x8(a); }
+static inline ol_i32x4 ol_i32x4_sum_i16x8_pairs(ol_i32x4 a, ol_i32x4 ones) { return wasm_i32x4_dot_i16x8(a, ones); }
 extern volatile int32_t ol_vec_opaque_zero; /* simd/vec.c */
 static inline ol_i32x4 ol_i32x4_opaque(ol_i32x4 v) { return wasm_v128_xor(v, wasm_i32x4_splat(ol_vec_opaque_zero)); }
 #if defined(OL_WASM_RELAXED)
@@ -172,7 +175,7 @@ static inline ol_f32x4 ol_f32x4_hsum4(ol_f32x4 a, ol_f32x4 b, ol_f32x4 c, ol_f32
   return _mm_add_ps(_mm_add_ps(l0, l1), _mm_add_ps(l2, l3));
 }
 static inline ol_i32x4 ol_i16x8_add(ol_i32x4 a, ol_i32x4 b) { return _mm_add_epi16(a, b); }
-static inline ol_i32x4 ol_i32x4_sum_i16x8_pairs(ol_i32x4 a) { return _mm_madd_epi16(a, _mm_set1_epi16(1)); }
+static inline ol_i32x4 ol_i32x4_sum_i16x8_pairs(ol_i32x4 a, ol_i32x4 ones) { return _mm_madd_epi16(a, ones); }
 static inline ol_i32x4 ol_i32x4_opaque(ol_i32x4 v) { return v; }
 #if defined(__SSSE3__)
 #include <tmmintrin.h>
@@ -322,7 +325,8 @@ static inline ol_i32x4 ol_i16x8_add(ol_i32x4 a, ol_i32x4 b) {
              (uint32_t)(uint16_t)(ol_i16x8_get(a, 2 * i + 1) + ol_i16x8_get(b, 2 * i + 1)) << 16;
   return r;
 }
-static inline ol_i32x4 ol_i32x4_sum_i16x8_pairs(ol_i32x4 a) {
+static inline ol_i32x4 ol_i32x4_sum_i16x8_pairs(ol_i32x4 a, ol_i32x4 ones) {
+  (void)ones; /* always ones */
   ol_i32x4 r;
   for (int i = 0; i < 4; i++) r.u[i] = (uint32_t)((int32_t)(int16_t)ol_i16x8_get(a, 2 * i) + (int16_t)ol_i16x8_get(a, 2 * i + 1));
   return r;
