@@ -108,7 +108,6 @@ static inline ol_f32x4 ol_f32x4_hsum4(ol_f32x4 a, ol_f32x4 b, ol_f32x4 c, ol_f32
   return wasm_f32x4_add(wasm_f32x4_add(l0, l1), wasm_f32x4_add(l2, l3));
 }
 static inline ol_i32x4 ol_i16x8_add(ol_i32x4 a, ol_i32x4 b) { return wasm_i16x8_add(a, b); }
-static inline ol_i32x4 ol_i32x4_sum_i16x8_pairs(ol_i32x4 a, ol_i32x4 ones) { return wasm_i32x4_dot_i16x8(a, ones); }
 extern volatile int32_t ol_vec_opaque_zero; /* simd/vec.c */
 static inline ol_i32x4 ol_i32x4_opaque(ol_i32x4 v) { return wasm_v128_xor(v, wasm_i32x4_splat(ol_vec_opaque_zero)); }
 #if defined(OL_WASM_RELAXED)
@@ -175,7 +174,6 @@ static inline ol_f32x4 ol_f32x4_hsum4(ol_f32x4 a, ol_f32x4 b, ol_f32x4 c, ol_f32
   return _mm_add_ps(_mm_add_ps(l0, l1), _mm_add_ps(l2, l3));
 }
 static inline ol_i32x4 ol_i16x8_add(ol_i32x4 a, ol_i32x4 b) { return _mm_add_epi16(a, b); }
-static inline ol_i32x4 ol_i32x4_sum_i16x8_pairs(ol_i32x4 a, ol_i32x4 ones) { return _mm_madd_epi16(a, ones); }
 static inline ol_i32x4 ol_i32x4_opaque(ol_i32x4 v) { return v; }
 #if defined(__SSSE3__)
 #include <tmmintrin.h>
@@ -325,16 +323,14 @@ static inline ol_i32x4 ol_i16x8_add(ol_i32x4 a, ol_i32x4 b) {
              (uint32_t)(uint16_t)(ol_i16x8_get(a, 2 * i + 1) + ol_i16x8_get(b, 2 * i + 1)) << 16;
   return r;
 }
-static inline ol_i32x4 ol_i32x4_sum_i16x8_pairs(ol_i32x4 a, ol_i32x4 ones) {
-  (void)ones; /* always ones */
-  ol_i32x4 r;
-  for (int i = 0; i < 4; i++) r.u[i] = (uint32_t)((int32_t)(int16_t)ol_i16x8_get(a, 2 * i) + (int16_t)ol_i16x8_get(a, 2 * i + 1));
-  return r;
-}
 static inline ol_i32x4 ol_i32x4_opaque(ol_i32x4 v) { return v; }
 #endif
 
 /* ------------------------------------------------------------ shared helpers */
+
+/* The pairwise widening sum as a dot product with the caller's opaque ones
+ * (see above). */
+static inline ol_i32x4 ol_i32x4_sum_i16x8_pairs(ol_i32x4 a, ol_i32x4 ones) { return ol_i32x4_dot_i16x8(a, ones); }
 
 /* acc + a * b, two roundings (never fused). */
 static inline ol_f32x4 ol_f32x4_muladd(ol_f32x4 acc, ol_f32x4 a, ol_f32x4 b) {
