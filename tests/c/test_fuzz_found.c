@@ -212,22 +212,16 @@ static void *cancel_soon(void *completion) {
   return NULL;
 }
 
-/* fuzz_model (the long run, a libFuzzer timeout): test_roialign_aligned_false
- * with spatial_scale 2^20 and no sampling_ratio: the adaptive grid is ~2
- * million samples a side per bin, hours of work that a cancellation between
- * nodes could not stop. The grid is checked for cancellation a row at a
- * time: the run ends with OL_CANCELLED (an alarm fails the test if not). */
-static void roialign_grid_stops_when_cancelled(void) {
+/* RoiAlign's run of the model text (X 1x1x10x10, rois 1x4, batch 1) on the box
+ * rois, cancelled after 100 ms: it must end with OL_CANCELLED inside the
+ * sampling grid (an alarm fails the test if it does not stop). */
+static void roialign_cancelled_run(const char *text, const float rois[4]) {
   ol_model *model = NULL;
-  CHECK_OK(ol_model_parse_text(
-      "<ir_version: 8, opset_import: [\"\" : 16]>"
-      "g (float[1,1,10,10] X, float[1,4] rois, int64[1] batch) => (float[1,1,5,5] Y) {"
-      "  Y = RoiAlign <output_height = 5, output_width = 5, spatial_scale = 1048576.0> (X, rois, batch) }",
-      &model));
+  CHECK_OK(ol_model_parse_text(text, &model));
   ol_session *session = NULL;
   CHECK_OK(ol_session_create(model, NULL, &session));
   int64_t xd[4] = {1, 1, 10, 10}, rd[2] = {1, 4}, bd[1] = {1}, batch[1] = {0};
-  float xv[100], rv[4] = {0, 0, 9, 9};
+  float xv[100], rv[4] = {rois[0], rois[1], rois[2], rois[3]};
   for (int i = 0; i < 100; i++) xv[i] = (float)i;
   ol_value *in[3] = {tk_f32(4, xd, xv), tk_f32(2, rd, rv), tk_i64(1, bd, batch)}, *out[1] = {NULL};
   const char *names[3] = {"X", "rois", "batch"}, *out_names[1] = {"Y"};
@@ -248,6 +242,31 @@ static void roialign_grid_stops_when_cancelled(void) {
   ol_model_destroy(model);
 }
 
-OL_TEST_MAIN(TEST(einsum_repeated_output_label), TEST(roialign_grid_stops_when_cancelled), TEST(gridsample_empty_image), TEST(roialign_huge_spatial_scale),
+/* fuzz_model (the long run, a libFuzzer timeout): test_roialign_aligned_false
+ * with spatial_scale 2^20 and no sampling_ratio: the adaptive grid is ~2
+ * million samples a side per bin, hours of work that a cancellation between
+ * nodes could not stop. */
+static void roialign_grid_stops_when_cancelled(void) {
+  const float rois[4] = {0, 0, 9, 9};
+  roialign_cancelled_run(
+      "<ir_version: 8, opset_import: [\"\" : 16]>"
+      "g (float[1,1,10,10] X, float[1,4] rois, int64[1] batch) => (float[1,1,5,5] Y) {"
+      "  Y = RoiAlign <output_height = 5, output_width = 5, spatial_scale = 1048576.0> (X, rois, batch) }",
+      rois);
+}
+
+/* fuzz_model (a libFuzzer timeout in CI, session 19): a box one row of
+ * samples high and ~10^11 wide per bin, which a check once per row of the
+ * grid never reached. The grid is now checked every few thousand samples. */
+static void roialign_wide_grid_row_stops_when_cancelled(void) {
+  const float rois[4] = {0, 0, 1e12f, 1};
+  roialign_cancelled_run(
+      "<ir_version: 8, opset_import: [\"\" : 16]>"
+      "g (float[1,1,10,10] X, float[1,4] rois, int64[1] batch) => (float[1,1,5,5] Y) {"
+      "  Y = RoiAlign <output_height = 5, output_width = 5> (X, rois, batch) }",
+      rois);
+}
+
+OL_TEST_MAIN(TEST(einsum_repeated_output_label), TEST(roialign_grid_stops_when_cancelled), TEST(roialign_wide_grid_row_stops_when_cancelled), TEST(gridsample_empty_image), TEST(roialign_huge_spatial_scale),
              TEST(roialign_empty_image_and_nan_boxes), TEST(qlinear_matmul_zero_point_sizes),
              TEST(serialize_empty_bytes_field), TEST(infer_unsqueeze_empty_axes), TEST(loop_trip_count_int64_max))

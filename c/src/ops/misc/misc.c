@@ -343,6 +343,9 @@ typedef struct roi_kernel {
   double scale;
 } roi_kernel;
 
+/* samples between two looks at the cancellation flag */
+#define ROI_CANCEL_SAMPLES 4096
+
 static ol_status roi_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   roi_kernel *k = (roi_kernel *)kernel;
   const ol_node *node = kernel->node;
@@ -364,6 +367,7 @@ static ol_status roi_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
   ol_tensor *y;
   OL_TRY(ol_ctx_output(ctx, 0, x->dtype, 4, od, &y));
   double off = k->half_pixel ? 0.5 : 0.0;
+  uint64_t samples = 0;
   for (int64_t r = 0; r < R; r++) {
     int64_t b = ol_tensor_get_int64(bi, r);
     if (b < 0 || b >= x->dims[0])
@@ -390,13 +394,14 @@ static ol_status roi_compute(ol_kernel *kernel, ol_kernel_ctx *ctx) {
           double acc = 0.0;
           bool first = true;
           for (int64_t iy = 0; iy < gh; iy++) {
-            /* the adaptive grid grows with the box (and spatial_scale): a run
-             * can be stopped inside it, a row of samples at a time */
-            if (ctx->cancelled && *ctx->cancelled)
-              return ol_kernel_error(node, OL_CANCELLED, "cancelled inside the sampling grid (%lld x %lld a bin)",
-                                     (long long)gh, (long long)gw);
             double yy = sh + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
             for (int64_t ix = 0; ix < gw; ix++) {
+              /* the adaptive grid grows with the box (and spatial_scale),
+               * along either axis: a run can be stopped inside it, every
+               * ROI_CANCEL_SAMPLES samples */
+              if (++samples % ROI_CANCEL_SAMPLES == 0 && ctx->cancelled && *ctx->cancelled)
+                return ol_kernel_error(node, OL_CANCELLED, "cancelled inside the sampling grid (%lld x %lld a bin)",
+                                       (long long)gh, (long long)gw);
               double xx = sw + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
               double v1 = 0, v2 = 0, v3 = 0, v4 = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0;
               /* (written so that NaN positions and an empty image sample nothing) */
